@@ -1,0 +1,5 @@
+// Package topology is the leaf of Parity's dependency graph: CPU sets in Linux
+// list syntax, NUMA domains, intra-node link graphs between accelerators
+// (NVLink, xGMI, PCIe switches) and the pure scoring functions that choose the
+// best-connected devices for a request. It imports only the standard library.
+package topology

@@ -1,0 +1,103 @@
+package vendors
+
+import (
+	"context"
+	"errors"
+
+	"github.com/parityhpc/parity/gres"
+)
+
+// ErrNotApplicable is returned by Discover when the host has no hardware of
+// the driver's kind (no NVIDIA library, no amdgpu devices). Callers skip the
+// driver; it is not a failure.
+var ErrNotApplicable = errors.New("vendors: no such hardware on this host")
+
+// Capability names an optional interface a driver implements.
+type Capability string
+
+// Capabilities a driver may advertise in Info.
+const (
+	CapSamples    Capability = "samples"
+	CapHealth     Capability = "health"
+	CapDiagnose   Capability = "diagnose"
+	CapPartitions Capability = "partitions"
+)
+
+// Info is static driver metadata. Info must not perform I/O.
+type Info struct {
+	Name         string       `json:"name"`   // driver name, e.g. "nvidia"
+	Vendor       string       `json:"vendor"` // vendor label put on devices
+	Version      string       `json:"version"`
+	Capabilities []Capability `json:"capabilities,omitempty"`
+	// VisibleDevicesEnv names the variables the driver sets for a job, as
+	// data, so callers (and the conformance suite) never hard-code them.
+	VisibleDevicesEnv []string `json:"visibleDevicesEnv,omitempty"`
+}
+
+// Has reports whether the driver advertises capability c.
+func (i Info) Has(c Capability) bool {
+	for _, have := range i.Capabilities {
+		if have == c {
+			return true
+		}
+	}
+	return false
+}
+
+// Allocation is what the scheduler decided for one job on this host.
+type Allocation struct {
+	ID      string   `json:"id"`      // job or step id; the idempotency key
+	Devices []string `json:"devices"` // UUIDs, as discovered
+}
+
+// Mount is a host path a job needs bound into its view (e.g. a driver
+// library directory). Runtimes without mount namespaces may ignore it.
+type Mount struct {
+	Source   string `json:"source"`
+	Target   string `json:"target"`
+	ReadOnly bool   `json:"readOnly,omitempty"`
+}
+
+// Prepared is the plain data a launcher needs to give a job its devices.
+type Prepared struct {
+	Env         map[string]string `json:"env"`
+	DeviceFiles []gres.DeviceFile `json:"deviceFiles"`
+	Mounts      []Mount           `json:"mounts,omitempty"`
+}
+
+// Driver describes one vendor's devices on a host and prepares access to
+// allocations. Implementations must be safe for concurrent use.
+type Driver interface {
+	// Info returns static metadata without I/O.
+	Info() Info
+	// Discover reports the devices with stable UUIDs and their link graph,
+	// or ErrNotApplicable when the host has no such hardware.
+	Discover(ctx context.Context) (gres.Inventory, error)
+	// Prepare returns what a job needs to use the allocated devices. It is
+	// idempotent: preparing the same allocation again returns the same data.
+	Prepare(ctx context.Context, a Allocation) (Prepared, error)
+	// Release undoes Prepare. Releasing an unknown or released id is a no-op.
+	Release(ctx context.Context, id string) error
+}
+
+// Sampler reads device telemetry on demand.
+type Sampler interface {
+	Sample(ctx context.Context) ([]gres.Sample, error)
+}
+
+// HealthWatcher streams asynchronous device conditions (XID events, RAS
+// errors) to emit until ctx is done. emit must not block for long.
+type HealthWatcher interface {
+	WatchHealth(ctx context.Context, emit func(gres.Condition)) error
+}
+
+// Diagnoser runs an active check on one (drained) device. level follows
+// DCGM's convention: 1 quick, 2 medium, 3 long.
+type Diagnoser interface {
+	Diagnose(ctx context.Context, uuid string, level int) (gres.Diagnosis, error)
+}
+
+// Closer is implemented by drivers holding library handles or goroutines.
+type Closer interface {
+	Close() error
+}
