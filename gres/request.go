@@ -128,7 +128,7 @@ func parseGRESTerm(term string) (Request, error) {
 		// "gpu:4" is a count, "gpu:h100" a type; Slurm decides by whether it parses as a number.
 		if n, err := parseCount(parts[1]); err == nil {
 			r.Count = n
-		} else if isDigits(parts[1]) {
+		} else if looksLikeCount(parts[1]) {
 			return Request{}, err
 		} else if err := checkName(parts[1], "type"); err != nil {
 			return Request{}, err
@@ -194,6 +194,15 @@ func isDigits(s string) bool {
 		}
 	}
 	return true
+}
+
+// looksLikeCount reports whether s is digits with an optional size suffix,
+// so "gpu:1P" is a bad count rather than a type named "1P".
+func looksLikeCount(s string) bool {
+	if s != "" && strings.ContainsRune("kKmMgGtTpP", rune(s[len(s)-1])) {
+		s = s[:len(s)-1]
+	}
+	return isDigits(s)
 }
 
 func parseCount(s string) (int64, error) {
