@@ -1,0 +1,27 @@
+# The README's test command is `make test`; .ci/run calls exactly that.
+GO ?= go
+FUZZTIME ?= 5s
+
+.PHONY: all build test vet unit fuzz bench-sched devices
+
+all: build
+
+build:
+	$(GO) build -o parity ./cmd/parity
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet ./...
+
+unit:
+	$(GO) test -race -count=1 ./...
+
+# Parsers of user input get a short fuzzing run on every test pass.
+fuzz:
+	$(GO) test -run='^$$' -fuzz='^FuzzParseGRES$$' -fuzztime=$(FUZZTIME) ./gres
+	$(GO) test -run='^$$' -fuzz='^FuzzParseCPUList$$' -fuzztime=$(FUZZTIME) ./topology
+
+test: vet fuzz unit
+
+devices: build
+	./parity devices --sim dgx-h100
