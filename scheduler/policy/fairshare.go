@@ -10,8 +10,10 @@ type ShareRow struct {
 	Key   string // association key; "" is the root row
 	Depth int    // root 0, top-level accounts 1, … (sshare's indentation)
 	User  bool
-	// RawShares is the configured fairshare= value (1 by default).
-	RawShares float64
+	// RawShares is the configured fairshare= value (1 by default; 0 for
+	// fairshare=parent, which SharesParent marks and sshare prints "parent").
+	RawShares    float64
+	SharesParent bool
 	// NormShares: under Fair Tree the share among siblings
 	// (RawShares / Σ sibling RawShares); under classic the share of the whole
 	// cluster (the product of that ratio down the tree). The root row has 1.
@@ -59,7 +61,7 @@ func FairShares(tree *AccountTree, usage map[string]float64, algo string) []Shar
 	}
 	total := raw[0]
 	for i, nd := range tree.nodes {
-		rows[i] = ShareRow{Key: nd.assoc.Key, Depth: nd.depth, User: nd.assoc.User, RawShares: nd.shares, RawUsage: raw[i]}
+		rows[i] = ShareRow{Key: nd.assoc.Key, Depth: nd.depth, User: nd.assoc.User, RawShares: nd.shares, SharesParent: nd.assoc.SharesParent, RawUsage: raw[i]}
 		if total > 0 {
 			rows[i].NormUsage = raw[i] / total
 		}
@@ -126,6 +128,11 @@ func levelFS(tree *AccountTree, raw []float64) []levelStat {
 			}
 			// S = 0 wins over U = 0: no shares means last, even unused.
 			switch {
+			case tree.nodes[c].assoc.SharesParent:
+				st.shares, st.fs = out[p].shares, math.Inf(1)
+				if p == 0 {
+					st.shares = 1
+				}
 			case st.shares == 0:
 				st.fs = 0
 			case st.usage == 0:
@@ -199,7 +206,11 @@ func (r *ranker) walk(set []int, accountTied bool) {
 func classic(tree *AccountTree, rows []ShareRow, level []levelStat) {
 	for i := 1; i < len(tree.nodes); i++ {
 		p := tree.nodes[i].parent
-		local := level[i].shares
+		if tree.nodes[i].assoc.SharesParent && p != 0 {
+			rows[i].NormShares, rows[i].EffectvUsage, rows[i].FairShare = rows[p].NormShares, rows[p].EffectvUsage, rows[p].FairShare
+			continue
+		}
+		local := level[i].shares // a top-level fairshare=parent user stands for the whole cluster (1)
 		rows[i].NormShares = rows[p].NormShares * local
 		ua := rows[i].NormUsage
 		if p == 0 {

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -238,5 +239,30 @@ func TestClassicFairShares(t *testing.T) {
 		if r.FairShare != want {
 			t.Errorf("idle cluster: %s factor %v, want %v", r.Key, r.FairShare, want)
 		}
+	}
+}
+
+func TestSharesParent(t *testing.T) {
+	tree := campus(t, Association{Key: "chem/pi", Parent: "chem", User: true, SharesParent: true})
+	usage := map[string]float64{"chem/pi": 50, "chem/dave": 10, "chem/erin": 20, "physics/alice": 20}
+	rows := FairShares(tree, usage, AlgoFairTree)
+	pi := rowOf(t, rows, "chem/pi")
+	if !pi.SharesParent || pi.RawShares != 0 || !math.IsInf(pi.LevelFS, 1) {
+		t.Fatalf("fairshare=parent row = %+v, want SharesParent, RawShares 0, LevelFS +Inf", pi)
+	}
+	// dave and erin split chem's shares between themselves (0.5 each), and pi,
+	// despite the heaviest usage, ranks first inside chem.
+	if d := rowOf(t, rows, "chem/dave"); !near(d.NormShares, 0.5) {
+		t.Fatalf("dave NormShares = %v, want 0.5 (pi holds no shares of its own)", d.NormShares)
+	}
+	if FactorOf(rows, "chem/pi") <= FactorOf(rows, "chem/dave") {
+		t.Fatalf("pi %v should outrank dave %v", FactorOf(rows, "chem/pi"), FactorOf(rows, "chem/dave"))
+	}
+	classic := FairShares(tree, usage, AlgoClassic)
+	if got, want := FactorOf(classic, "chem/pi"), FactorOf(classic, "chem"); got != want || want == 0 {
+		t.Fatalf("classic: pi factor %v, want chem's %v", got, want)
+	}
+	if _, err := NewAccountTree([]Association{{Key: "x", SharesParent: true}}); err == nil || !strings.Contains(err.Error(), `"x"`) {
+		t.Fatalf("fairshare=parent on an account: err = %v, want one naming \"x\"", err)
 	}
 }

@@ -26,12 +26,17 @@ type Association struct {
 	// ZeroShares gives the association no shares at all (fairshare=0), which
 	// a zero Shares cannot say because zero means the default.
 	ZeroShares bool
+	// SharesParent is fairshare=parent on a user: it competes with its
+	// parent account's standing rather than its own. Under Fair Tree it
+	// ranks first among its siblings (LevelFS +Inf, subject to ties); under
+	// classic it takes its account's factor. Only users may set it.
+	SharesParent bool
 }
 
 // rawShares is the shares the algorithms use.
 func (a Association) rawShares() float64 {
 	switch {
-	case a.ZeroShares:
+	case a.ZeroShares, a.SharesParent:
 		return 0
 	case a.Shares == 0:
 		return 1
@@ -68,6 +73,9 @@ func NewAccountTree(assocs []Association) (*AccountTree, error) {
 		}
 		if math.IsNaN(a.Shares) || math.IsInf(a.Shares, 0) || a.Shares < 0 {
 			return nil, fmt.Errorf("%w: association %q: shares=%v must be a finite non-negative number", ErrBadShares, a.Key, a.Shares)
+		}
+		if a.SharesParent && !a.User {
+			return nil, fmt.Errorf("%w: association %q: fairshare=parent is supported on users only", ErrBadShares, a.Key)
 		}
 		byKey[a.Key] = a
 	}
