@@ -84,9 +84,11 @@ func (st *step) pass(ev Evidence) {
 	d, m := st.d, st.t.cfg.RecoveryPasses
 	d.passes++
 	ev.Counts = map[string]int{"passes": d.passes}
+	st.note("results resumed", ev)
 	switch d.state {
 	case Unknown:
 		d.state = Healthy
+		ev.Rule = RuleFirstResult
 		st.note("first result", ev)
 	case Suspect:
 		if d.passes >= m {
@@ -114,7 +116,7 @@ func (st *step) maybeResume(ev Evidence) {
 		return
 	}
 	cut := st.now.Add(-cfg.FlapWindow)
-	d.resumes = slicesDeleteBefore(d.resumes, cut)
+	d.resumes = keepAfter(d.resumes, cut)
 	if ev.Diagnosis == nil {
 		ev.Diagnosis = d.diag
 	}
@@ -134,7 +136,7 @@ func (st *step) maybeResume(ev Evidence) {
 	st.emit(ActionResumeGPU, reason, ev)
 }
 
-func slicesDeleteBefore(ts []time.Time, cut time.Time) []time.Time {
+func keepAfter(ts []time.Time, cut time.Time) []time.Time {
 	out := ts[:0]
 	for _, t := range ts {
 		if t.After(cut) {
