@@ -1,0 +1,14 @@
+// Package nvidia is Parity's driver for NVIDIA GPUs. It reads the hardware
+// only through go-nvml's nvml.Interface (the real libnvidia-ml.so.1 via
+// NewSystem, or a simulated machine from labs/sim/nvmlsim via New), plus a
+// few files under a root directory (/proc/devices, MIG capability files,
+// sysfs numa_node) and, for diagnostics beyond level 1, an optional DCGM
+// behind the small DCGM interface (vendors/nvidia/nvdcgm adapts go-dcgm).
+// It discovers GPUs and MIG slices keyed by UUID with their NVLink/PCIe
+// graph, NUMA node, CPUs and device files; prepares a job's environment;
+// samples telemetry; turns NVML events (XIDs, ECC) into gres.Conditions
+// through a documented XID catalogue; and runs NVML health checks. After a
+// failed nvml.Init it never calls NVML again (the process would die). It
+// imports gres, topology, vendors and go-nvml; it must not import the
+// scheduler, healthcheck, labs or any other vendor package.
+package nvidia

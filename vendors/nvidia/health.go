@@ -1,0 +1,210 @@
+package nvidia
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/parityhpc/parity/gres"
+)
+
+// WatchHealth registers every whole GPU for the health events it supports
+// (XIDs, double-bit ECC, retirement and poison events, GPU unavailable —
+// always intersected with GetSupportedEventTypes, as registering an
+// unsupported type fails) on one NVML event set and turns each event into
+// a gres.Condition for emit, attributed to the MIG device when the event
+// names an instance. The blocking NVML wait runs on its own goroutine with
+// a short timeout (WithEventWait), so cancelling ctx or closing the driver
+// stops the watch within one timeout. WatchHealth returns nil once ctx is
+// done and never calls emit after returning.
+func (d *Driver) WatchHealth(ctx context.Context, emit func(gres.Condition)) error {
+	if emit == nil {
+		return errors.New("nvidia: watch health: emit is nil")
+	}
+	done, err := d.begin()
+	if err != nil {
+		return err
+	}
+	defer done()
+	s, err := d.current(ctx)
+	if err != nil {
+		return err
+	}
+	wctx, unregister, err := d.registerWatcher(ctx)
+	if err != nil {
+		return err
+	}
+	defer unregister()
+	set, ret := call(d, "EventSetCreate", d.lib.EventSetCreate)
+	if ret != nvml.SUCCESS || set == nil {
+		return fmt.Errorf("nvidia: create event set: %w", ret)
+	}
+	if n := d.registerEvents(s, set); n == 0 {
+		// Nothing to wait for: free the set now, on this goroutine.
+		call(d, "EventSet.Free", func() (nvml.Return, nvml.Return) { return set.Free(), nvml.SUCCESS })
+		return fmt.Errorf("nvidia: no GPU accepted health event registration: %w", nvml.ERROR_NOT_SUPPORTED)
+	}
+	// The wait blocks in C for up to one timeout; running it on its own
+	// goroutine lets WatchHealth return as soon as ctx is done. The gate
+	// guarantees emit is never called after that; Close waits for the
+	// goroutine (d.watchers) before shutting NVML down.
+	var gate sync.Mutex
+	stopped := false
+	gated := func(c gres.Condition) {
+		gate.Lock()
+		defer gate.Unlock()
+		if !stopped {
+			emit(c)
+		}
+	}
+	finished := make(chan struct{})
+	if !d.addWatcher() {
+		call(d, "EventSet.Free", func() (nvml.Return, nvml.Return) { return set.Free(), nvml.SUCCESS })
+		return ErrClosed
+	}
+	go func() {
+		defer d.watchers.Done()
+		defer close(finished)
+		defer call(d, "EventSet.Free", func() (nvml.Return, nvml.Return) { return set.Free(), nvml.SUCCESS })
+		d.pump(wctx, set, s, gated)
+	}()
+	select {
+	case <-wctx.Done():
+	case <-finished:
+	}
+	gate.Lock()
+	stopped = true
+	gate.Unlock()
+	return nil
+}
+
+// registerWatcher ties a watch to the driver's lifetime so Close can stop
+// it. The caller must call unregister when the watch ends and, once it
+// has started its goroutine, d.watchers.Done when that goroutine exits.
+func (d *Driver) registerWatcher(ctx context.Context) (context.Context, func(), error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, nil, ErrClosed
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	id := d.nextID
+	d.nextID++
+	d.cancels[id] = cancel
+	return wctx, func() {
+		cancel()
+		d.mu.Lock()
+		delete(d.cancels, id)
+		d.mu.Unlock()
+	}, nil
+}
+
+// addWatcher counts a watch goroutine unless the driver is closing.
+func (d *Driver) addWatcher() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return false
+	}
+	d.watchers.Add(1)
+	return true
+}
+
+// registerEvents registers each whole GPU and returns how many accepted.
+func (d *Driver) registerEvents(s *snapshot, set nvml.EventSet) int {
+	n := 0
+	for _, dev := range s.inv.Devices {
+		if dev.Parent != "" {
+			continue
+		}
+		h := s.handles[dev.UUID]
+		supported, ret := call(d, "GetSupportedEventTypes", h.GetSupportedEventTypes)
+		if ret != nvml.SUCCESS {
+			d.log.Warn("cannot read a GPU's supported events; not watching it", "uuid", dev.UUID, "err", ret)
+			continue
+		}
+		mask := supported & wantedEvents
+		if mask == 0 {
+			continue
+		}
+		ret, _ = call(d, "RegisterEvents", func() (nvml.Return, nvml.Return) { return h.RegisterEvents(mask, set), nvml.SUCCESS })
+		if ret != nvml.SUCCESS {
+			d.log.Warn("cannot register a GPU for events; not watching it", "uuid", dev.UUID, "mask", mask, "err", ret)
+			continue
+		}
+		n++
+	}
+	return n
+}
+
+// pump waits for events until ctx is done. A failing wait backs off one
+// timeout so a broken event set cannot spin; a GPU the wait reports lost
+// yields one "lost" condition.
+func (d *Driver) pump(ctx context.Context, set nvml.EventSet, s *snapshot, emit func(gres.Condition)) {
+	ms := uint32(max(d.opts.waitTimeout/time.Millisecond, 1))
+	lost := map[string]bool{}
+	for ctx.Err() == nil {
+		ev, ret := call(d, "EventSet.Wait", func() (nvml.EventData, nvml.Return) { return set.Wait(ms) })
+		switch ret {
+		case nvml.SUCCESS:
+			uuid := d.eventUUID(s, ev)
+			if uuid == "" {
+				d.log.Warn("NVML event for an unknown device", "type", ev.EventType, "data", ev.EventData)
+				continue
+			}
+			if cond, ok := d.condition(uuid, ev); ok && ctx.Err() == nil {
+				emit(cond)
+			}
+		case nvml.ERROR_TIMEOUT:
+		case nvml.ERROR_GPU_IS_LOST:
+			if uuid := d.eventUUID(s, ev); uuid != "" && !lost[uuid] && ctx.Err() == nil {
+				lost[uuid] = true
+				emit(gres.Condition{UUID: uuid, Time: d.now(), Kind: "lost", Code: "GPU_IS_LOST",
+					Severity: gres.SeverityFatal, Action: ActionReboot, Message: "GPU is lost (fallen off the bus)"})
+			}
+			d.backoff(ctx)
+		default:
+			d.log.Warn("NVML event wait failed", "err", ret)
+			d.backoff(ctx)
+		}
+	}
+}
+
+func (d *Driver) backoff(ctx context.Context) {
+	t := time.NewTimer(d.opts.waitTimeout)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// eventUUID maps an event's device handle to the discovered UUID, and to
+// the MIG device when the event names a GPU/compute instance.
+func (d *Driver) eventUUID(s *snapshot, ev nvml.EventData) string {
+	if ev.Device == nil {
+		return ""
+	}
+	var uuid string
+	if reflect.TypeOf(ev.Device).Comparable() {
+		uuid = s.byHandle[ev.Device]
+	}
+	if uuid == "" {
+		u, ret := call(d, "GetUUID", ev.Device.GetUUID)
+		if ret != nvml.SUCCESS {
+			return ""
+		}
+		uuid = u
+	}
+	if ev.GpuInstanceId != nvml.GPU_INSTANCE_ID_ANY {
+		if mig, ok := s.mig[migKey{parent: uuid, gi: ev.GpuInstanceId, ci: ev.ComputeInstanceId}]; ok {
+			return mig
+		}
+	}
+	return uuid
+}
