@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
 
 	"github.com/parityhpc/parity/gres"
@@ -193,14 +195,13 @@ func TestMIGDiscovery(t *testing.T) {
 }
 
 func TestNoDriverLatches(t *testing.T) {
-	for name, lib := range map[string]func(func(string)) *nvidia.Driver{
-		"library not found": func(report func(string)) *nvidia.Driver { return nvidia.New(nvmlsim.NoDriver(report)) },
-		"driver not loaded": func(report func(string)) *nvidia.Driver {
-			return nvidia.New(nvmlsim.FailingInit(9 /* ERROR_DRIVER_NOT_LOADED */, report))
-		},
+	for name, ret := range map[string]nvml.Return{
+		"library not found": nvml.ERROR_LIBRARY_NOT_FOUND,
+		"driver not loaded": nvml.ERROR_DRIVER_NOT_LOADED,
 	} {
 		t.Run(name, func(t *testing.T) {
-			d := lib(func(m string) { t.Errorf("NVML %s called after a failed Init", m) })
+			lib := nvmlsim.FailingInit(ret, func(m string) { t.Errorf("NVML %s called after a failed Init", m) })
+			d := nvidia.New(lib)
 			ctx := context.Background()
 			for range 2 {
 				if _, err := d.Discover(ctx); !errors.Is(err, vendors.ErrNotApplicable) {
@@ -219,12 +220,15 @@ func TestNoDriverLatches(t *testing.T) {
 			if err := d.Close(); err != nil {
 				t.Errorf("close = %v", err)
 			}
+			if n := len(lib.(*mock.Interface).InitCalls()); n != 1 {
+				t.Errorf("Init called %d times, want once", n)
+			}
 		})
 	}
 }
 
 func TestOtherInitFailureIsAnError(t *testing.T) {
-	d := nvidia.New(nvmlsim.FailingInit(18 /* ERROR_LIB_RM_VERSION_MISMATCH */, func(m string) { t.Errorf("%s called", m) }))
+	d := nvidia.New(nvmlsim.FailingInit(nvml.ERROR_LIB_RM_VERSION_MISMATCH, func(m string) { t.Errorf("%s called", m) }))
 	defer d.Close()
 	_, err := d.Discover(context.Background())
 	if !errors.Is(err, nvidia.ErrInitFailed) || errors.Is(err, vendors.ErrNotApplicable) {

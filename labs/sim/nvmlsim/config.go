@@ -62,7 +62,7 @@ type Config struct {
 type model struct {
 	gpu           gpus.Config
 	newServer     func(...gpus.Config) *server.Server
-	nvlinkVersion uint32 // NVML enum: NVLINK_VERSION_4_0 is 6
+	nvlinkVersion uint32   // NVML enum: NVLINK_VERSION_4_0 is 6
 	lanes         int      // NVLink lanes per GPU
 	switches      int      // NVSwitch chips on the baseboard
 	buses         []uint32 // PCI bus numbers of an 8-GPU box, in order

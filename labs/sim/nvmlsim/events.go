@@ -1,6 +1,8 @@
 package nvmlsim
 
 import (
+	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -58,9 +60,40 @@ func (m *Machine) wireEvents(g *gpuState) {
 			return nvml.ERROR_NOT_SUPPORTED
 		}
 		q.mu.Lock()
-		defer q.mu.Unlock()
 		q.regs[g.index] |= mask
+		q.mu.Unlock()
+		close(m.registered) // wake WaitRegistered callers
+		m.registered = make(chan struct{})
 		return nvml.SUCCESS
+	}
+}
+
+// WaitRegistered blocks until some event set has GPU gpu registered for
+// every type in mask, or ctx ends. Fault scripts use it to inject only
+// once a health watcher listens (events raised earlier are lost, as on
+// real hardware).
+func (m *Machine) WaitRegistered(ctx context.Context, gpu int, mask uint64) error {
+	if gpu < 0 || gpu >= len(m.gpus) {
+		return fmt.Errorf("nvmlsim: gpu %d is outside 0..%d", gpu, len(m.gpus)-1)
+	}
+	for {
+		m.mu.Lock()
+		wake := m.registered
+		found := false
+		for _, q := range m.sets {
+			q.mu.Lock()
+			found = found || q.regs[gpu]&mask == mask
+			q.mu.Unlock()
+		}
+		m.mu.Unlock()
+		if found {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("nvmlsim: gpu %d not registered for events %#x: %w", gpu, mask, ctx.Err())
+		case <-wake:
+		}
 	}
 }
 

@@ -24,8 +24,10 @@ type Machine struct {
 	gpus    []*gpuState
 	handles map[nvml.Device]*gpuState // GPU and MIG handles to their (parent) GPU
 	sets    map[nvml.EventSet]*eventQueue
-	missing map[string]bool
-	numa    []topology.NUMANode
+	// registered is closed and replaced on every event registration.
+	registered chan struct{}
+	missing    map[string]bool
+	numa       []topology.NUMANode
 }
 
 // gpuState is what the simulated hardware knows about one GPU.
@@ -57,11 +59,12 @@ func New(cfg Config) (*Machine, error) {
 	}
 	m := &Machine{
 		cfg: cfg, model: mdl,
-		srv:     mdl.newServer(repeat(mdl.gpu, cfg.GPUs)...),
-		handles: map[nvml.Device]*gpuState{},
-		sets:    map[nvml.EventSet]*eventQueue{},
-		missing: map[string]bool{},
-		numa:    cfg.Host.NUMA(),
+		srv:        mdl.newServer(repeat(mdl.gpu, cfg.GPUs)...),
+		handles:    map[nvml.Device]*gpuState{},
+		sets:       map[nvml.EventSet]*eventQueue{},
+		registered: make(chan struct{}),
+		missing:    map[string]bool{},
+		numa:       cfg.Host.NUMA(),
 	}
 	for _, s := range cfg.MissingSymbols {
 		m.missing[s] = true
