@@ -1,0 +1,220 @@
+package core
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/parityhpc/parity/scheduler/policy"
+)
+
+// prioKey groups jobs whose priority differs only by age, fair-share and
+// nice: policy.JobPriority runs once per group (job size, partition, QOS
+// and TRES factors) and the per-job terms are applied the way it sums them.
+type prioKey struct {
+	shape int32 // -1 for jobs whose request was refused
+	part  int32
+	nodes int32
+	qos   int32
+}
+
+// jobPrio is one pending job's priority inputs that vary per job.
+type jobPrio struct {
+	base      *factorBase
+	age, fs   float64
+	nice      int
+	total     float64
+	tier      int
+	submit    int64
+	id        JobID
+	pendIndex int32
+}
+
+// rank computes every pending job's priority and the pass order:
+// partition PriorityTier, then priority (highest first), then submit time,
+// then job id, as Slurm orders its queue.
+func (p *pass) rank(pend []pendingJob) {
+	c := p.c
+	cfg := p.cfg.Priority
+	if cfg.MaxAge <= 0 {
+		cfg.MaxAge = policy.DefaultMaxAge
+	}
+	fs := p.fairShares()
+	totals := p.totals()
+	maxPart, maxQOS := 0, 0
+	for _, part := range c.snap.Partitions {
+		maxPart = max(maxPart, part.PriorityJobFactor)
+	}
+	for _, q := range c.snap.QOS {
+		maxQOS = max(maxQOS, q.Priority)
+	}
+	bases := map[prioKey]*factorBase{}
+	assocFS := map[[2]string]float64{}
+	now := time.Unix(c.now, 0)
+	p.prio = make([]jobPrio, len(pend))
+	for i, pj := range pend {
+		j := &c.snap.Jobs[pj.ji]
+		k, sh := p.prioKeyOf(j, pj)
+		base := bases[k]
+		if base == nil {
+			in := policy.JobFactorsInput{Nodes: int(k.nodes), CPUs: int(k.nodes), PartitionFactor: ratio(p.partFactor(k.part), maxPart),
+				QOSFactor: ratio(p.qosPriority(j.QOS), maxQOS)}
+			if sh != nil {
+				in.CPUs, in.TRES = int(sh.need.cpus)*int(sh.nodes), jobTRES(sh)
+			}
+			base = &factorBase{b: policy.JobPriority(cfg, in, 0, totals, now), wAge: cfg.Weights.Age, wFS: cfg.Weights.FairShare}
+			bases[k] = base
+		}
+		ak := [2]string{j.Account, j.User}
+		f, ok := assocFS[ak]
+		if !ok {
+			f = unit(fs[j.Account+"/"+j.User])
+			assocFS[ak] = f
+		}
+		jp := &p.prio[i]
+		jp.base, jp.fs, jp.nice = base, f, min(max(j.Nice, policy.MinNice), policy.MaxNice)
+		jp.age = policy.AgeFactor(p.accrueFrom(j), now, cfg.MaxAge)
+		jp.total = total(base, jp.age, jp.fs, jp.nice)
+		jp.submit, jp.id, jp.pendIndex = unixS(j.Submit), j.ID, int32(i)
+		if k.part >= 0 {
+			jp.tier = c.snap.Partitions[k.part].PriorityTier
+		}
+	}
+	items := make([]sortItem, len(pend))
+	for i := range items {
+		jp := &p.prio[i]
+		// Totals are never negative or NaN, so their IEEE bits order like
+		// the numbers; inverting them sorts the highest first.
+		items[i] = sortItem{tier: -int32(jp.tier), idx: int32(i), prio: ^math.Float64bits(jp.total), submit: jp.submit, id: jp.id}
+	}
+	slices.SortFunc(items, func(a, b sortItem) int {
+		switch {
+		case a.tier != b.tier:
+			return cmp.Compare(a.tier, b.tier)
+		case a.prio != b.prio:
+			return cmp.Compare(a.prio, b.prio)
+		case a.submit != b.submit:
+			return cmp.Compare(a.submit, b.submit)
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	p.order = make([]int32, len(items))
+	for r := range items {
+		p.order[r] = items[r].idx
+	}
+}
+
+// sortItem is a pending job's queue position key, compact for the sort.
+type sortItem struct {
+	tier, idx int32
+	prio      uint64
+	submit    int64
+	id        JobID
+}
+
+// total sums the weighted terms exactly as policy.JobPriority does (same
+// terms, same order), so the result equals a direct call per job.
+func total(base *factorBase, age, fs float64, nice int) float64 {
+	w := base.b.Weighted
+	sum := base.wAge*age + base.wFS*fs + w.JobSize + w.Partition + w.QOS + w.TRES - float64(nice)
+	if math.IsNaN(sum) || sum < 0 {
+		return 0
+	}
+	return sum
+}
+
+// unit clamps a factor to [0,1] as policy does (NaN → 0).
+func unit(v float64) float64 {
+	if math.IsNaN(v) || v <= 0 {
+		return 0
+	}
+	return min(v, 1)
+}
+
+func (p *pass) totals() policy.ClusterTotals {
+	c := p.c
+	nodes := c.usable.count()
+	t := policy.ClusterTotals{Nodes: nodes, CPUs: c.totalCPUs, TRES: map[string]float64{
+		"cpu": float64(c.totalCPUs), "mem": float64(c.totalMem), "node": float64(nodes), "gres/gpu": float64(c.totalGPUs[""])}}
+	for typ, n := range c.totalGPUs {
+		if typ != "" {
+			t.TRES["gres/gpu:"+typ] = float64(n)
+		}
+	}
+	return t
+}
+
+// accrueFrom is when the job's age starts counting: eligibility, and never
+// while it is held or waiting on a dependency (zero time: no age).
+func (p *pass) accrueFrom(j *Job) time.Time {
+	e := p.eligibleAt(j)
+	if j.Hold != HoldNone || j.Dependency != DependencyNone || e == 0 {
+		return time.Time{}
+	}
+	return time.Unix(e, 0)
+}
+
+func (p *pass) prioKeyOf(j *Job, pj pendingJob) (prioKey, *shape) {
+	k := prioKey{shape: -1, part: -1, nodes: int32(max(j.Nodes, 1)), qos: -1}
+	if qi, ok := p.qos[j.QOS]; ok {
+		k.qos = int32(qi)
+	}
+	if pj.shape >= 0 {
+		sh := p.shapes[pj.shape]
+		k.shape, k.part, k.nodes = pj.shape, sh.part, sh.nodes
+		return k, sh
+	}
+	if pi, ok := p.c.partIdx[j.Partition]; ok {
+		k.part = int32(pi)
+	}
+	return k, nil
+}
+
+func jobTRES(sh *shape) map[string]float64 {
+	n := float64(sh.nodes)
+	m := map[string]float64{"cpu": float64(sh.need.cpus) * n, "mem": float64(sh.need.mem) * n, "node": n}
+	if sh.need.gpus > 0 {
+		m["gres/gpu"] = float64(sh.need.gpus) * n
+		if sh.need.gpuType != "" {
+			m["gres/gpu:"+sh.need.gpuType] = float64(sh.need.gpus) * n
+		}
+	}
+	return m
+}
+
+func (p *pass) partFactor(pi int32) int {
+	if pi < 0 {
+		return 0
+	}
+	return p.c.snap.Partitions[pi].PriorityJobFactor
+}
+
+func (p *pass) qosPriority(name string) int {
+	if qi, ok := p.qos[name]; ok {
+		return p.c.snap.QOS[qi].Priority
+	}
+	return 0
+}
+
+func ratio(v, maxV int) float64 {
+	if maxV <= 0 {
+		return 0
+	}
+	return float64(v) / float64(maxV)
+}
+
+// fairShares computes the fair-share factor of every association from
+// the snapshot's usage; a bad account tree gives everyone 0 and a warning.
+func (p *pass) fairShares() map[string]float64 {
+	if len(p.c.snap.Associations) == 0 {
+		return nil
+	}
+	tree, err := policy.NewAccountTree(p.c.snap.Associations)
+	if err != nil {
+		p.c.warnf("fair-share disabled: %v", err)
+		return nil
+	}
+	p.plan.Shares = policy.FairShares(tree, p.c.snap.Usage, p.cfg.Priority.FairShare)
+	return policy.FactorMap(p.plan.Shares)
+}

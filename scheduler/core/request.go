@@ -1,0 +1,191 @@
+package core
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/parityhpc/parity/gres"
+)
+
+// resolve turns a job's request into its per-node shape key, or a reason
+// it can never run as asked. It allocates nothing on the common path: it
+// runs once per pending job per pass.
+func (p *pass) resolve(j *Job, ji int) (shapeKey, Reason, string) {
+	c := p.c
+	pi, ok := c.partIdx[j.Partition]
+	if !ok {
+		return shapeKey{}, ReasonPartitionConfig, fmt.Sprintf("unknown partition %q", j.Partition)
+	}
+	part := &c.snap.Partitions[pi]
+	nodes := max(j.Nodes, 1)
+	tpn := 1
+	switch {
+	case j.TasksPerNode > 0:
+		tpn = j.TasksPerNode
+	case j.Tasks > 0:
+		tpn = (j.Tasks + nodes - 1) / nodes
+	}
+	gpus, typ, bad := perNodeGPUs(j.GRES, tpn)
+	if bad != "" {
+		return shapeKey{}, ReasonBadConstraints, bad
+	}
+	if total, jtyp, bad := perJobGPUs(j.GRES); bad != "" {
+		return shapeKey{}, ReasonBadConstraints, bad
+	} else if total > 0 {
+		if typ != "" && jtyp != "" && typ != jtyp {
+			return shapeKey{}, ReasonBadConstraints, fmt.Sprintf("GPU types %q and %q in one job are not supported", typ, jtyp)
+		}
+		if jtyp != "" {
+			typ = jtyp
+		}
+		if j.Nodes == 0 {
+			if per := p.maxDevicesOfType(pi, typ); per > 0 {
+				nodes = max(nodes, int((total+int64(per)-1)/int64(per)))
+			}
+		}
+		gpus = max(gpus, int((total+int64(nodes)-1)/int64(nodes)))
+	}
+	cpus := max(tpn*max(j.CPUsPerTask, 1), j.CPUsPerGPU*gpus, 1)
+	var mem int64
+	switch {
+	case j.MemPerNodeMB > 0:
+		mem = j.MemPerNodeMB
+	case j.MemPerCPUMB > 0:
+		mem = j.MemPerCPUMB * int64(cpus)
+	case j.MemPerGPUMB > 0:
+		mem = j.MemPerGPUMB * int64(gpus)
+	default:
+		mem = part.DefMemPerCPU * int64(cpus)
+	}
+	limit := j.TimeLimit
+	if limit <= 0 {
+		limit = part.DefaultTime
+	}
+	if limit <= 0 {
+		limit = part.MaxTime
+	}
+	if part.MaxTime > 0 && limit > part.MaxTime {
+		return shapeKey{}, ReasonPartitionTimeLimit, fmt.Sprintf("time limit %s exceeds partition %s MaxTime %s", fmtDur(limit), part.Name, fmtDur(part.MaxTime))
+	}
+	if part.MaxNodes > 0 && nodes > part.MaxNodes || part.MinNodes > 0 && nodes < part.MinNodes {
+		return shapeKey{}, ReasonPartitionNodeLimit, fmt.Sprintf("%d node(s) is outside partition %s limits [%d, %d]", nodes, part.Name, part.MinNodes, part.MaxNodes)
+	}
+	k := shapeKey{part: int32(pi), need: need{cpus: int32(cpus), mem: mem, gpus: int32(gpus), gpuType: typ},
+		nodes: int32(nodes), limit: forever, exclusive: j.Exclusive, contiguous: j.Contiguous,
+		constraint: j.Constraint, resv: -1}
+	if limit > 0 {
+		k.limit = int64(limit / time.Second)
+	}
+	if j.Switches > 0 {
+		k.switches = int32(j.Switches)
+		wait := min(j.SwitchWait, p.cfg.MaxSwitchWait)
+		k.switchHard = p.c.now < p.eligibleAt(j)+int64(wait/time.Second)
+	}
+	if j.Reservation != "" {
+		ri := p.reservationIndex(j)
+		if ri < 0 {
+			return shapeKey{}, ReasonReservation, fmt.Sprintf("reservation %q does not exist or does not admit the job", j.Reservation)
+		}
+		k.resv = int32(ri)
+	}
+	if len(j.NodeList) > 0 || len(j.Exclude) > 0 {
+		k.uniq = int32(ji + 1)
+	}
+	return k, "", ""
+}
+
+// perNodeGPUs sums the per-node and per-task GPU terms for one node.
+func perNodeGPUs(jr gres.JobRequest, tasksPerNode int) (int, string, string) {
+	var n int64
+	typ, typed := "", false
+	add := func(r gres.Request, mult int64) string {
+		if r.Name != "gpu" {
+			return fmt.Sprintf("gres/%s is not a resource the scheduler places (only gpu)", r.Name)
+		}
+		if typed && r.Type != typ {
+			return fmt.Sprintf("GPU types %q and %q in one job are not supported", typ, r.Type)
+		}
+		typ, typed = r.Type, true
+		n += r.Count * mult
+		return ""
+	}
+	for _, r := range jr.PerNode {
+		if bad := add(r, 1); bad != "" {
+			return 0, "", bad
+		}
+	}
+	for _, r := range jr.PerTask {
+		if bad := add(r, int64(max(tasksPerNode, 1))); bad != "" {
+			return 0, "", bad
+		}
+	}
+	if n > maxDevices {
+		return 0, "", fmt.Sprintf("%d GPUs per node is more than any node holds", n)
+	}
+	return int(n), typ, ""
+}
+
+func perJobGPUs(jr gres.JobRequest) (int64, string, string) {
+	var n int64
+	typ := ""
+	for i, r := range jr.PerJob {
+		if r.Name != "gpu" {
+			return 0, "", fmt.Sprintf("gres/%s is not a resource the scheduler places (only gpu)", r.Name)
+		}
+		if i > 0 && r.Type != typ {
+			return 0, "", fmt.Sprintf("GPU types %q and %q in one job are not supported", typ, r.Type)
+		}
+		typ = r.Type
+		n += r.Count
+	}
+	if n > 1<<20 {
+		return 0, "", fmt.Sprintf("--gpus=%d is more than any cluster holds", n)
+	}
+	return n, typ, ""
+}
+
+// maxDevicesOfType is the most devices of typ one node of the partition has.
+func (p *pass) maxDevicesOfType(pi int, typ string) int {
+	best := 0
+	for _, cl := range p.c.classes {
+		if n := popcount(cl.typeMask(typ)); n > best && intersects(cl.nodes, p.c.partNodes[pi]) {
+			best = n
+		}
+	}
+	return best
+}
+
+func intersects(a, b bitset) bool {
+	for i := range a {
+		if a[i]&b[i] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *pass) reservationIndex(j *Job) int {
+	for i, r := range p.c.snap.Reservations {
+		if r.permits(j) {
+			return i
+		}
+	}
+	return -1
+}
+
+// eligibleAt is when the job became eligible: submit, begin and
+// dependency satisfaction, whichever is latest (seconds).
+func (p *pass) eligibleAt(j *Job) int64 {
+	return max(unixS(j.Submit), unixS(j.Begin), unixS(j.Eligible))
+}
+
+// fmtDur renders a duration as Slurm does: [D-]HH:MM:SS.
+func fmtDur(d time.Duration) string {
+	s := int64(d / time.Second)
+	days, s := s/86400, s%86400
+	h, m, sec := s/3600, s%3600/60, s%60
+	if days > 0 {
+		return fmt.Sprintf("%d-%02d:%02d:%02d", days, h, m, sec)
+	}
+	return fmt.Sprintf("%02d:%02d:%02d", h, m, sec)
+}

@@ -1,0 +1,202 @@
+package core
+
+import (
+	"fmt"
+	"time"
+)
+
+// run walks the pending jobs in priority order, starting what fits now,
+// reserving for blocked jobs as the backfill mode allows, and then gives
+// every waiting job its expected start.
+func (p *pass) run(pend []pendingJob, bad []badRequest) {
+	plan := p.plan
+	plan.Decisions = make([]Decision, len(pend))
+	for r, pi := range p.order {
+		pj := pend[pi]
+		j := &p.c.snap.Jobs[pj.ji]
+		d := &plan.Decisions[r]
+		jp := &p.prio[pi]
+		d.Job, d.Rank, d.Partition = j.ID, r, j.Partition
+		d.Priority, d.factors, d.age, d.fs, d.nice = jp.total, jp.base, jp.age, jp.fs, jp.nice
+		if p.probe != nil && p.probe.job == j.ID {
+			p.probe.capture(p, d, j, pj, bad)
+		}
+		p.decide(d, j, pj, bad)
+	}
+	p.estimateAll(pend)
+	plan.Warnings = append(plan.Warnings, p.c.warnings...)
+	plan.Stats = p.stats
+}
+
+// gate returns the reason a job may not be considered at all yet.
+func gate(j *Job, now int64) (Reason, string) {
+	switch {
+	case j.Hold == HoldAdmin:
+		return ReasonJobHeldAdmin, ""
+	case j.Hold == HoldUser:
+		return ReasonJobHeldUser, ""
+	case j.Dependency == DependencyNever:
+		return ReasonDependencyNeverSatisfied, ""
+	case j.Dependency == DependencyWaiting:
+		return ReasonDependency, ""
+	case unixS(j.Begin) > now:
+		return ReasonBeginTime, "begins at " + j.Begin.UTC().Format(time.RFC3339)
+	}
+	return "", ""
+}
+
+// decide settles one job in pass order.
+func (p *pass) decide(d *Decision, j *Job, pj pendingJob, bad []badRequest) {
+	c := p.c
+	if r, detail := gate(j, c.now); r != "" {
+		d.Reason, d.Detail = r, detail
+		return
+	}
+	if pj.shape < 0 {
+		d.Reason, d.Detail = bad[pj.bad].reason, bad[pj.bad].detail
+		return
+	}
+	sh := p.shapes[pj.shape]
+	if sh.static != "" {
+		d.Reason, d.Detail = sh.static, sh.staticDetail
+		return
+	}
+	part, ps := &c.snap.Partitions[sh.part], &p.parts[sh.part]
+	if part.Down {
+		d.Reason, d.Detail = ReasonPartitionDown, fmt.Sprintf("partition %s is down", part.Name)
+		return
+	}
+	if sh.resv >= 0 && c.now < c.resv[sh.resv].start {
+		d.Reason, d.Detail = ReasonReservation, fmt.Sprintf("reservation %s starts at %s", j.Reservation, timeOf(c.resv[sh.resv].start).Format(time.RFC3339))
+		return
+	}
+	want := p.jobTally(sh)
+	if r, fact, ok := p.admit(j, want); !ok {
+		d.Reason, d.Detail = r, fact
+		return
+	}
+	blocked := ReasonResources
+	if ps.blocked {
+		blocked = ReasonPriority
+	}
+	if p.cfg.Backfill == BackfillNone && ps.blocked {
+		d.Reason = ReasonPriority
+		return
+	}
+	end := forever
+	if sh.limit < forever {
+		end = c.now + sh.limit
+	}
+	if sh.failed {
+		p.stats.MemoHits++
+	} else if nodes, why := p.findNodes(sh, end, sh.resv); nodes != nil {
+		p.start(d, j, sh, nodes, end, ps, want)
+		return
+	} else {
+		sh.failed, sh.failDetail = true, why
+	}
+	d.Reason, d.Detail = blocked, sh.failDetail
+	if p.mayReserve(ps) {
+		p.reserveFor(d, sh, ps)
+	}
+	ps.blocked = true
+}
+
+func (p *pass) start(d *Decision, j *Job, sh *shape, nodes []int32, end int64, ps *partState, want Tally) {
+	allocs := p.commit(sh, nodes, end, sh.resv)
+	p.plan.Starts = append(p.plan.Starts, Start{Job: j.ID, Nodes: allocs, End: timeOf(end), Backfilled: ps.blocked})
+	d.Action, d.ExpectedStart, d.StartKnown = ActionStart, timeOf(p.c.now), true
+	d.Nodes = allocNames(allocs)
+	if ps.blocked {
+		d.Shadow = timeOf(ps.shadow)
+		p.stats.Backfilled++
+	}
+	p.stats.Started++
+	p.usage.add(j, want)
+}
+
+func allocNames(allocs []NodeAlloc) []string {
+	out := make([]string, len(allocs))
+	for i, a := range allocs {
+		out[i] = a.Node
+	}
+	return out
+}
+
+func (p *pass) mayReserve(ps *partState) bool {
+	switch p.cfg.Backfill {
+	case BackfillEASY:
+		return ps.reserved < p.cfg.ReservePerPartition
+	case BackfillConservative:
+		return p.cfg.MaxReservations == 0 || p.stats.Reserved < p.cfg.MaxReservations
+	}
+	return false
+}
+
+// reserveFor plans the job at its earliest start and holds its resources
+// there, so later (lower-priority) jobs cannot delay it.
+func (p *pass) reserveFor(d *Decision, sh *shape, ps *partState) {
+	start, nodes, ok := p.earliest(sh, p.startFrom(sh), sh.resv, true)
+	if !ok {
+		return
+	}
+	allocs := p.reserve(sh, nodes, start, sh.resv, -int32(d.Rank)-2)
+	end := time.Time{}
+	if sh.limit < forever {
+		end = timeOf(start + sh.limit)
+	}
+	p.plan.Reservations = append(p.plan.Reservations, PlannedReservation{Job: d.Job, Start: timeOf(start), End: end, Nodes: allocs})
+	d.Action, d.ExpectedStart, d.StartKnown, d.Shadow = ActionReserve, timeOf(start), true, timeOf(start)
+	d.Nodes = allocNames(allocs)
+	if ps.reserved == 0 {
+		ps.shadow = start
+	}
+	ps.reserved++
+	p.stats.Reserved++
+}
+
+// startFrom is the earliest moment the shape may start: now, or its
+// admin reservation's start.
+func (p *pass) startFrom(sh *shape) int64 {
+	if sh.resv >= 0 {
+		return max(p.c.now, p.c.resv[sh.resv].start)
+	}
+	return p.c.now
+}
+
+// estimateAll gives every waiting job an expected start against the final
+// profile (running jobs, this pass's starts and every reservation): once
+// per shape, since jobs of one shape see the same profile.
+func (p *pass) estimateAll(pend []pendingJob) {
+	for r := range p.plan.Decisions {
+		d := &p.plan.Decisions[r]
+		if d.Action != ActionPending {
+			continue
+		}
+		switch d.Reason {
+		case ReasonPriority, ReasonResources, ReasonBeginTime, ReasonReservation:
+		default:
+			continue
+		}
+		pj := pend[p.order[r]]
+		if pj.shape < 0 {
+			continue
+		}
+		sh := p.shapes[pj.shape]
+		if sh.static != "" {
+			continue
+		}
+		if !sh.est.done {
+			sh.est.done = true
+			sh.est.start, _, sh.est.ok = p.earliest(sh, p.startFrom(sh), sh.resv, false)
+		}
+		if !sh.est.ok {
+			continue
+		}
+		start := sh.est.start
+		if b := unixS(p.c.snap.Jobs[pj.ji].Begin); b > start {
+			start = b
+		}
+		d.ExpectedStart, d.StartKnown = timeOf(start), true
+	}
+}

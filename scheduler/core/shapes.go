@@ -1,0 +1,213 @@
+package core
+
+import (
+	"fmt"
+	"strings"
+)
+
+// need is what a job asks of each of its nodes.
+type need struct {
+	cpus    int32
+	mem     int64
+	gpus    int32
+	gpuType string
+}
+
+// shapeKey identifies jobs that are interchangeable for placement: same
+// partition, per-node need, node count, time limit and constraints. Jobs
+// with node lists get a unique key (uniq), so they never share a shape.
+type shapeKey struct {
+	part       int32
+	need       need
+	nodes      int32
+	limit      int64
+	exclusive  bool
+	contiguous bool
+	switches   int32
+	switchHard bool
+	constraint string
+	resv       int32
+	uniq       int32
+}
+
+// shape is a deduplicated request with everything static about it
+// computed once per pass: which nodes could ever take it and why not.
+type shape struct {
+	shapeKey
+	id       int
+	typeMask []uint64 // per class: the devices of the requested type
+	all      bitset   // static filters passed, ignoring node state
+	eligible bitset   // all ∩ usable nodes
+	// static is set when the shape can never run as asked, with a fact.
+	static       Reason
+	staticDetail string
+	// failed memoises "cannot start now": capacity only shrinks during a
+	// pass, so a shape that failed once fails for every later job.
+	failed     bool
+	failDetail string
+	est        estimate
+}
+
+type estimate struct {
+	done  bool
+	ok    bool
+	start int64
+}
+
+// staticKey caches the partition/feature/reservation bitset shared by shapes.
+type staticKey struct {
+	part       int32
+	constraint string
+	resv       int32
+}
+
+// buildShape computes the static side of a new shape.
+func (p *pass) buildShape(k shapeKey, j *Job) *shape {
+	c := p.c
+	sh := &shape{shapeKey: k, id: len(p.shapes)}
+	sh.typeMask = make([]uint64, len(c.classes))
+	base, err := p.staticSet(staticKey{part: k.part, constraint: k.constraint, resv: k.resv})
+	if err != "" {
+		sh.static, sh.staticDetail = ReasonBadConstraints, err
+		sh.all, sh.eligible = newBitset(c.n), newBitset(c.n)
+		return sh
+	}
+	capOK := newBitset(c.n)
+	for _, cl := range c.classes {
+		tm := cl.typeMask(k.need.gpuType)
+		sh.typeMask[cl.id] = tm
+		if cl.cpus >= k.need.cpus && cl.shape.MemoryMB >= k.need.mem && popcount(tm) >= int(k.need.gpus) {
+			capOK.or(cl.nodes)
+		}
+	}
+	sh.all = base.clone()
+	sh.all.and(capOK)
+	if k.uniq != 0 {
+		sh.all.and(p.nodeListSet(j.NodeList, true))
+		sh.all.andNot(p.nodeListSet(j.Exclude, false))
+	}
+	sh.eligible = sh.all.clone()
+	sh.eligible.and(c.usable)
+	total, usable := sh.all.count(), sh.eligible.count()
+	switch {
+	case total < int(k.nodes):
+		sh.static = ReasonBadConstraints
+		sh.staticDetail = fmt.Sprintf("needs %d node(s) with %s; the partition has %d such node(s)", k.nodes, describeNeed(k.need, k.exclusive), total)
+	case usable < int(k.nodes):
+		sh.static = ReasonResources
+		if len(j.NodeList) > 0 {
+			sh.static = ReasonReqNodeNotAvail
+		}
+		sh.staticDetail = fmt.Sprintf("needs %d node(s) with %s; only %d of %d such node(s) are up (others down or drained)", k.nodes, describeNeed(k.need, k.exclusive), usable, total)
+	}
+	return sh
+}
+
+// staticSet is partition ∩ constraint ∩ reservation membership.
+func (p *pass) staticSet(k staticKey) (bitset, string) {
+	if b, ok := p.statics[k]; ok {
+		return b, p.staticErr[k]
+	}
+	c := p.c
+	b := c.partNodes[k.part].clone()
+	var errText string
+	if k.constraint != "" {
+		fb, err := p.featureSet(k.constraint)
+		if err != nil {
+			errText = err.Error()
+		} else {
+			b.and(fb)
+		}
+	}
+	if k.resv >= 0 {
+		b.and(c.resv[k.resv].nodes)
+	}
+	p.statics[k] = b
+	if errText != "" {
+		p.staticErr[k] = errText
+	}
+	return b, errText
+}
+
+// featureSet evaluates a --constraint expression over node features:
+// names joined by '&' or '|', left to right, as Slurm does without
+// parentheses. Counts, brackets and parentheses are not supported.
+func (p *pass) featureSet(expr string) (bitset, error) {
+	if strings.ContainsAny(expr, "[]()*") {
+		return nil, fmt.Errorf("constraint %q: brackets, parentheses and counts are not supported", expr)
+	}
+	var acc bitset
+	op := byte('&')
+	start := 0
+	for i := 0; i <= len(expr); i++ {
+		if i < len(expr) && expr[i] != '&' && expr[i] != '|' && expr[i] != ',' {
+			continue
+		}
+		name := strings.TrimSpace(expr[start:i])
+		if name == "" {
+			return nil, fmt.Errorf("constraint %q: empty feature name", expr)
+		}
+		fb := p.c.features[name]
+		if fb == nil {
+			fb = newBitset(p.c.n)
+		}
+		switch {
+		case acc == nil:
+			acc = fb.clone()
+		case op == '|':
+			acc.or(fb)
+		default:
+			acc.and(fb)
+		}
+		if i < len(expr) {
+			op = expr[i]
+			if op == ',' {
+				op = '&'
+			}
+		}
+		start = i + 1
+	}
+	return acc, nil
+}
+
+func (p *pass) nodeListSet(names []string, required bool) bitset {
+	b := newBitset(p.c.n)
+	for _, name := range names {
+		if i, ok := p.c.nodeIdx[name]; ok {
+			b.set(int(i))
+		}
+	}
+	if required && len(names) == 0 {
+		for i := range b {
+			b[i] = ^uint64(0)
+		}
+	}
+	return b
+}
+
+// describeNeed renders a per-node need for people: "8 h100, 16 CPUs, 64 GiB".
+func describeNeed(n need, exclusive bool) string {
+	var parts []string
+	if exclusive {
+		parts = append(parts, "the whole node")
+	}
+	if n.gpus > 0 {
+		typ := n.gpuType
+		if typ == "" {
+			typ = "GPU"
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", n.gpus, typ))
+	}
+	parts = append(parts, fmt.Sprintf("%d CPUs", n.cpus))
+	if n.mem > 0 {
+		parts = append(parts, formatMB(n.mem))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func formatMB(mb int64) string {
+	if mb >= 1024 && mb%1024 == 0 {
+		return fmt.Sprintf("%d GiB", mb/1024)
+	}
+	return fmt.Sprintf("%d MiB", mb)
+}
