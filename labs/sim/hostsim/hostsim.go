@@ -208,6 +208,22 @@ func CPUMask(s topology.CPUSet, ncpus int) string {
 type writer struct {
 	root string
 	err  error
+	dirs map[string]bool // directories already created, to halve the syscalls
+}
+
+func (w *writer) mkdirFor(p string) error {
+	dir := filepath.Dir(p)
+	if w.dirs[dir] {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if w.dirs == nil {
+		w.dirs = map[string]bool{}
+	}
+	w.dirs[dir] = true
+	return nil
 }
 
 func (w *writer) file(rel, content string) {
@@ -215,7 +231,7 @@ func (w *writer) file(rel, content string) {
 		return
 	}
 	p := filepath.Join(w.root, rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := w.mkdirFor(p); err != nil {
 		w.err = fmt.Errorf("hostsim: %w", err)
 		return
 	}
@@ -231,7 +247,7 @@ func (w *writer) link(target, rel string) {
 		return
 	}
 	p := filepath.Join(w.root, rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := w.mkdirFor(p); err != nil {
 		w.err = fmt.Errorf("hostsim: %w", err)
 		return
 	}

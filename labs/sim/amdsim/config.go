@@ -1,0 +1,159 @@
+package amdsim
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/parityhpc/parity/labs/sim"
+)
+
+// Config shapes a simulated AMD GPU node. The zero value (after defaults)
+// is an 8×MI300X box in SPX/NPS1 mode with a full xGMI mesh on one NUMA node.
+type Config struct {
+	// Model is the GPU model: "mi300x" (default), "mi325x", "mi250x", "mi210".
+	Model string
+	// GPUs is the number of physical GPUs (default 8).
+	GPUs int
+	// Seed derives every identity (unique_id, serials, KFD gpu_id, hive id,
+	// KFD enumeration order); equal seeds give identical trees.
+	Seed int64
+	// Host is the CPU/NUMA layout written by hostsim; the zero value picks
+	// DefaultHost(NUMANodes).
+	Host sim.HostLayout
+	// Hostname is written to /proc/sys/kernel/hostname (default "amd-node").
+	Hostname string
+	// NUMANodes spreads the GPUs evenly over this many NUMA nodes (4 → two
+	// GPUs per node with 8 GPUs). 0 means Host.NUMANodes, or 1; when both
+	// are set they must agree.
+	NUMANodes int
+	// NoXGMI leaves the GPUs linked only through PCIe (no hive); by default
+	// every GPU has an xGMI link to every other (full mesh).
+	NoXGMI bool
+	// ComputePartition is "spx" (default), "dpx", "qpx" or "cpx"; MI300-class
+	// only. Partitions get KFD nodes and render nodes of their own.
+	ComputePartition string
+	// MemoryPartition is "nps1" (default) or "nps4" (which needs qpx or cpx).
+	MemoryPartition string
+	// DeviceNodes makes /dev/dri/* and /dev/kfd real character devices
+	// (226:N and KFDMajor:0) via mknod; it needs root. Otherwise they are
+	// regular placeholder files.
+	DeviceNodes bool
+	// KFDMajor is the dynamic major of /dev/kfd (default DefaultKFDMajor).
+	KFDMajor uint32
+	// BMCDisplay adds the board's ASPEED display controller as card0 with a
+	// VGA connector entry, as on real servers; the AMD driver must skip it.
+	BMCDisplay bool
+}
+
+// DefaultKFDMajor is the /dev/kfd major used when Config.KFDMajor is 0: the
+// top of Linux's second dynamic range, which the kernel hands out last, so
+// mknod'ed lab nodes are unlikely to alias a real device of the lab host.
+const DefaultKFDMajor = 511
+
+// DefaultHost is the CPU side of the simulated node: two sockets of 16
+// cores with SMT and 512 GiB, a scaled-down MI300X host (real ones have
+// 2×96 cores) that keeps generated trees small.
+func DefaultHost(numaNodes int) sim.HostLayout {
+	return sim.HostLayout{Sockets: 2, NUMANodes: max(numaNodes, 1), CoresPerSocket: 16, ThreadsPerCore: 2, MemoryBytes: 512 << 30}
+}
+
+// model holds what the kernel reports for one product.
+type model struct {
+	deviceID   uint16
+	product    string
+	asic       string // KFD node name
+	gfxTarget  int    // KFD gfx_target_version
+	vram       uint64
+	cus        int // compute units of the whole device
+	xcc        int // accelerator complex dies: the most compute partitions
+	powerFile  string
+	powerWatts int
+	class      string
+}
+
+var models = map[string]model{
+	"mi300x": {0x74a1, "AMD Instinct MI300X", "gfx942", 90402, 192 << 30, 304, 8, "power1_input", 650, "0x120000"},
+	"mi325x": {0x74a5, "AMD Instinct MI325X", "gfx942", 90402, 256 << 30, 304, 8, "power1_input", 800, "0x120000"},
+	"mi250x": {0x7408, "AMD Instinct MI250X", "gfx90a", 90010, 64 << 30, 110, 1, "power1_average", 500, "0x038000"},
+	"mi210":  {0x740f, "AMD Instinct MI210", "gfx90a", 90010, 64 << 30, 104, 1, "power1_average", 300, "0x038000"},
+}
+
+// partitionCounts maps a compute partition mode to partitions per GPU.
+var partitionCounts = map[string]int{"spx": 1, "dpx": 2, "qpx": 4, "cpx": 8}
+
+// withDefaults fills zero fields and rejects impossible configurations.
+func (c Config) withDefaults() (Config, model, error) {
+	c.Model = strings.ToLower(c.Model)
+	if c.Model == "" {
+		c.Model = "mi300x"
+	}
+	m, ok := models[c.Model]
+	if !ok {
+		return c, m, fmt.Errorf("amdsim: unknown Model %q", c.Model)
+	}
+	if c.GPUs == 0 {
+		c.GPUs = 8
+	}
+	if c.GPUs < 1 || c.GPUs > 32 {
+		return c, m, fmt.Errorf("amdsim: GPUs %d out of range 1..32", c.GPUs)
+	}
+	if c.Hostname == "" {
+		c.Hostname = "amd-node"
+	}
+	if c.Host == (sim.HostLayout{}) {
+		c.Host = DefaultHost(c.NUMANodes)
+	}
+	if c.NUMANodes == 0 {
+		c.NUMANodes = c.Host.NUMANodes
+	}
+	if c.NUMANodes != c.Host.NUMANodes {
+		return c, m, fmt.Errorf("amdsim: NUMANodes %d disagrees with Host.NUMANodes %d", c.NUMANodes, c.Host.NUMANodes)
+	}
+	if err := c.Host.Validate(); err != nil {
+		return c, m, fmt.Errorf("amdsim: %w", err)
+	}
+	if c.GPUs%c.NUMANodes != 0 {
+		return c, m, fmt.Errorf("amdsim: %d GPUs cannot be spread evenly over %d NUMA nodes", c.GPUs, c.NUMANodes)
+	}
+	if err := c.partitionDefaults(m); err != nil {
+		return c, m, err
+	}
+	if c.KFDMajor == 0 {
+		c.KFDMajor = DefaultKFDMajor
+	}
+	if c.KFDMajor == 226 || c.KFDMajor > 4095 {
+		return c, m, fmt.Errorf("amdsim: KFDMajor %d is not a usable dynamic major", c.KFDMajor)
+	}
+	return c, m, nil
+}
+
+func (c *Config) partitionDefaults(m model) error {
+	c.ComputePartition = strings.ToLower(c.ComputePartition)
+	if c.ComputePartition == "" {
+		c.ComputePartition = "spx"
+	}
+	n, ok := partitionCounts[c.ComputePartition]
+	if !ok {
+		return fmt.Errorf("amdsim: ComputePartition %q is not spx, dpx, qpx or cpx", c.ComputePartition)
+	}
+	if n > m.xcc {
+		return fmt.Errorf("amdsim: ComputePartition %q needs %d XCDs, %s has %d", c.ComputePartition, n, c.Model, m.xcc)
+	}
+	c.MemoryPartition = strings.ToLower(c.MemoryPartition)
+	if c.MemoryPartition == "" {
+		c.MemoryPartition = "nps1"
+	}
+	switch {
+	case c.MemoryPartition != "nps1" && c.MemoryPartition != "nps4":
+		return fmt.Errorf("amdsim: MemoryPartition %q is not nps1 or nps4", c.MemoryPartition)
+	case c.MemoryPartition == "nps4" && n < 4:
+		// aqua_vanjaram only allows QPX and CPX over NPS4.
+		return fmt.Errorf("amdsim: MemoryPartition nps4 needs qpx or cpx, not %s", c.ComputePartition)
+	case c.MemoryPartition == "nps4" && m.xcc == 1:
+		return fmt.Errorf("amdsim: %s has no memory partitions", c.Model)
+	}
+	return nil
+}
+
+// partitions returns the partitions per GPU.
+func (c Config) partitions() int { return partitionCounts[c.ComputePartition] }
