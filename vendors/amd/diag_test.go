@@ -37,7 +37,7 @@ func TestDiagnoseLevelOne(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m, d := newMachine(t, amdsim.Config{Seed: 19, GPUs: 2})
+			m, d := newMachine(t, amdsim.Config{Seed: 19, GPUs: 2, Host: smallHost(1)})
 			inv := discover(t, d)
 			if err := tc.fault(m); err != nil {
 				t.Fatal(err)
@@ -66,7 +66,7 @@ func TestDiagnoseLevelOne(t *testing.T) {
 }
 
 func TestDiagnoseRefusesWhatItCannotCheck(t *testing.T) {
-	_, d := newMachine(t, amdsim.Config{Seed: 19, GPUs: 1, ComputePartition: "cpx"})
+	_, d := newMachine(t, amdsim.Config{Seed: 19, GPUs: 1, ComputePartition: "cpx", Host: smallHost(1)})
 	inv := discover(t, d)
 	ctx := context.Background()
 	for _, level := range []int{2, 3} {

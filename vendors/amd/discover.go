@@ -20,8 +20,6 @@ type physical struct {
 	bdf     string
 	dir     string   // PCI device directory
 	renders []uint32 // render minors of its logical GPUs, KFD order
-	parts   []string // partition UUIDs; empty when unpartitioned
-	inKFD   bool
 }
 
 // devRef locates an inventory device: a whole GPU (part -1) or a partition.
@@ -118,9 +116,9 @@ func (b *builder) addGPU(i int, c pciGPU, nodes []*kfdNode) error {
 	if dev.NUMANode < 0 && len(nodes) > 0 {
 		dev.NUMANode = b.kfd.cpuNodeOf(nodes[0])
 	}
-	phys := physical{uuid: uuid, bdf: c.bdf, dir: c.dir, inKFD: len(nodes) > 0}
+	phys := physical{uuid: uuid, bdf: c.bdf, dir: c.dir}
 	if len(nodes) > 0 {
-		addKFDAttrs(dev.Attributes, nodes[0].props, len(nodes) == 1)
+		addKFDAttrs(dev.Attributes, nodes[0], len(nodes) == 1)
 	}
 	if len(nodes) <= 1 {
 		minor, err := renderMinor(c, nodes)
@@ -174,13 +172,12 @@ func (b *builder) addPartitions(dev *gres.Device, phys *physical, c pciGPU, node
 			Type: dev.Type + "." + label, PCIBusID: c.bdf, NUMANode: dev.NUMANode, LocalCPUs: dev.LocalCPUs,
 			MemoryBytes: mem, Files: []gres.DeviceFile{f}, Parent: dev.UUID, Partition: label,
 			Attributes: map[string]string{"partition_index": strconv.Itoa(j)}}
-		addKFDAttrs(part.Attributes, n.props, true)
+		addKFDAttrs(part.Attributes, n, true)
 		b.owner[n.id] = part.UUID
 		b.parent[part.UUID] = dev.UUID
 		b.parts = append(b.parts, part)
 		dev.Files = append(dev.Files, f)
 		phys.renders = append(phys.renders, uint32(minor))
-		phys.parts = append(phys.parts, part.UUID)
 		b.snap.devices[part.UUID] = devRef{gpu: len(b.snap.gpus), part: j}
 	}
 	return nil
@@ -197,17 +194,17 @@ func (c pciGPU) attributes(uuidSource string) map[string]string {
 	return a
 }
 
-func addKFDAttrs(a map[string]string, p properties, withGPUID bool) {
-	if v, ok := p.m["gfx_target_version"]; ok {
+// addKFDAttrs records KFD facts people look up: the gfx target, the xGMI
+// hive and, for a node that is one device, KFD's gpu_id.
+func addKFDAttrs(a map[string]string, n *kfdNode, withGPUID bool) {
+	if v, ok := n.props.m["gfx_target_version"]; ok {
 		a["gfx_target_version"] = v
 	}
-	if hive, ok, _ := p.uint("hive_id"); ok && hive != 0 {
+	if hive, ok, _ := n.props.uint("hive_id"); ok && hive != 0 {
 		a["xgmi_hive_id"] = fmt.Sprintf("0x%016x", hive)
 	}
 	if withGPUID {
-		if v, ok := p.m["gpu_id"]; ok {
-			a["kfd_gpu_id"] = v
-		}
+		a["kfd_gpu_id"] = strconv.FormatUint(n.gpuID, 10)
 	}
 }
 

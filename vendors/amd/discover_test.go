@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/parityhpc/parity/gres"
+	"github.com/parityhpc/parity/labs/sim"
 	"github.com/parityhpc/parity/labs/sim/amdsim"
 	"github.com/parityhpc/parity/topology"
 	"github.com/parityhpc/parity/vendors"
@@ -33,6 +34,11 @@ func newMachine(t *testing.T, cfg amdsim.Config, opts ...amd.Option) (*amdsim.Ma
 	}
 	opts = append([]amd.Option{amd.WithLogger(quiet), amd.WithClock(func() time.Time { return fixedClock })}, opts...)
 	return m, amd.New(root, opts...)
+}
+
+// smallHost keeps generated trees small where the CPU side is not under test.
+func smallHost(numa int) sim.HostLayout {
+	return sim.HostLayout{Sockets: 2, NUMANodes: numa, CoresPerSocket: 4, ThreadsPerCore: 1, MemoryBytes: 64 << 30}
 }
 
 func discover(t *testing.T, d *amd.Driver) gres.Inventory {
@@ -72,6 +78,10 @@ func TestDiscoverMI300X(t *testing.T) {
 				}
 				if dev.MemoryBytes != 192<<30 || dev.Parent != "" || dev.Partition != "" {
 					t.Errorf("device %d memory %d parent %q partition %q", i, dev.MemoryBytes, dev.Parent, dev.Partition)
+				}
+				if dev.Attributes["kfd_gpu_id"] != fmt.Sprint(g.Partitions[0].GPUID) || dev.Attributes["gfx_target_version"] != "90402" ||
+					dev.Attributes["uuid_source"] != "unique_id" || dev.Attributes["serial"] != g.Serial {
+					t.Errorf("device %d attributes %v", i, dev.Attributes)
 				}
 				if len(dev.Links) != 7 {
 					t.Errorf("device %d has %d links, want 7 (full xGMI mesh)", i, len(dev.Links))
@@ -119,7 +129,7 @@ func TestChooseFourOfEightOnFourNUMANodes(t *testing.T) {
 }
 
 func TestDiscoverCPXPartitions(t *testing.T) {
-	m, d := newMachine(t, amdsim.Config{Seed: 11, GPUs: 4, ComputePartition: "cpx"})
+	m, d := newMachine(t, amdsim.Config{Seed: 11, GPUs: 4, ComputePartition: "cpx", Host: smallHost(1)})
 	inv := discover(t, d)
 	if err := inv.Validate(); err != nil {
 		t.Fatal(err)
@@ -139,6 +149,9 @@ func TestDiscoverCPXPartitions(t *testing.T) {
 			}
 			if len(part.Files) != 1 || part.Files[0].Minor != uint32(p.RenderMinor) || parent.Files[j] != part.Files[0] {
 				t.Errorf("partition %d/%d files %v, want minor %d", i, j, part.Files, p.RenderMinor)
+			}
+			if part.Attributes["kfd_gpu_id"] != fmt.Sprint(p.GPUID) {
+				t.Errorf("partition %d/%d kfd_gpu_id %q, want %d", i, j, part.Attributes["kfd_gpu_id"], p.GPUID)
 			}
 			if part.MemoryBytes != g.VRAMBytes/8 || part.NUMANode != parent.NUMANode {
 				t.Errorf("partition %d/%d memory %d NUMA %d", i, j, part.MemoryBytes, part.NUMANode)
@@ -187,7 +200,7 @@ func TestDiscoverMalformedFilesNameFileAndValue(t *testing.T) {
 		value string
 	}{
 		{"numa_node", func(m *amdsim.Machine) string { return filepath.Join(m.GPUs[2].DeviceDir, "numa_node") }, "banana"},
-		{"local_cpulist", func(m *amdsim.Machine) string { return filepath.Join(m.GPUs[5].DeviceDir, "local_cpulist") }, "0-3,x"},
+		{"local_cpulist", func(m *amdsim.Machine) string { return filepath.Join(m.GPUs[3].DeviceDir, "local_cpulist") }, "0-3,x"},
 		{"unique_id", func(m *amdsim.Machine) string { return filepath.Join(m.GPUs[0].DeviceDir, "unique_id") }, "not-hex"},
 		{"vram total", func(m *amdsim.Machine) string { return filepath.Join(m.GPUs[1].DeviceDir, "mem_info_vram_total") }, "-5"},
 		{"kfd properties", func(m *amdsim.Machine) string {
@@ -197,7 +210,7 @@ func TestDiscoverMalformedFilesNameFileAndValue(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m, d := newMachine(t, amdsim.Config{Seed: 5})
+			m, d := newMachine(t, amdsim.Config{Seed: 5, GPUs: 4, Host: smallHost(1)})
 			path := tc.file(m)
 			if err := os.WriteFile(path, []byte(tc.value+"\n"), 0o644); err != nil {
 				t.Fatal(err)
@@ -211,5 +224,32 @@ func TestDiscoverMalformedFilesNameFileAndValue(t *testing.T) {
 				t.Fatalf("error %q does not name %s and %q", err, path, lastLine)
 			}
 		})
+	}
+}
+
+func TestDiscoverPCIeOnlyHasNoIslandsToShare(t *testing.T) {
+	_, d := newMachine(t, amdsim.Config{Seed: 29, GPUs: 4, NoXGMI: true, Host: smallHost(2)})
+	inv := discover(t, d)
+	for i, dev := range inv.Devices {
+		if len(dev.Links) != 0 || dev.Attributes["xgmi_hive_id"] != "" {
+			t.Errorf("device %d has links %v / hive %q without xGMI", i, dev.Links, dev.Attributes["xgmi_hive_id"])
+		}
+	}
+	if n := len(inv.Graph().Islands()); n != 4 {
+		t.Fatalf("%d islands, want 4 (one per GPU)", n)
+	}
+}
+
+// On a host without AMD GPUs (this build machine, an NVIDIA box whose
+// nvidia-drm cards carry vendor 0x10de) the driver must step aside.
+func TestDiscoverRealHost(t *testing.T) {
+	inv, err := amd.New("/", amd.WithLogger(quiet)).Discover(context.Background())
+	if err != nil && !errors.Is(err, vendors.ErrNotApplicable) {
+		t.Fatalf("real host: %v", err)
+	}
+	if err == nil {
+		if verr := inv.Validate(); verr != nil || len(inv.Devices) == 0 {
+			t.Fatalf("real AMD host gave an invalid inventory: %v", verr)
+		}
 	}
 }

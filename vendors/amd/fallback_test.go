@@ -13,7 +13,7 @@ import (
 // the driver prefers; discovery must degrade, not fail or invent.
 func TestDiscoverFallbacks(t *testing.T) {
 	t.Run("unique_id from KFD when sysfs lacks it", func(t *testing.T) {
-		m, d := newMachine(t, amdsim.Config{Seed: 23, GPUs: 2})
+		m, d := newMachine(t, amdsim.Config{Seed: 23, GPUs: 2, Host: smallHost(1)})
 		if err := os.Remove(filepath.Join(m.GPUs[1].DeviceDir, "unique_id")); err != nil {
 			t.Fatal(err)
 		}
@@ -23,7 +23,7 @@ func TestDiscoverFallbacks(t *testing.T) {
 		}
 	})
 	t.Run("no KFD: PCI-derived UUID, sysfs render node, no links", func(t *testing.T) {
-		m, d := newMachine(t, amdsim.Config{Seed: 23, GPUs: 3})
+		m, d := newMachine(t, amdsim.Config{Seed: 23, GPUs: 3, Host: smallHost(1)})
 		if err := os.RemoveAll(filepath.Join(m.Root, "sys/class/kfd")); err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +46,7 @@ func TestDiscoverFallbacks(t *testing.T) {
 		}
 	})
 	t.Run("numa_node -1 falls back to the KFD CPU node", func(t *testing.T) {
-		m, d := newMachine(t, amdsim.Config{Seed: 23, GPUs: 4, NUMANodes: 2})
+		m, d := newMachine(t, amdsim.Config{Seed: 23, GPUs: 4, Host: smallHost(2)})
 		if err := os.WriteFile(filepath.Join(m.GPUs[3].DeviceDir, "numa_node"), []byte("-1\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +55,7 @@ func TestDiscoverFallbacks(t *testing.T) {
 		}
 	})
 	t.Run("local_cpus mask when local_cpulist is absent", func(t *testing.T) {
-		m, d := newMachine(t, amdsim.Config{Seed: 23, GPUs: 4, NUMANodes: 4})
+		m, d := newMachine(t, amdsim.Config{Seed: 23, GPUs: 4, Host: smallHost(4)})
 		if err := os.Remove(filepath.Join(m.GPUs[2].DeviceDir, "local_cpulist")); err != nil {
 			t.Fatal(err)
 		}
@@ -72,7 +72,7 @@ func TestDiscoverFallbacks(t *testing.T) {
 		{"mi210", "mi210", "AMD Instinct MI210"},
 	} {
 		t.Run(fmt.Sprintf("product from device id (%s)", tc.model), func(t *testing.T) {
-			m, d := newMachine(t, amdsim.Config{Seed: 23, GPUs: 1, Model: tc.model})
+			m, d := newMachine(t, amdsim.Config{Seed: 23, GPUs: 1, Model: tc.model, Host: smallHost(1)})
 			if err := os.Remove(filepath.Join(m.GPUs[0].DeviceDir, "product_name")); err != nil {
 				t.Fatal(err)
 			}

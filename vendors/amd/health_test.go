@@ -93,7 +93,7 @@ func TestWatchHealth(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
-			m, err := amdsim.Generate(root, amdsim.Config{Seed: 13, GPUs: 4})
+			m, err := amdsim.Generate(root, amdsim.Config{Seed: 13, GPUs: 4, Host: smallHost(1)})
 			if err != nil {
 				t.Fatal(err)
 			}
