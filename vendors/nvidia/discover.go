@@ -8,6 +8,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"github.com/parityhpc/parity/gres"
+	"github.com/parityhpc/parity/vendors"
 )
 
 // nvidiaMajor is the fixed character major of /dev/nvidia* nodes.
@@ -86,6 +87,14 @@ func (d *Driver) discover(ctx context.Context) (*snapshot, error) {
 		}
 		seen[g.dev.UUID] = true
 		gpus = append(gpus, g)
+	}
+	switch {
+	case n == 0:
+		// The driver is loaded but there is nothing to manage (not latched:
+		// GPUs may be hot-added or a passthrough attached later).
+		return nil, fmt.Errorf("nvidia: the NVIDIA driver reports no GPUs: %w", vendors.ErrNotApplicable)
+	case len(gpus) == 0:
+		return nil, fmt.Errorf("nvidia: none of the %d GPUs NVML reports could be read", n)
 	}
 	sort.SliceStable(gpus, func(i, j int) bool { return gpus[i].addr.less(gpus[j].addr) })
 	for i, g := range gpus {

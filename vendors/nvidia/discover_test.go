@@ -317,3 +317,20 @@ func TestClosedDriverRefuses(t *testing.T) {
 		t.Fatalf("discover after close = %v", err)
 	}
 }
+
+func TestNoGPUs(t *testing.T) {
+	d := nvidia.New(dgxh100.NewWithGPUs(), nvidia.WithRoot(t.TempDir()))
+	defer d.Close()
+	if _, err := d.Discover(context.Background()); !errors.Is(err, vendors.ErrNotApplicable) {
+		t.Fatalf("discover with no GPUs = %v, want ErrNotApplicable", err)
+	}
+	r := newRig(t, nvmlsim.Config{GPUs: 2})
+	for gpu := range 2 {
+		if err := r.m.MarkLost(gpu); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := r.d.Discover(context.Background()); err == nil || errors.Is(err, vendors.ErrNotApplicable) {
+		t.Fatalf("discover with every GPU lost = %v, want a real error", err)
+	}
+}

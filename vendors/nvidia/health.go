@@ -39,7 +39,13 @@ func (d *Driver) WatchHealth(ctx context.Context, emit func(gres.Condition)) err
 	if err != nil {
 		return err
 	}
-	defer unregister()
+	started := false
+	defer func() {
+		unregister()
+		if !started {
+			d.watchers.Done()
+		}
+	}()
 	set, ret := call(d, "EventSetCreate", d.lib.EventSetCreate)
 	if ret != nvml.SUCCESS || set == nil {
 		return fmt.Errorf("nvidia: create event set: %w", ret)
@@ -63,10 +69,7 @@ func (d *Driver) WatchHealth(ctx context.Context, emit func(gres.Condition)) err
 		}
 	}
 	finished := make(chan struct{})
-	if !d.addWatcher() {
-		call(d, "EventSet.Free", func() (nvml.Return, nvml.Return) { return set.Free(), nvml.SUCCESS })
-		return ErrClosed
-	}
+	started = true
 	go func() {
 		defer d.watchers.Done()
 		defer close(finished)
@@ -83,9 +86,10 @@ func (d *Driver) WatchHealth(ctx context.Context, emit func(gres.Condition)) err
 	return nil
 }
 
-// registerWatcher ties a watch to the driver's lifetime so Close can stop
-// it. The caller must call unregister when the watch ends and, once it
-// has started its goroutine, d.watchers.Done when that goroutine exits.
+// registerWatcher ties a watch to the driver's lifetime: Close cancels it
+// and waits for d.watchers, which this counts up by one. The caller calls
+// unregister when WatchHealth returns and d.watchers.Done exactly once:
+// from the wait goroutine, or itself if it never started one.
 func (d *Driver) registerWatcher(ctx context.Context) (context.Context, func(), error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -96,23 +100,13 @@ func (d *Driver) registerWatcher(ctx context.Context) (context.Context, func(), 
 	id := d.nextID
 	d.nextID++
 	d.cancels[id] = cancel
+	d.watchers.Add(1)
 	return wctx, func() {
 		cancel()
 		d.mu.Lock()
 		delete(d.cancels, id)
 		d.mu.Unlock()
 	}, nil
-}
-
-// addWatcher counts a watch goroutine unless the driver is closing.
-func (d *Driver) addWatcher() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return false
-	}
-	d.watchers.Add(1)
-	return true
 }
 
 // registerEvents registers each whole GPU and returns how many accepted.
