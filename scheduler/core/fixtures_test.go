@@ -98,3 +98,26 @@ func decision(t *testing.T, p Plan, id JobID) Decision {
 	}
 	return d
 }
+
+// busy is a running job holding the given device indices and CPUs on one
+// node until end.
+func busy(id JobID, node string, devs []int, cpus topology.CPUSet, memMB int64, end time.Time) Job {
+	a := NodeAlloc{Node: node, CPUs: cpus, MemoryMB: memMB}
+	for _, d := range devs {
+		a.Devices = append(a.Devices, fmt.Sprintf("%s-gpu%d", node, d))
+	}
+	return Job{ID: id, State: JobRunning, Partition: "gpu", User: "bob", Account: "bio",
+		TimeLimit: end.Sub(t0) + time.Hour, Start: t0.Add(-time.Hour), Alloc: []NodeAlloc{a}}
+}
+
+// devIndices returns the device indices of a node allocation.
+func devIndices(a NodeAlloc) []int {
+	var out []int
+	for _, u := range a.Devices {
+		var d int
+		if _, err := fmt.Sscanf(u[len(a.Node):], "-gpu%d", &d); err == nil {
+			out = append(out, d)
+		}
+	}
+	return out
+}

@@ -1,0 +1,105 @@
+package core
+
+import (
+	"testing"
+	"time"
+
+	"github.com/parityhpc/parity/gres"
+	"github.com/parityhpc/parity/topology"
+)
+
+// TestPendingReasons: every way a job can wait gets Slurm's reason.
+func TestPendingReasons(t *testing.T) {
+	later := t0.Add(2 * time.Hour)
+	tests := []struct {
+		name   string
+		mod    func(s *Snapshot, j *Job)
+		want   Reason
+		known  bool // expected start known
+		action Action
+	}{
+		{name: "held by user", mod: func(_ *Snapshot, j *Job) { j.Hold = HoldUser }, want: ReasonJobHeldUser},
+		{name: "held by admin", mod: func(_ *Snapshot, j *Job) { j.Hold = HoldAdmin }, want: ReasonJobHeldAdmin},
+		{name: "dependency", mod: func(_ *Snapshot, j *Job) { j.Dependency = DependencyWaiting }, want: ReasonDependency},
+		{name: "dependency never", mod: func(_ *Snapshot, j *Job) { j.Dependency = DependencyNever }, want: ReasonDependencyNeverSatisfied},
+		{name: "begin time", mod: func(_ *Snapshot, j *Job) { j.Begin = t0.Add(time.Hour) }, want: ReasonBeginTime, known: true},
+		{name: "partition time limit", mod: func(s *Snapshot, j *Job) { s.Partitions[0].MaxTime = 30 * time.Minute }, want: ReasonPartitionTimeLimit},
+		{name: "partition node limit", mod: func(s *Snapshot, j *Job) { s.Partitions[0].MaxNodes = 1; j.Nodes = 2 }, want: ReasonPartitionNodeLimit},
+		{name: "partition down", mod: func(s *Snapshot, j *Job) { s.Partitions[0].Down = true }, want: ReasonPartitionDown},
+		{name: "unknown partition", mod: func(_ *Snapshot, j *Job) { j.Partition = "nope" }, want: ReasonPartitionConfig},
+		{name: "unknown feature", mod: func(_ *Snapshot, j *Job) { j.Constraint = "quantum" }, want: ReasonBadConstraints},
+		{name: "non-gpu gres", mod: func(_ *Snapshot, j *Job) { j.GRES.PerNode = gres.Requests{{Name: "nic", Count: 1}} }, want: ReasonBadConstraints},
+		{name: "two GPU types", mod: func(_ *Snapshot, j *Job) {
+			j.GRES.PerNode = gres.Requests{{Name: "gpu", Type: "h100", Count: 1}, {Name: "gpu", Type: "a100", Count: 1}}
+		}, want: ReasonBadConstraints},
+		{name: "more GPUs than a node has", mod: func(_ *Snapshot, j *Job) { j.GRES.PerNode[0].Count = 9 }, want: ReasonBadConstraints},
+		{name: "required node drained", mod: func(s *Snapshot, j *Job) { s.Nodes[0].State = NodeDrain; j.NodeList = []string{"n1"} }, want: ReasonReqNodeNotAvail},
+		{name: "excluded everywhere", mod: func(_ *Snapshot, j *Job) { j.Exclude = []string{"n1", "n2"} }, want: ReasonBadConstraints},
+		{name: "undefined QOS", mod: func(_ *Snapshot, j *Job) { j.QOS = "gold" }, want: ReasonInvalidQOS},
+		{name: "QOS GPUs per user", mod: func(s *Snapshot, j *Job) {
+			s.QOS = []QOS{{Name: "normal", MaxGPUsPerUser: 8}}
+			j.QOS = "normal"
+			r := busy(90, "n2", []int{0, 1, 2, 3, 4, 5, 6}, topology.CPURange(0, 3), 0, later)
+			r.User, r.QOS = j.User, "normal"
+			s.Jobs = append(s.Jobs, r)
+		}, want: ReasonQOSMaxGRESPerUser},
+		{name: "limiter", mod: func(_ *Snapshot, j *Job) {}, want: ReasonAccountingPolicy},
+		{name: "reservation not started", mod: func(s *Snapshot, j *Job) {
+			s.Reservations = []Reservation{{Name: "maint", Start: t0.Add(time.Hour), End: t0.Add(3 * time.Hour), Nodes: []string{"n1"}}}
+			j.Reservation = "maint"
+		}, want: ReasonReservation, known: true},
+		{name: "reservation unknown", mod: func(_ *Snapshot, j *Job) { j.Reservation = "ghost" }, want: ReasonReservation},
+		{name: "resources", mod: func(s *Snapshot, j *Job) {
+			s.Jobs = append(s.Jobs, busy(90, "n1", []int{0}, topology.NewCPUSet(0), 0, later), busy(91, "n2", []int{0}, topology.NewCPUSet(0), 0, later))
+			j.GRES.PerNode[0].Count = 8
+		}, want: ReasonResources, known: true, action: ActionReserve},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			snap := snapshot(gpuNode(t, "n1", "h100"), gpuNode(t, "n2", "h100"))
+			j := job(1, 1, 2, "h100", time.Hour)
+			tc.mod(&snap, &j)
+			snap.Jobs = append(snap.Jobs, j)
+			cfg := DefaultConfig()
+			if tc.want == ReasonAccountingPolicy {
+				cfg.Limits = []Limiter{func(job *Job, want Tally, held *Usage) (Reason, string, bool) {
+					return ReasonAccountingPolicy, "at most one GPU per job", held.Account(job.Account).Jobs == 0 && want.GPUs <= 1
+				}}
+			}
+			d := decision(t, Schedule(snap, cfg, t0), 1)
+			if d.Reason != tc.want || d.StartKnown != tc.known || d.Action != tc.action {
+				t.Fatalf("got %s/%s known=%v (%s), want %s/%s known=%v", d.Action, d.Reason, d.StartKnown, d.Detail, tc.action, tc.want, tc.known)
+			}
+		})
+	}
+}
+
+// TestAdminReservation: members run inside it; others may use its nodes
+// only if they finish before it starts.
+func TestAdminReservation(t *testing.T) {
+	resv := Reservation{Name: "train", Start: t0.Add(-time.Hour), End: t0.Add(5 * time.Hour), Nodes: []string{"n1"}, Accounts: []string{"physics"}}
+	future := Reservation{Name: "maint", Start: t0.Add(2 * time.Hour), End: t0.Add(5 * time.Hour), Nodes: []string{"n1"}}
+	tests := []struct {
+		name   string
+		resv   Reservation
+		mod    func(j *Job)
+		wantOn string
+	}{
+		{name: "member runs in it", resv: resv, mod: func(j *Job) { j.Reservation = "train" }, wantOn: "n1"},
+		{name: "non-member avoids an active one", resv: resv, mod: func(j *Job) { j.Account = "bio" }, wantOn: "n2"},
+		{name: "short job uses nodes before it starts", resv: future, mod: func(j *Job) { j.TimeLimit = time.Hour }, wantOn: "n1"},
+		{name: "long job avoids nodes of a future one", resv: future, mod: func(j *Job) { j.TimeLimit = 3 * time.Hour }, wantOn: "n2"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			snap := snapshot(gpuNode(t, "n1", "h100"), gpuNode(t, "n2", "h100"))
+			snap.Reservations = []Reservation{tc.resv}
+			j := job(1, 1, 8, "h100", time.Hour)
+			tc.mod(&j)
+			snap.Jobs = []Job{j}
+			if s := mustStart(t, Schedule(snap, DefaultConfig(), t0), 1); s.Nodes[0].Node != tc.wantOn {
+				t.Fatalf("on %s, want %s", s.Nodes[0].Node, tc.wantOn)
+			}
+		})
+	}
+}
