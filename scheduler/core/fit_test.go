@@ -85,9 +85,9 @@ func TestFit(t *testing.T) {
 			reason: ReasonBadConstraints,
 		},
 		{
-			name:  "exclusive needs an idle node",
-			nodes: func(t *testing.T) []Node { return []Node{gpuNode(t, "n1", "h100"), gpuNode(t, "n2", "h100")} },
-			running: []Job{busy(90, "n1", nil, topology.NewCPUSet(0), 0, later)},
+			name:     "exclusive needs an idle node",
+			nodes:    func(t *testing.T) []Node { return []Node{gpuNode(t, "n1", "h100"), gpuNode(t, "n2", "h100")} },
+			running:  []Job{busy(90, "n1", nil, topology.NewCPUSet(0), 0, later)},
 			job:      func() Job { j := job(1, 1, 0, "", time.Hour); j.Exclusive = true; return j },
 			wantNode: "n2",
 		},
@@ -104,8 +104,8 @@ func TestFit(t *testing.T) {
 			reason: ReasonBadConstraints,
 		},
 		{
-			name:  "GPUs per task scale with tasks per node",
-			nodes: func(t *testing.T) []Node { return []Node{gpuNode(t, "n1", "h100"), gpuNode(t, "n2", "h100")} },
+			name:    "GPUs per task scale with tasks per node",
+			nodes:   func(t *testing.T) []Node { return []Node{gpuNode(t, "n1", "h100"), gpuNode(t, "n2", "h100")} },
 			running: []Job{busy(90, "n1", []int{0, 1, 2, 3, 4}, topology.CPURange(0, 3), 0, later)},
 			job: func() Job {
 				j := job(1, 1, 0, "", time.Hour)
