@@ -120,3 +120,26 @@ func TestWatchHealthNeedsEmit(t *testing.T) {
 		t.Fatal("nil emit accepted")
 	}
 }
+
+func TestEventsOnLostAndMIGDevices(t *testing.T) {
+	r := newRig(t, nvmlsim.Config{MIG: map[int][]string{6: {"3g.40gb", "4g.40gb"}}})
+	conds, stop := watch(t, r)
+	defer stop()
+	// After falling off the bus the GPU no longer answers GetUUID; the
+	// event must still be attributed through the discovered handle.
+	if err := r.m.MarkLost(4); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.m.InjectXID(4, 79); err != nil {
+		t.Fatal(err)
+	}
+	if c := await(t, conds); c.UUID != r.m.UUIDs()[4] || c.Code != "79" {
+		t.Errorf("lost gpu condition %+v", c)
+	}
+	if err := r.m.InjectMIGXID(6, 1, 31); err != nil {
+		t.Fatal(err)
+	}
+	if c := await(t, conds); c.UUID != r.m.MIGUUIDs(6)[1] || c.Code != "31" || c.Severity != gres.SeverityInfo {
+		t.Errorf("mig condition %+v, want it on %s", c, r.m.MIGUUIDs(6)[1])
+	}
+}

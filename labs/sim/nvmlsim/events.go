@@ -99,8 +99,12 @@ func (m *Machine) WaitRegistered(ctx context.Context, gpu int, mask uint64) erro
 
 // emit queues an event on every set registered for it; m.mu is held.
 func (m *Machine) emit(g *gpuState, eventType, data uint64) {
-	ev := nvml.EventData{Device: g.dev, EventType: eventType, EventData: data,
-		GpuInstanceId: nvml.GPU_INSTANCE_ID_ANY, ComputeInstanceId: nvml.COMPUTE_INSTANCE_ID_ANY}
+	m.emitOn(g, eventType, data, nvml.GPU_INSTANCE_ID_ANY, nvml.COMPUTE_INSTANCE_ID_ANY)
+}
+
+// emitOn is emit with explicit MIG instance ids; m.mu is held.
+func (m *Machine) emitOn(g *gpuState, eventType, data uint64, gi, ci uint32) {
+	ev := nvml.EventData{Device: g.dev, EventType: eventType, EventData: data, GpuInstanceId: gi, ComputeInstanceId: ci}
 	for _, q := range m.sets {
 		q.push(g.index, ev)
 	}

@@ -191,6 +191,23 @@ func (m *Machine) InjectXID(gpu int, xid uint64) error {
 	return nil
 }
 
+// InjectMIGXID raises an XID inside one MIG instance (mig indexes
+// MIGUUIDs(gpu)); the event names the instance's GPU and compute instance
+// ids, as NVML does for faults contained in an instance.
+func (m *Machine) InjectMIGXID(gpu, mig int, xid uint64) error {
+	g, err := m.gpu(gpu)
+	if err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	if mig < 0 || mig >= len(g.mig) {
+		return fmt.Errorf("nvmlsim: gpu %d has no mig device %d", gpu, mig)
+	}
+	s := g.mig[mig]
+	m.emitOn(g, nvml.EventTypeXidCriticalError, xid, uint32(s.giID), uint32(s.ciID))
+	return nil
+}
+
 // SetUtilization sets the GPU's busy percentage (0..100); power draw
 // follows it linearly between idle and TDP.
 func (m *Machine) SetUtilization(gpu int, pct uint32) error {
