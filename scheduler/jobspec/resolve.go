@@ -1,0 +1,178 @@
+package jobspec
+
+import (
+	"errors"
+	"path"
+	"slices"
+	"strconv"
+
+	"github.com/parityhpc/parity/gres"
+)
+
+// finish applies the defaults and derivations sbatch makes without cluster
+// knowledge, resolves the GRES request and validates option combinations.
+func (b *builder) finish(env map[string]string) error {
+	r := b.req
+	b.defaultName()
+	if err := b.deriveNodes(); err != nil {
+		return err
+	}
+	b.deriveTasks()
+	if err := b.resolveGRES(); err != nil {
+		return err
+	}
+	if r.NTasksPerGPU > 0 && !r.Explicit("ntasks") && r.GRES.PerJob.Count("gpu") > 0 {
+		r.NTasks = r.NTasksPerGPU * int(r.GRES.PerJob.Count("gpu"))
+		r.Sources["ntasks"] = "derived from --ntasks-per-gpu"
+	}
+	if err := b.validate(); err != nil {
+		return err
+	}
+	b.defaultFiles()
+	if r.WorkDir == "" {
+		r.WorkDir, r.Sources["workDir"] = r.SubmitDir, SourceDefault
+	} else {
+		r.WorkDir = joinDir(r.SubmitDir, r.WorkDir)
+	}
+	r.Env = r.Export.Apply(env)
+	return nil
+}
+
+func (b *builder) defaultName() {
+	r := b.req
+	if r.Name != "" {
+		return
+	}
+	switch {
+	case r.Wrap != "":
+		r.Name = "wrap"
+	case r.ScriptPath != "":
+		r.Name = path.Base(r.ScriptPath)
+	default:
+		r.Name = "sbatch"
+	}
+	r.Sources["name"] = SourceDefault
+}
+
+// deriveNodes makes the node count cover -w (a required node list) and
+// trims it to an explicit task count, as sbatch does.
+func (b *builder) deriveNodes() error {
+	r := b.req
+	if n := len(r.NodeList); n > 0 {
+		switch {
+		case r.Nodes.IsZero():
+			r.Nodes = NodeRange{Min: n, Max: n}
+			r.Sources["nodes"] = "derived from --nodelist"
+		case r.Nodes.Max < n:
+			return &OptionError{Option: "--nodelist", Value: CompressHostlist(r.NodeList), Source: r.Sources["nodeList"],
+				Reason: "names " + strconv.Itoa(n) + " nodes, more than the maximum node count " + strconv.Itoa(r.Nodes.Max) + " (--nodes)"}
+		case r.Nodes.Min < n:
+			r.Nodes.Min = n
+		}
+	}
+	for _, h := range r.Exclude {
+		if _, found := slices.BinarySearch(r.NodeList, h); found {
+			return &OptionError{Option: "--exclude", Value: h, Source: r.Sources["exclude"], Reason: "node is also required by --nodelist"}
+		}
+	}
+	if r.Explicit("ntasks") && r.NTasks < r.Nodes.Min {
+		b.warnf("can't run %d processes on %d nodes, setting nnodes to %d", r.NTasks, r.Nodes.Min, r.NTasks)
+		r.Nodes.Min = r.NTasks
+		r.Nodes.Max = max(r.Nodes.Max, r.Nodes.Min)
+	}
+	return nil
+}
+
+// deriveTasks sets the task count when -n was not given: tasks per node
+// times nodes, or one per node.
+func (b *builder) deriveTasks() {
+	r := b.req
+	if r.Explicit("ntasks") {
+		return
+	}
+	nodes := max(r.Nodes.Min, 1)
+	if r.NTasksPerNode > 0 {
+		r.NTasks, r.Sources["ntasks"] = nodes*r.NTasksPerNode, "derived from --ntasks-per-node"
+		return
+	}
+	r.NTasks, r.Sources["ntasks"] = nodes, SourceDefault
+}
+
+// optionFields maps option names in gres errors to Request source keys.
+var optionFields = map[string]string{"--gres": "gres", "--gpus": "gpus", "--gpus-per-node": "gpusPerNode", "--gpus-per-task": "gpusPerTask"}
+
+func (b *builder) resolveGRES() error {
+	r := b.req
+	ntasks := 0
+	if r.Explicit("ntasks") || isDerived(r.Sources["ntasks"]) && r.NTasksPerNode > 0 {
+		ntasks = r.NTasks
+	}
+	jr, err := gres.ParseFlags(gres.Flags{GRES: r.GPU.GRES, GPUs: r.GPU.GPUs, GPUsPerNode: r.GPU.GPUsPerNode, GPUsPerTask: r.GPU.GPUsPerTask}, ntasks)
+	if err != nil {
+		oe := &OptionError{Err: err}
+		var se *gres.SyntaxError
+		if errors.As(err, &se) {
+			oe.Option, oe.Value, oe.Source = se.Field, se.Value, r.Sources[optionFields[se.Field]]
+		}
+		return oe
+	}
+	r.GRES = jr
+	if r.GPU.GPUsPerSocket != "" {
+		if _, err := gres.ParseGPUs("--gpus-per-socket", r.GPU.GPUsPerSocket); err != nil {
+			return &OptionError{Option: "--gpus-per-socket", Value: r.GPU.GPUsPerSocket, Source: r.Sources["gpusPerSocket"], Err: err}
+		}
+	}
+	return nil
+}
+
+// validate checks option combinations Slurm refuses whatever the cluster.
+func (b *builder) validate() error {
+	r := b.req
+	conflict := func(opt, value, field, why string) error {
+		return &OptionError{Option: opt, Value: value, Source: r.Sources[field], Reason: why}
+	}
+	if r.NTasksPerGPU > 0 {
+		v := strconv.Itoa(r.NTasksPerGPU)
+		switch {
+		case r.Nodes.Min != r.Nodes.Max:
+			return conflict("--ntasks-per-gpu", v, "ntasksPerGpu", "cannot be used with a node range (--nodes="+r.Nodes.String()+")")
+		case r.GPU.GPUsPerTask != "":
+			return conflict("--ntasks-per-gpu", v, "ntasksPerGpu", "cannot be used with --gpus-per-task")
+		case r.GPU.GPUsPerSocket != "":
+			return conflict("--ntasks-per-gpu", v, "ntasksPerGpu", "cannot be used with --gpus-per-socket")
+		case r.NTasksPerNode > 0:
+			return conflict("--ntasks-per-gpu", v, "ntasksPerGpu", "cannot be used with --ntasks-per-node")
+		}
+	}
+	if r.GPU.GPUsPerSocket != "" && r.Extra["sockets-per-node"] == "" {
+		return conflict("--gpus-per-socket", r.GPU.GPUsPerSocket, "gpusPerSocket", "requires --sockets-per-node")
+	}
+	if r.CPUsPerGPU > 0 && r.Explicit("cpusPerTask") {
+		return conflict("--cpus-per-gpu", strconv.Itoa(r.CPUsPerGPU), "cpusPerGpu", "cannot be used with --cpus-per-task")
+	}
+	if r.TimeMin > 0 && r.TimeLimit > 0 && r.TimeMin > r.TimeLimit {
+		return conflict("--time-min", r.TimeMin.String(), "timeMin", "is longer than --time="+r.TimeLimit.String())
+	}
+	if !r.Begin.IsZero() && !r.Deadline.IsZero() && r.Deadline.Before(r.Begin) {
+		return conflict("--deadline", FormatTime(r.Deadline, nil), "deadline", "is before --begin="+FormatTime(r.Begin, nil))
+	}
+	if r.Exclusive != "" && r.Oversubscribe {
+		return conflict("--exclusive", r.Exclusive, "exclusive", "cannot be used with --oversubscribe")
+	}
+	return nil
+}
+
+// defaultFiles applies the output defaults: slurm-%j.out (slurm-%A_%a.out
+// for arrays) in the working directory, stderr with stdout.
+func (b *builder) defaultFiles() {
+	r := b.req
+	if r.Output == "" {
+		r.Output, r.Sources["output"] = "slurm-%j.out", SourceDefault
+		if r.Array != nil {
+			r.Output = "slurm-%A_%a.out"
+		}
+	}
+	if r.Error == "" {
+		r.Error, r.Sources["error"] = r.Output, "derived from --output"
+	}
+}
