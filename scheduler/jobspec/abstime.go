@@ -1,6 +1,7 @@
 package jobspec
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -119,6 +120,9 @@ func parseDelta(s string) (time.Duration, error) {
 		if unit == 0 {
 			return 0, reason("unknown unit " + strconv.Quote(u))
 		}
+	}
+	if time.Duration(n) > math.MaxInt64/unit {
+		return 0, reason("offset too large")
 	}
 	return sign * time.Duration(n) * unit, nil
 }

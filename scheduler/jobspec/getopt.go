@@ -17,7 +17,7 @@ const (
 // came from. level orders sources: directives < SBATCH_* < command line.
 type setting struct {
 	spec     *optionSpec
-	name     string // as typed, for messages ("-t", "--time")
+	name     string // the long name, for messages ("--time")
 	value    string
 	hasValue bool
 	source   string
@@ -99,7 +99,7 @@ func shortOptions(words []string, table *optionTable) ([]setting, int, error) {
 		if spec == nil {
 			return nil, 0, &OptionError{Option: "-" + w[j:j+1], Reason: "unknown option"}
 		}
-		s := setting{spec: spec, name: "-" + w[j:j+1]}
+		s := setting{spec: spec, name: "--" + spec.long}
 		if spec.arg == noArg || spec.arg == optionalArg {
 			out = append(out, s)
 			continue
