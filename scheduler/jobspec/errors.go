@@ -34,13 +34,13 @@ type OptionError struct {
 	Option string // "--time"
 	Value  string
 	Source string
-	Reason string // set when Err is nil
+	Reason string // what is wrong; Err's message when empty
 	Err    error  // the grammar's error, if any
 }
 
 func (e *OptionError) Error() string {
 	msg := e.Reason
-	if e.Err != nil {
+	if msg == "" && e.Err != nil {
 		msg = e.Err.Error()
 	}
 	src := ""

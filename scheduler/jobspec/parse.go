@@ -147,7 +147,7 @@ func (b *builder) loadScript(script []byte, cli []setting, positional []string) 
 		if len(positional) > 0 || script != nil {
 			return nil, &OptionError{Option: "--wrap", Value: wrap, Source: SourceCLI, Reason: "no script or script arguments may be given with --wrap"}
 		}
-		return []byte("#!/bin/sh\n" + wrap + "\n"), nil
+		script = []byte("#!/bin/sh\n" + wrap + "\n")
 	case len(positional) > 0:
 		r.ScriptPath, r.ScriptArgs = positional[0], positional[1:]
 		if script == nil {

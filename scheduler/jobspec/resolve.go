@@ -112,7 +112,10 @@ func (b *builder) resolveGRES() error {
 		oe := &OptionError{Err: err}
 		var se *gres.SyntaxError
 		if errors.As(err, &se) {
-			oe.Option, oe.Value, oe.Source = se.Field, se.Value, r.Sources[optionFields[se.Field]]
+			oe.Option, oe.Value, oe.Source, oe.Reason = se.Field, se.Value, r.Sources[optionFields[se.Field]], se.Reason
+			if se.Term != "" && se.Term != se.Value {
+				oe.Reason = "term " + strconv.Quote(se.Term) + ": " + se.Reason
+			}
 		}
 		return oe
 	}
