@@ -1,0 +1,119 @@
+package presets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/parityhpc/parity/labs/sim"
+	"github.com/parityhpc/parity/labs/sim/hostsim"
+	"github.com/parityhpc/parity/vendors"
+	"github.com/parityhpc/parity/vendors/builtin"
+	"github.com/parityhpc/parity/vendors/cpu"
+)
+
+// ErrUnknownTemplate is returned by Lookup for a name no template has.
+var ErrUnknownTemplate = errors.New("presets: unknown machine template")
+
+// Options say where and how to build a simulated machine.
+type Options struct {
+	Root     string // directory that receives the machine's files; must exist
+	Seed     int64  // identities (UUIDs, serials) derive from it
+	Hostname string // defaults to the template name
+}
+
+// Faults are the hooks that change a simulated machine's hardware state
+// through the same paths the drivers read. GPU numbers are local indices.
+type Faults interface {
+	// Inject raises a named fault on a GPU: "xid-79", "xid-48", "ecc-ue",
+	// "ras-ue", "lost", "hot" (the set depends on the vendor).
+	Inject(gpu int, fault string) error
+	// SetUtilization sets a GPU's busy percentage.
+	SetUtilization(gpu int, pct int) error
+	// WaitWatched blocks until a health watcher listens for the GPU's
+	// faults (event-driven backends lose events raised before that, as real
+	// hardware does); polling backends return at once.
+	WaitWatched(ctx context.Context, gpu int) error
+}
+
+// Machine is a built simulated host: its drivers, the sim root and the
+// fault hooks. Close releases driver handles.
+type Machine struct {
+	Template string
+	Hostname string
+	Root     string
+	Layout   sim.HostLayout
+	Drivers  []vendors.Driver
+	Faults   Faults // nil for machines without accelerators
+}
+
+// Close closes every driver that holds resources.
+func (m *Machine) Close() error { return builtin.Close(m.Drivers) }
+
+// Template describes and builds one named simulated machine.
+type Template struct {
+	Name        string
+	Description string
+	Layout      sim.HostLayout
+	// accel builds the accelerator backend and driver in dir, if any.
+	accel func(ctx context.Context, root string, seed int64, layout sim.HostLayout, hostname string) (vendors.Driver, Faults, error)
+}
+
+// Build creates the machine's files under opts.Root and its drivers.
+func (t Template) Build(ctx context.Context, opts Options) (*Machine, error) {
+	if opts.Root == "" {
+		return nil, fmt.Errorf("presets: %s: empty root directory", t.Name)
+	}
+	host := opts.Hostname
+	if host == "" {
+		host = t.Name
+	}
+	// One root holds the whole simulated host (/sys, /proc, /dev), as a
+	// chroot would: every driver of the machine reads the same tree.
+	if err := hostsim.Generate(opts.Root, t.Layout, host); err != nil {
+		return nil, fmt.Errorf("presets: %s: %w", t.Name, err)
+	}
+	m := &Machine{Template: t.Name, Hostname: host, Root: opts.Root, Layout: t.Layout}
+	if t.accel != nil {
+		d, faults, err := t.accel(ctx, opts.Root, opts.Seed, t.Layout, host)
+		if err != nil {
+			return nil, fmt.Errorf("presets: %s: %w", t.Name, err)
+		}
+		m.Drivers = append(m.Drivers, d)
+		m.Faults = faults
+	}
+	m.Drivers = append(m.Drivers, cpu.New(cpu.WithChroot(opts.Root), cpu.WithHostname(host)))
+	return m, nil
+}
+
+// templates returns the built-in machines, built anew on each call so no
+// caller can change another's.
+func templates() map[string]Template {
+	list := []Template{dgxH100(), dgxA100(), mi300x(), mi300xNPS1(), cpuOnly()}
+	out := make(map[string]Template, len(list))
+	for _, t := range list {
+		out[t.Name] = t
+	}
+	return out
+}
+
+// Names lists the built-in template names, sorted.
+func Names() []string {
+	var names []string
+	for n := range templates() {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Lookup returns the named template or an error listing the known names.
+func Lookup(name string) (Template, error) {
+	t, ok := templates()[name]
+	if !ok {
+		return Template{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownTemplate, name, strings.Join(Names(), ", "))
+	}
+	return t, nil
+}

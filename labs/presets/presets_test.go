@@ -1,0 +1,129 @@
+package presets
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/parityhpc/parity/gres"
+	"github.com/parityhpc/parity/vendors"
+)
+
+func build(t *testing.T, name string, seed int64) *Machine {
+	t.Helper()
+	tmpl, err := Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := tmpl.Build(context.Background(), Options{Root: t.TempDir(), Seed: seed})
+	if err != nil {
+		t.Fatalf("build %s: %v", name, err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	return m
+}
+
+func discover(t *testing.T, m *Machine) gres.Inventory {
+	t.Helper()
+	found, err := vendors.DiscoverAll(context.Background(), m.Drivers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found.Inventory
+}
+
+func TestEveryTemplateBuildsAndDiscovers(t *testing.T) {
+	want := map[string]int{"dgx-h100": 8, "dgx-a100": 8, "mi300x": 8, "mi300x-nps1": 8, "cpu": 0}
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			m := build(t, name, 1)
+			inv := discover(t, m)
+			if n, ok := want[name]; !ok || len(inv.Devices) != n {
+				t.Errorf("%s: %d devices, want %d", name, len(inv.Devices), n)
+			}
+			if inv.Host == nil || inv.Host.CPUs.Count() != m.Layout.CPUs() || len(inv.Host.NUMA) != m.Layout.NUMANodes {
+				t.Errorf("%s: host %+v does not match layout %+v", name, inv.Host, m.Layout)
+			}
+			if (m.Faults == nil) != (want[name] == 0) {
+				t.Errorf("%s: fault hooks present=%v with %d devices", name, m.Faults != nil, want[name])
+			}
+		})
+	}
+}
+
+func TestSeedMakesIdentitiesReproducible(t *testing.T) {
+	for _, name := range []string{"dgx-h100", "mi300x"} {
+		a, b, c := discover(t, build(t, name, 7)), discover(t, build(t, name, 7)), discover(t, build(t, name, 8))
+		if a.Devices[0].UUID != b.Devices[0].UUID {
+			t.Errorf("%s: same seed gave %s and %s", name, a.Devices[0].UUID, b.Devices[0].UUID)
+		}
+		if a.Devices[0].UUID == c.Devices[0].UUID {
+			t.Errorf("%s: different seeds gave the same UUID %s", name, a.Devices[0].UUID)
+		}
+	}
+}
+
+func TestLookupUnknownNamesTheKnownOnes(t *testing.T) {
+	_, err := Lookup("nope")
+	if !errors.Is(err, ErrUnknownTemplate) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestFatalFaultReachesTheNVIDIADriver(t *testing.T) {
+	m := build(t, "dgx-h100", 1)
+	inv := discover(t, m)
+	var watcher vendors.HealthWatcher
+	for _, d := range m.Drivers {
+		if w, ok := d.(vendors.HealthWatcher); ok {
+			watcher = w
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	got := make(chan gres.Condition, 4)
+	go func() { _ = watcher.WatchHealth(ctx, func(c gres.Condition) { got <- c }) }()
+	if err := m.Faults.Inject(3, "bogus"); err == nil {
+		t.Error("unknown fault accepted")
+	}
+	if err := m.Faults.WaitWatched(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Faults.Inject(3, "fatal"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case c := <-got:
+		if c.UUID != inv.Devices[3].UUID || c.Severity != gres.SeverityFatal {
+			t.Fatalf("condition %+v, want fatal on GPU 3 (%s)", c, inv.Devices[3].UUID)
+		}
+	case <-ctx.Done():
+		t.Fatal("no condition arrived")
+	}
+}
+
+func TestUtilizationHookReachesSamplers(t *testing.T) {
+	for _, name := range []string{"dgx-h100", "mi300x"} {
+		m := build(t, name, 1)
+		if err := m.Faults.SetUtilization(2, 73); err != nil {
+			t.Fatal(err)
+		}
+		inv := discover(t, m)
+		for _, d := range m.Drivers {
+			s, ok := d.(vendors.Sampler)
+			if !ok {
+				continue
+			}
+			samples, err := s.Sample(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, smp := range samples {
+				if smp.UUID == inv.Devices[2].UUID && smp.UtilizationPct != 73 {
+					t.Errorf("%s: GPU 2 utilisation %v, want 73", name, smp.UtilizationPct)
+				}
+			}
+		}
+	}
+}
