@@ -1,6 +1,6 @@
 # The README's test command is `make test`; .ci/run calls exactly that.
 GO ?= go
-FUZZTIME ?= 5s
+FUZZTIME ?= 3s
 
 .PHONY: all build test vet unit fuzz bench-sched devices
 
@@ -16,10 +16,9 @@ vet:
 unit:
 	$(GO) test -race -count=1 ./...
 
-# Parsers of user input get a short fuzzing run on every test pass.
+# Every parser of user input gets a short fuzzing run on every test pass.
 fuzz:
-	$(GO) test -run='^$$' -fuzz='^FuzzParseGRES$$' -fuzztime=$(FUZZTIME) ./gres
-	$(GO) test -run='^$$' -fuzz='^FuzzParseCPUList$$' -fuzztime=$(FUZZTIME) ./topology
+	FUZZTIME=$(FUZZTIME) ./.ci/fuzz.sh
 
 test: vet fuzz unit
 
