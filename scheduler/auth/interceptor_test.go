@@ -1,0 +1,63 @@
+package auth
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+func TestAuthenticate(t *testing.T) {
+	key := testKey(t)
+	tok := func(c Claims) string {
+		c.IssuedAt = t0
+		s, err := Sign(key, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return "Bearer " + s
+	}
+	a := &Authenticator{Key: key, Now: func() time.Time { return t0 },
+		Elevate: func(u string) Role {
+			if u == "olga" {
+				return RoleOperator
+			}
+			return RoleUser
+		}}
+	const jobs, agent = "/parity.v1.Jobs/Submit", "/parity.v1.Agent/Heartbeat"
+	tests := []struct {
+		name, header, method string
+		code                 codes.Code
+		role                 Role
+	}{
+		{"no token", "", jobs, codes.Unauthenticated, ""},
+		{"not bearer", "Basic x", jobs, codes.Unauthenticated, ""},
+		{"forged", "Bearer pt1.e30.AAAA", jobs, codes.Unauthenticated, ""},
+		{"expired", tok(Claims{User: "alice", Role: RoleUser, Expires: t0}), jobs, codes.Unauthenticated, ""},
+		{"user", tok(Claims{User: "alice", Role: RoleUser}), jobs, codes.OK, RoleUser},
+		{"configured operator", tok(Claims{User: "olga", Role: RoleUser}), jobs, codes.OK, RoleOperator},
+		{"admin token not lowered by config", tok(Claims{User: "root", Role: RoleAdmin}), jobs, codes.OK, RoleAdmin},
+		{"user on agent service", tok(Claims{User: "alice", Role: RoleUser}), agent, codes.PermissionDenied, ""},
+		{"agent on agent service", tok(Claims{User: "gpu001", Role: RoleAgent, Node: "gpu001"}), agent, codes.OK, RoleAgent},
+		{"agent on jobs", tok(Claims{User: "gpu001", Role: RoleAgent, Node: "gpu001"}), jobs, codes.PermissionDenied, ""},
+		{"admin on agent service", tok(Claims{User: "root", Role: RoleAdmin}), agent, codes.OK, RoleAdmin},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			if tc.header != "" {
+				ctx = metadata.NewIncomingContext(ctx, metadata.Pairs(MetadataKey, tc.header))
+			}
+			id, err := a.Authenticate(ctx, tc.method)
+			if got := status.Code(err); got != tc.code {
+				t.Fatalf("code %v (%v), want %v", got, err, tc.code)
+			}
+			if err == nil && id.Role != tc.role {
+				t.Fatalf("role %q, want %q", id.Role, tc.role)
+			}
+		})
+	}
+}

@@ -1,0 +1,63 @@
+package client
+
+import (
+	"context"
+
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+)
+
+// ListNodes returns the nodes the filter selects, by name.
+func (c *Client) ListNodes(ctx context.Context, f *pb.ListNodesRequest) ([]*pb.Node, error) {
+	if f == nil {
+		f = &pb.ListNodesRequest{}
+	}
+	r, err := c.nodes.List(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	return r.GetNodes(), nil
+}
+
+// GetNode returns one node.
+func (c *Client) GetNode(ctx context.Context, name string) (*pb.Node, error) {
+	return c.nodes.Get(ctx, &pb.GetNodeRequest{Name: name})
+}
+
+// UpdateNodes drains, resumes or downs nodes (or single GPUs).
+func (c *Client) UpdateNodes(ctx context.Context, u *pb.UpdateNodeRequest) ([]*pb.Node, error) {
+	r, err := c.nodes.Update(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	return r.GetNodes(), nil
+}
+
+// Info summarises the cluster.
+func (c *Client) Info(ctx context.Context) (*pb.ClusterInfo, error) {
+	return c.cluster.Info(ctx, &pb.InfoRequest{})
+}
+
+// Events queries the decision log.
+func (c *Client) Events(ctx context.Context, f *pb.EventsRequest) ([]*pb.Event, error) {
+	if f == nil {
+		f = &pb.EventsRequest{}
+	}
+	r, err := c.cluster.Events(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	return r.GetEvents(), nil
+}
+
+// Priority returns pending jobs' priority breakdowns (sprio).
+func (c *Client) Priority(ctx context.Context, f *pb.PriorityRequest) (*pb.PriorityResponse, error) {
+	if f == nil {
+		f = &pb.PriorityRequest{}
+	}
+	return c.cluster.Priority(ctx, f)
+}
+
+// WhoAmI returns the caller's identity as the controller sees it.
+func (c *Client) WhoAmI(ctx context.Context) (*pb.Identity, error) {
+	return c.cluster.WhoAmI(ctx, &pb.WhoAmIRequest{})
+}
