@@ -1,0 +1,320 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/parityhpc/parity/labs/trace"
+	"github.com/parityhpc/parity/scheduler/core"
+)
+
+// Outcome is what happened to one trace job in the replay. Times are
+// seconds from the trace start; Start is -1 for a job that never ran.
+type Outcome struct {
+	Start, End int64
+	// Killed is set when the job hit its time limit before its recorded runtime.
+	Killed bool
+}
+
+// Rejected is a job the replay left out, and why.
+type Rejected struct {
+	ID     int64  `json:"id"`
+	Line   int    `json:"line"`
+	Reason string `json:"reason"`
+}
+
+// sim is one replay in progress.
+type sim struct {
+	ctx  context.Context
+	opts *Options
+	cfg  core.Config
+	m    mapping
+	jobs []trace.Job
+	snap core.Snapshot
+	out  []Outcome
+	// Active jobs live in slots; pos maps a job index to its slot (-1 when
+	// not active). running lists running jobs' indices (runAt: position by
+	// slot); pending lists waiting jobs' indices in submit order, compacted
+	// lazily.
+	slots     []core.Job
+	freeSlots []int32
+	pos       []int32
+	runAt     []int32
+	running   []int32
+	pending   []int32
+	ends      endHeap
+	fs        *fairShare
+	frag      *fragmentation
+	rec       recorder
+	prog      Progress
+	busy      int64 // units held by running jobs (trace processors or GPUs)
+	queue     int   // pending jobs
+	free      int64 // lab units (CPUs or GPUs) no running job holds
+	// demand holds pending jobs' unit counts; see skip and window.
+	demand demandSet
+	// static is set when every job's priority is equal, so the core's
+	// queue order is submit order and the pass window can be cut.
+	static  bool
+	noSkip  bool // pass every job to every pass (tests prove it changes nothing)
+	skipped int
+	// blocked is set when the last pass left jobs waiting and no job has
+	// ended since: under FCFS with a static order its first blocked job
+	// still cannot start, so nothing behind it can either.
+	blocked bool
+
+	rejected    []Rejected
+	unscheduled []Rejected
+	warnings    map[string]int
+}
+
+// Run replays a trace under one policy. It returns an error for options
+// that do not fit the trace, for a job larger than the lab under
+// StrictFit, and when ctx is cancelled.
+func Run(ctx context.Context, tr *trace.Trace, opts Options) (*Result, error) {
+	s, err := newSim(ctx, tr, &opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.loop(); err != nil {
+		return nil, err
+	}
+	return s.result(tr), nil
+}
+
+func newSim(ctx context.Context, tr *trace.Trace, o *Options) (*sim, error) {
+	if o.Policy == "" {
+		o.Policy = PolicyEASY
+	}
+	if _, err := ParsePolicy(string(o.Policy)); err != nil {
+		return nil, err
+	}
+	cfg, err := o.schedulerConfig()
+	if err != nil {
+		return nil, err
+	}
+	m, err := newMapping(tr, o)
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := m.lab.coreNodes()
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		names[i] = n.Name
+	}
+	s := &sim{ctx: ctx, opts: o, cfg: cfg, m: m, jobs: tr.Jobs, out: make([]Outcome, len(tr.Jobs)),
+		pos: make([]int32, len(tr.Jobs)), warnings: map[string]int{}}
+	s.snap = core.Snapshot{Nodes: nodes, Partitions: []core.Partition{{Name: partition, Nodes: names}}}
+	for i := range s.pos {
+		s.pos[i] = -1
+		s.out[i].Start, s.out[i].End = -1, -1
+	}
+	for i := range tr.Jobs {
+		if why := m.fits(&tr.Jobs[i]); why != "" {
+			r := Rejected{ID: tr.Jobs[i].ID, Line: tr.Jobs[i].Line, Reason: why}
+			if o.StrictFit {
+				return nil, fmt.Errorf("%w: job %d (line %d) %s", ErrOptions, r.ID, r.Line, why)
+			}
+			s.rejected = append(s.rejected, r)
+		}
+	}
+	if cfg.Priority.Weights.FairShare > 0 {
+		s.fs = newFairShare(tr.Jobs, cfg.Priority.HalfLife)
+		s.snap.Associations, s.snap.Usage = s.fs.assocs, s.fs.usage
+	}
+	if m.gpus {
+		s.frag = newFragmentation(nodes, m.lab.PerNode)
+	}
+	s.static = staticOrder(cfg)
+	s.noSkip = o.fullPasses
+	s.prog.Total = len(tr.Jobs) - len(s.rejected)
+	s.free = int64(m.capacity)
+	s.demand = newDemandSet(m.capacity)
+	s.rec = newRecorder(o.SeriesPoints)
+	return s, nil
+}
+
+// loop is the event loop: at each instant, finish the jobs that end, queue
+// the jobs submitted, and run one scheduling pass if a waiting job could
+// fit in what is free.
+func (s *sim) loop() error {
+	next := 0 // next job to submit
+	for next < len(s.jobs) || s.ends.Len() > 0 {
+		t := s.nextTime(next)
+		if s.prog.Passes%1024 == 0 {
+			if err := s.ctx.Err(); err != nil {
+				return fmt.Errorf("replay stopped at simulated second %d: %w", t, err)
+			}
+		}
+		for s.ends.Len() > 0 && s.ends.top().t <= t {
+			s.finish(int(s.ends.pop().job))
+		}
+		for ; next < len(s.jobs) && s.jobs[next].Submit <= t; next++ {
+			s.submit(next)
+		}
+		started := 0
+		switch {
+		case s.queue == 0:
+		case s.noSkip:
+			started = s.pass(t)
+		case int64(s.demand.min()) > s.free:
+			s.skipped++ // no waiting job fits in what is free: nothing can start
+		case s.blocked && s.static && s.cfg.Backfill == core.BackfillNone:
+			s.skipped++ // FCFS: the head is still blocked
+		default:
+			started = s.pass(t)
+			s.blocked = s.queue > 0
+		}
+		s.rec.point(t, s.busy, s.queue)
+		if s.frag != nil {
+			s.frag.observe(t, s.queue)
+		}
+		if s.queue > 0 && started == 0 && s.ends.Len() == 0 && next == len(s.jobs) {
+			s.strand(t)
+			break
+		}
+	}
+	if s.opts.Progress != nil {
+		s.opts.Progress(s.prog)
+	}
+	return nil
+}
+
+func (s *sim) nextTime(next int) int64 {
+	t := int64(1) << 62
+	if next < len(s.jobs) {
+		t = s.jobs[next].Submit
+	}
+	if s.ends.Len() > 0 {
+		t = min(t, s.ends.top().t)
+	}
+	return t
+}
+
+func (s *sim) submit(i int) {
+	j := &s.jobs[i]
+	if s.m.fits(j) != "" {
+		return // rejected up front, reported
+	}
+	var slot int32
+	if n := len(s.freeSlots); n > 0 {
+		slot = s.freeSlots[n-1]
+		s.freeSlots = s.freeSlots[:n-1]
+		s.slots[slot] = s.m.coreJob(i, j)
+	} else {
+		slot = int32(len(s.slots))
+		s.slots = append(s.slots, s.m.coreJob(i, j))
+		s.runAt = append(s.runAt, -1)
+	}
+	s.pos[i] = slot
+	s.pending = append(s.pending, int32(i))
+	s.queue++
+	s.demand.add(j.Procs)
+	s.prog.Submitted++
+	if s.frag != nil {
+		s.frag.queued(s.m.perNodeDemand(j), 1)
+	}
+}
+
+// pass runs the core once at t on the running jobs and the waiting jobs
+// that could matter (see window) and applies its starts.
+func (s *sim) pass(t int64) int {
+	if s.fs != nil {
+		s.fs.advance(t)
+	}
+	jobs := s.snap.Jobs[:0]
+	for _, i := range s.running {
+		jobs = append(jobs, s.slots[s.pos[i]])
+	}
+	s.snap.Jobs = s.window(jobs)
+	plan := core.Schedule(s.snap, s.cfg, time.Unix(s.m.base+t, 0))
+	s.prog.Passes++
+	for _, w := range plan.Warnings {
+		s.warnings[w]++
+	}
+	for _, st := range plan.Starts {
+		s.start(int(st.Job)-1, st.Nodes, t)
+	}
+	if s.opts.Progress != nil && s.prog.Passes%s.progressEvery() == 0 {
+		s.prog.SimTime = t
+		s.opts.Progress(s.prog)
+	}
+	return len(plan.Starts)
+}
+
+func (s *sim) progressEvery() int {
+	if s.opts.ProgressEvery > 0 {
+		return s.opts.ProgressEvery
+	}
+	return 8192
+}
+
+func (s *sim) start(i int, alloc []core.NodeAlloc, t int64) {
+	slot := s.pos[i]
+	cj := &s.slots[slot]
+	cj.State, cj.Start, cj.Alloc = core.JobRunning, time.Unix(s.m.base+t, 0), alloc
+	j := &s.jobs[i]
+	run, killed := s.m.duration(j)
+	s.out[i] = Outcome{Start: t, End: t + run, Killed: killed}
+	s.ends.push(endEvent{t: t + run, job: int32(i)})
+	s.runAt[slot] = int32(len(s.running))
+	s.running = append(s.running, int32(i))
+	s.queue--
+	s.demand.remove(j.Procs)
+	s.free -= s.m.held(alloc)
+	s.busy += int64(j.Procs)
+	s.prog.Started++
+	if s.fs != nil {
+		s.fs.started(cj, j.Procs)
+	}
+	if s.frag != nil {
+		s.frag.queued(s.m.perNodeDemand(j), -1)
+		s.frag.take(alloc, -1)
+	}
+}
+
+func (s *sim) finish(i int) {
+	s.blocked = false
+	slot := s.pos[i]
+	cj := &s.slots[slot]
+	if s.fs != nil {
+		s.fs.advance(s.out[i].End)
+		s.fs.started(cj, -s.jobs[i].Procs)
+	}
+	if s.frag != nil {
+		s.frag.take(cj.Alloc, 1)
+	}
+	s.free += s.m.held(cj.Alloc)
+	r := s.runAt[slot]
+	last := s.running[len(s.running)-1]
+	s.running[r] = last
+	s.runAt[s.pos[last]] = r
+	s.running = s.running[:len(s.running)-1]
+	s.slots[slot] = core.Job{}
+	s.runAt[slot] = -1
+	s.freeSlots = append(s.freeSlots, slot)
+	s.pos[i] = -1
+	s.busy -= int64(s.jobs[i].Procs)
+	s.prog.Finished++
+}
+
+// strand records the jobs that can never start: nothing runs, nothing
+// will arrive, and the last pass started none of them.
+func (s *sim) strand(t int64) {
+	s.snap.Jobs = s.snap.Jobs[:0]
+	for _, i := range s.livePending() {
+		s.snap.Jobs = append(s.snap.Jobs, s.slots[s.pos[i]])
+	}
+	plan := core.Schedule(s.snap, s.cfg, time.Unix(s.m.base+t, 0))
+	for _, d := range plan.Decisions {
+		i := int(d.Job) - 1
+		why := string(d.Reason)
+		if d.Detail != "" {
+			why += ": " + d.Detail
+		}
+		s.unscheduled = append(s.unscheduled, Rejected{ID: s.jobs[i].ID, Line: s.jobs[i].Line, Reason: "never started (" + why + ")"})
+	}
+}

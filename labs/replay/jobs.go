@@ -1,0 +1,165 @@
+package replay
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/parityhpc/parity/gres"
+	"github.com/parityhpc/parity/labs/trace"
+	"github.com/parityhpc/parity/scheduler/core"
+)
+
+// partition is the one partition a built-in lab has.
+const partition = "sim"
+
+// mapping turns trace jobs into core jobs for one lab.
+type mapping struct {
+	lab       Lab
+	gpus      bool  // the trace's Procs are GPUs
+	perNode   int   // units (CPUs or GPUs) per node
+	capacity  int   // units in the lab
+	base      int64 // Unix time of trace second 0
+	estimates Estimates
+	extend    bool
+	maxRun    int64 // header MaxRuntime: the limit of jobs that state none
+}
+
+func newMapping(tr *trace.Trace, o *Options) (mapping, error) {
+	m := mapping{lab: o.Lab, estimates: o.Estimates, extend: o.ExtendShortEstimates, maxRun: tr.Header.MaxRuntime}
+	if m.estimates == "" {
+		m.estimates = EstimatesUser
+	}
+	if m.estimates != EstimatesUser && m.estimates != EstimatesExact {
+		return m, fmt.Errorf("%w: estimates %q: want user or exact", ErrOptions, m.estimates)
+	}
+	m.gpus = tr.Format == trace.FormatGPUCSV || o.ProcsAsGPUs
+	if m.lab == (Lab{}) {
+		if m.gpus {
+			return m, fmt.Errorf("%w: a GPU replay needs --lab gpu:NODESxGPUS (GPU traces do not state their capacity)", ErrOptions)
+		}
+		size := tr.Header.MaxProcs
+		if size <= 0 {
+			size = tr.Header.MaxNodes
+		}
+		if size <= 0 {
+			return m, fmt.Errorf("%w: the trace header states neither MaxProcs nor MaxNodes; give --lab pool:N or a lab shape", ErrOptions)
+		}
+		m.lab = Lab{Kind: LabPool, Nodes: 1, PerNode: size}
+	}
+	if err := m.lab.Validate(); err != nil {
+		return m, err
+	}
+	switch {
+	case m.gpus && !m.lab.GPUs():
+		return m, fmt.Errorf("%w: the jobs count GPUs but lab %s has none", ErrOptions, m.lab)
+	case m.gpus:
+		m.perNode = m.lab.PerNode
+	case m.lab.GPUs():
+		m.perNode = m.lab.PerNode * cpusPerGPU
+	default:
+		m.perNode = m.lab.PerNode
+	}
+	m.capacity = m.perNode * m.lab.Nodes
+	m.base = tr.Header.UnixStartTime
+	if m.base <= 0 {
+		// The core reads a zero time as "unset"; any fixed origin will do.
+		m.base = 1_000_000_000
+	}
+	return m, nil
+}
+
+// unit names what the mapping counts.
+func (m *mapping) unit() string {
+	if m.gpus {
+		return "GPUs"
+	}
+	return "processors"
+}
+
+// limit is the time limit the scheduler sees for a job, in seconds.
+func (m *mapping) limit(j *trace.Job) int64 {
+	if m.estimates == EstimatesExact {
+		return j.Runtime
+	}
+	req := j.Requested
+	if req <= 0 {
+		req = m.maxRun
+	}
+	if req <= 0 || m.extend && req < j.Runtime {
+		return j.Runtime
+	}
+	return req
+}
+
+// duration is how long the job runs in the replay: its runtime, cut at
+// its limit unless estimates are extended.
+func (m *mapping) duration(j *trace.Job) (run int64, killed bool) {
+	if l := m.limit(j); l < j.Runtime {
+		return l, true
+	}
+	return j.Runtime, false
+}
+
+// nodes is how many nodes the job spans.
+func (m *mapping) nodes(j *trace.Job) int {
+	switch {
+	case m.lab.Kind == LabPool:
+		return 1
+	case j.Nodes > 0:
+		return j.Nodes
+	}
+	return (j.Procs + m.perNode - 1) / m.perNode
+}
+
+// perNodeDemand is what the job asks of each of its nodes.
+func (m *mapping) perNodeDemand(j *trace.Job) int {
+	n := m.nodes(j)
+	return (j.Procs + n - 1) / n
+}
+
+// fits says why a job can never run on the lab, or "" when it can.
+func (m *mapping) fits(j *trace.Job) string {
+	n, per := m.nodes(j), m.perNodeDemand(j)
+	switch {
+	case j.Procs > m.capacity:
+		return fmt.Sprintf("needs %d %s; the lab has %d", j.Procs, m.unit(), m.capacity)
+	case n > m.lab.Nodes:
+		return fmt.Sprintf("needs %d nodes; the lab has %d", n, m.lab.Nodes)
+	case per > m.perNode:
+		return fmt.Sprintf("needs %d %s on each of %d nodes; a node has %d", per, m.unit(), n, m.perNode)
+	}
+	return ""
+}
+
+// coreJob is the job as the controller would hold it at submit.
+func (m *mapping) coreJob(i int, j *trace.Job) core.Job {
+	cj := core.Job{
+		ID:        core.JobID(i + 1), // trace order: the core breaks priority ties by submit, then id
+		User:      j.User,
+		Account:   accountOf(j),
+		Partition: partition,
+		State:     core.JobPending,
+		Submit:    time.Unix(m.base+j.Submit, 0),
+		TimeLimit: time.Duration(m.limit(j)) * time.Second,
+	}
+	if m.gpus {
+		cj.Nodes = j.Nodes
+		cj.GRES = gres.JobRequest{PerJob: gres.Requests{{Name: "gpu", Count: int64(j.Procs)}}}
+		return cj
+	}
+	cj.Nodes, cj.Tasks = m.nodes(j), j.Procs
+	return cj
+}
+
+// held counts the units (CPUs or GPUs) an allocation takes.
+func (m *mapping) held(alloc []core.NodeAlloc) int64 {
+	var n int64
+	for _, a := range alloc {
+		if m.gpus {
+			n += int64(len(a.Devices))
+		} else {
+			n += int64(a.CPUs.Count())
+		}
+	}
+	return n
+}

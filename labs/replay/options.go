@@ -1,0 +1,151 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/parityhpc/parity/scheduler/core"
+	"github.com/parityhpc/parity/scheduler/policy"
+)
+
+// ErrOptions reports replay options that contradict each other or the trace.
+var ErrOptions = errors.New("replay: invalid options")
+
+// Policy names a queue policy a replay compares.
+type Policy string
+
+// Policies. All of them order the queue by the configured priority (by
+// default submit order); they differ in what may overtake a blocked job.
+const (
+	// PolicyFCFS starts jobs strictly in order: backfill disabled.
+	PolicyFCFS Policy = "fcfs"
+	// PolicyEASY reserves for the first blocked job and backfills around it.
+	PolicyEASY Policy = "easy"
+	// PolicyConservative reserves for every blocked job (up to
+	// Options.MaxReservations) and backfills only where none is delayed.
+	PolicyConservative Policy = "conservative"
+)
+
+// Policies lists every policy in the order --compare shows them.
+func Policies() []Policy { return []Policy{PolicyFCFS, PolicyEASY, PolicyConservative} }
+
+// ParsePolicy reads a policy name.
+func ParsePolicy(s string) (Policy, error) {
+	p := Policy(strings.ToLower(strings.TrimSpace(s)))
+	for _, q := range Policies() {
+		if p == q {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%w: policy %q: want fcfs, easy or conservative", ErrOptions, s)
+}
+
+func (p Policy) backfill() core.BackfillMode {
+	switch p {
+	case PolicyFCFS:
+		return core.BackfillNone
+	case PolicyConservative:
+		return core.BackfillConservative
+	}
+	return core.BackfillEASY
+}
+
+// Estimates says what a job tells the scheduler about its length.
+type Estimates string
+
+// Estimate sources.
+const (
+	// EstimatesUser uses the requested time from the trace (the user's
+	// estimate or wall limit).
+	EstimatesUser Estimates = "user"
+	// EstimatesExact tells the scheduler each job's recorded runtime (the
+	// clairvoyant bound the literature compares against).
+	EstimatesExact Estimates = "exact"
+)
+
+// DefaultMaxReservations caps conservative backfill's reservations per
+// pass, as Slurm's bf_max_job_test does, so an overloaded queue does not
+// make every pass plan tens of thousands of jobs.
+const DefaultMaxReservations = 1000
+
+// Options configure one replay.
+type Options struct {
+	Policy Policy
+	// Lab is the cluster; the zero Lab is a flat pool sized by the trace
+	// header (MaxProcs, else MaxNodes), as the literature replays SWF traces.
+	Lab Lab
+	// ProcsAsGPUs maps SWF processors onto GPUs instead of CPUs (the lab
+	// must have GPUs). GPU CSV traces always count GPUs.
+	ProcsAsGPUs bool
+	// Estimates picks the time limit the scheduler sees; "" is EstimatesUser.
+	Estimates Estimates
+	// ExtendShortEstimates raises a requested time shorter than the
+	// runtime to the runtime (estimate = max(requested, runtime)), the rule
+	// behind the published KTH-SP2 figures. Without it such a job is killed
+	// at its limit, as a real scheduler would.
+	ExtendShortEstimates bool
+	// Scheduler is the core configuration (priority weights, fair-share
+	// half-life, reservation depth, window); nil means FCFS priority (all
+	// weights zero: the queue is in submit order). Its Backfill is replaced
+	// by Policy's.
+	Scheduler *core.Config
+	// MaxReservations caps conservative reservations per pass; 0 means
+	// DefaultMaxReservations, -1 means no cap. It is ignored when Scheduler
+	// sets MaxReservations itself.
+	MaxReservations int
+	// StrictFit fails the replay when a job is larger than the lab, instead
+	// of leaving it out and reporting it in Result.Rejected.
+	StrictFit bool
+	// KeepJobs keeps each job's outcome in Result.Jobs.
+	KeepJobs bool
+	// SeriesPoints bounds the chart series length; 0 means 500.
+	SeriesPoints int
+	// Progress, when set, is called every ProgressEvery scheduling
+	// instants (0 means 8192) and once at the end.
+	Progress      func(Progress)
+	ProgressEvery int
+
+	// fullPasses runs a pass at every instant with every waiting job (no
+	// skipped passes, no window): tests replay both ways and compare.
+	fullPasses bool
+}
+
+// Progress is where a running replay is.
+type Progress struct {
+	// SimTime is the simulated time, seconds from the trace start.
+	SimTime int64
+	// Submitted, Started and Finished count jobs; Total is the jobs replayed.
+	Submitted, Started, Finished, Total int
+	Passes                              int
+}
+
+// DefaultScheduler is the configuration a replay uses when none is given:
+// every priority weight zero, so the queue is in submit order, and no
+// planning window.
+func DefaultScheduler() core.Config {
+	cfg := core.DefaultConfig()
+	cfg.Priority = policy.DefaultPriorityConfig()
+	return cfg
+}
+
+// schedulerConfig resolves the core config for a policy.
+func (o *Options) schedulerConfig() (core.Config, error) {
+	cfg := DefaultScheduler()
+	if o.Scheduler != nil {
+		cfg = *o.Scheduler
+	}
+	cfg.Backfill = o.Policy.backfill()
+	if o.Policy == PolicyConservative && cfg.MaxReservations == 0 {
+		switch {
+		case o.MaxReservations > 0:
+			cfg.MaxReservations = o.MaxReservations
+		case o.MaxReservations == 0:
+			cfg.MaxReservations = DefaultMaxReservations
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return core.Config{}, fmt.Errorf("%w: %w", ErrOptions, err)
+	}
+	return cfg, nil
+}
