@@ -63,13 +63,14 @@ func applyTimeMin(b *builder, s setting) error {
 	return nil
 }
 
-var gresFlagValues = []string{"enforce-binding", "disable-binding", "one-task-per-sharing", "multiple-tasks-per-sharing"}
+// gresFlagValues and mailTypes are read-only lookup tables.
+var gresFlagValues = [...]string{"enforce-binding", "disable-binding", "one-task-per-sharing", "multiple-tasks-per-sharing"}
 
 func applyGRESFlags(b *builder, s setting) error {
 	items := strings.Split(strings.ToLower(s.value), ",")
 	for _, it := range items {
-		if !slices.Contains(gresFlagValues, it) {
-			return reason("unknown flag " + it + " (want " + strings.Join(gresFlagValues, ", ") + ")")
+		if !slices.Contains(gresFlagValues[:], it) {
+			return reason("unknown flag " + it + " (want " + strings.Join(gresFlagValues[:], ", ") + ")")
 		}
 	}
 	if slices.Contains(items, "enforce-binding") && slices.Contains(items, "disable-binding") ||
@@ -270,15 +271,15 @@ func applyGetUserEnv(b *builder, s setting) error {
 	return nil
 }
 
-var mailTypes = []string{"NONE", "BEGIN", "END", "FAIL", "REQUEUE", "ALL", "INVALID_DEPEND", "STAGE_OUT",
+var mailTypes = [...]string{"NONE", "BEGIN", "END", "FAIL", "REQUEUE", "ALL", "INVALID_DEPEND", "STAGE_OUT",
 	"TIME_LIMIT", "TIME_LIMIT_90", "TIME_LIMIT_80", "TIME_LIMIT_50", "ARRAY_TASKS"}
 
 func applyMailType(b *builder, s setting) error {
 	var out []string
 	for _, it := range strings.Split(strings.ToUpper(s.value), ",") {
 		it = strings.TrimSpace(it)
-		if !slices.Contains(mailTypes, it) {
-			return reason("unknown mail type " + it + " (want " + strings.Join(mailTypes, ", ") + ")")
+		if !slices.Contains(mailTypes[:], it) {
+			return reason("unknown mail type " + it + " (want " + strings.Join(mailTypes[:], ", ") + ")")
 		}
 		out = append(out, it)
 	}

@@ -7,7 +7,9 @@ import (
 )
 
 func TestParseConstraint(t *testing.T) {
-	f := func(name string, count int) *Constraint { return &Constraint{Op: ConstraintFeature, Feature: name, Count: count} }
+	f := func(name string, count int) *Constraint {
+		return &Constraint{Op: ConstraintFeature, Feature: name, Count: count}
+	}
 	node := func(op ConstraintOp, terms ...*Constraint) *Constraint { return &Constraint{Op: op, Terms: terms} }
 	tests := []struct {
 		in   string

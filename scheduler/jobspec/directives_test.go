@@ -9,20 +9,20 @@ import (
 
 func TestScanDirectives(t *testing.T) {
 	script := strings.Join([]string{
-		"#!/bin/bash",                                   // 1: shebang is a comment
-		"#SBATCH -N 2 -t 10",                            // 2
+		"#!/bin/bash",        // 1: shebang is a comment
+		"#SBATCH -N 2 -t 10", // 2
 		`#SBATCH --job-name="my job" # trailing comment`, // 3
-		"",                                              // 4
-		"# plain comment",                               // 5
-		"   # indented comment",                         // 6
-		" #SBATCH --indented-is-a-comment",              // 7
-		"# SBATCH --spaced-is-a-comment",                // 8
-		"#sbatch --lowercase-is-a-comment",              // 9
-		"#SBATCH --comment='a b' --output=\"x\\\"y\"",   // 10
-		`#SBATCH --comment=a\ b -o job#1.out`,           // 11
-		"#SBATCH --comment='$HOME $(date)'",             // 12
-		"echo start",                                    // 13: first command
-		"#SBATCH --after-first-command",                 // 14
+		"",                                 // 4
+		"# plain comment",                  // 5
+		"   # indented comment",            // 6
+		" #SBATCH --indented-is-a-comment", // 7
+		"# SBATCH --spaced-is-a-comment",   // 8
+		"#sbatch --lowercase-is-a-comment", // 9
+		"#SBATCH --comment='a b' --output=\"x\\\"y\"", // 10
+		`#SBATCH --comment=a\ b -o job#1.out`,         // 11
+		"#SBATCH --comment='$HOME $(date)'",           // 12
+		"echo start",                                  // 13: first command
+		"#SBATCH --after-first-command",               // 14
 	}, "\n")
 	dirs, warnings, err := ScanDirectives([]byte(script))
 	if err != nil || len(warnings) != 0 {

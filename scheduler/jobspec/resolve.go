@@ -5,6 +5,7 @@ import (
 	"path"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/parityhpc/parity/gres"
 )
@@ -98,8 +99,16 @@ func (b *builder) deriveTasks() {
 	r.NTasks, r.Sources["ntasks"] = nodes, SourceDefault
 }
 
-// optionFields maps option names in gres errors to Request source keys.
-var optionFields = map[string]string{"--gres": "gres", "--gpus": "gpus", "--gpus-per-node": "gpusPerNode", "--gpus-per-task": "gpusPerTask"}
+// optionField maps an option named in a gres error to its Sources key.
+func optionField(option string) string {
+	switch option {
+	case "--gpus-per-node":
+		return "gpusPerNode"
+	case "--gpus-per-task":
+		return "gpusPerTask"
+	}
+	return strings.TrimPrefix(option, "--")
+}
 
 func (b *builder) resolveGRES() error {
 	r := b.req
@@ -112,7 +121,7 @@ func (b *builder) resolveGRES() error {
 		oe := &OptionError{Err: err}
 		var se *gres.SyntaxError
 		if errors.As(err, &se) {
-			oe.Option, oe.Value, oe.Source, oe.Reason = se.Field, se.Value, r.Sources[optionFields[se.Field]], se.Reason
+			oe.Option, oe.Value, oe.Source, oe.Reason = se.Field, se.Value, r.Sources[optionField(se.Field)], se.Reason
 			if se.Term != "" && se.Term != se.Value {
 				oe.Reason = "term " + strconv.Quote(se.Term) + ": " + se.Reason
 			}
