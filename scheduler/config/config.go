@@ -1,0 +1,143 @@
+package config
+
+import (
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Defaults applied to what the file leaves out.
+const (
+	DefaultListen          = "127.0.0.1:6817"
+	DefaultStateDir        = "/var/lib/parity"
+	DefaultInterval        = 30 * time.Second
+	DefaultMinInterval     = 100 * time.Millisecond
+	DefaultNodeDownTimeout = 5 * time.Minute
+	DefaultEventRetention  = 30 * 24 * time.Hour
+	DefaultMinJobAge       = 5 * time.Minute
+	DefaultHeartbeat       = 30 * time.Second
+	DefaultTokenTTL        = 30 * 24 * time.Hour
+	DefaultAccount         = "default"
+	DefaultQOS             = "normal"
+)
+
+// Cluster is a checked cluster configuration with defaults applied.
+type Cluster struct {
+	// File is the path it was read from (for messages).
+	File       string
+	Name       string
+	Controller Controller
+	Auth       Auth
+	// Admins may do anything, including reading other users' scripts;
+	// Operators may act on every job and node but not read scripts.
+	Admins, Operators []string
+	Partitions        []Partition
+	NodeSets          []NodeSet
+	Accounts          []Account
+	QOS               []QOS
+	Priority          Priority
+	Scheduler         Scheduler
+	// Health and Reclamation are passed through for healthcheck wiring.
+	Health, Reclamation *yaml.Node
+	// NodeDownTimeout is how long a node may stay silent before it is
+	// marked DOWN and its jobs are requeued or failed (SlurmdTimeout).
+	NodeDownTimeout time.Duration
+	// HeartbeatInterval is what agents are told to use.
+	HeartbeatInterval time.Duration
+	// EventRetention is how long the decision log keeps entries.
+	EventRetention time.Duration
+	// MinJobAge is how long finished jobs stay in memory (and in squeue -t all).
+	MinJobAge time.Duration
+	// RequeueOnNodeFail requeues batch jobs whose node failed (JobRequeue=1);
+	// jobs submitted with --requeue are requeued regardless.
+	RequeueOnNodeFail bool
+}
+
+// Controller is where the controller listens and keeps its state.
+type Controller struct {
+	Listen   string
+	StateDir string
+	// Metrics is the Prometheus listener ("" = off).
+	Metrics string
+}
+
+// Auth configures tokens.
+type Auth struct {
+	// KeyFile holds the cluster key (default <stateDir>/cluster.key).
+	KeyFile string
+	// TokenTTL is the default lifetime of user tokens.
+	TokenTTL time.Duration
+}
+
+// Partition is a partition as configured.
+type Partition struct {
+	Name              string
+	Nodes             string   // hostlist as written
+	NodeNames         []string // expanded
+	Default           bool
+	MaxTime           time.Duration // 0 = unlimited
+	DefaultTime       time.Duration
+	PriorityTier      int
+	PriorityJobFactor int
+	MinNodes          int
+	MaxNodes          int
+	DefMemPerCPU      int64
+	// BillingWeights is TRESBillingWeights as written ("CPU=1.0,GRES/gpu=2.0").
+	BillingWeights string
+	Down           bool
+}
+
+// NodeSet describes nodes by hostlist: their features and, optionally,
+// what their agents are expected to report (a shortfall drains the node).
+type NodeSet struct {
+	Names     string
+	NodeNames []string
+	Features  []string
+	CPUs      int
+	MemoryMB  int64
+	GPUs      int
+	GPUType   string
+}
+
+// Account is one account of the tree with its users.
+type Account struct {
+	Name   string
+	Parent string
+	Shares float64
+	Users  []User
+}
+
+// User is a user association under an account.
+type User struct {
+	Name   string
+	Shares float64
+	// SharesParent is fairshare=parent.
+	SharesParent bool
+}
+
+// QOS is a quality of service.
+type QOS struct {
+	Name           string
+	Priority       int
+	MaxGPUsPerUser int
+}
+
+// Priority holds the multifactor weights and their parameters.
+type Priority struct {
+	Age, FairShare, JobSize, Partition, QOS float64
+	TRES                                    map[string]float64
+	MaxAge, HalfLife                        time.Duration
+	FavorSmall                              bool
+	FairShareAlgo                           string
+}
+
+// Scheduler holds the scheduling loop options.
+type Scheduler struct {
+	Backfill            string
+	Interval            time.Duration
+	MinInterval         time.Duration
+	ReservePerPartition int
+	MaxReservations     int
+	Window              time.Duration
+	CandidateLimit      int
+}

@@ -1,0 +1,129 @@
+package config
+
+import (
+	"fmt"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// The raw* types mirror the file; durations and sizes stay strings until
+// build parses them, so their errors can name the field and line.
+type rawCluster struct {
+	Cluster           string         `yaml:"cluster"`
+	Controller        rawController  `yaml:"controller"`
+	Auth              rawAuth        `yaml:"auth"`
+	Admins            []string       `yaml:"admins"`
+	Operators         []string       `yaml:"operators"`
+	Partitions        []rawPartition `yaml:"partitions"`
+	Nodes             []rawNodeSet   `yaml:"nodes"`
+	Accounts          []rawAccount   `yaml:"accounts"`
+	QOS               []rawQOS       `yaml:"qos"`
+	Priority          rawPriority    `yaml:"priority"`
+	Scheduler         rawScheduler   `yaml:"scheduler"`
+	Health            yaml.Node      `yaml:"health"`
+	Reclamation       yaml.Node      `yaml:"reclamation"`
+	NodeDownTimeout   string         `yaml:"nodeDownTimeout"`
+	HeartbeatInterval string         `yaml:"heartbeatInterval"`
+	EventRetention    string         `yaml:"eventRetention"`
+	MinJobAge         string         `yaml:"minJobAge"`
+	RequeueOnNodeFail *bool          `yaml:"requeueOnNodeFail"`
+}
+
+type rawController struct {
+	Listen   string `yaml:"listen"`
+	StateDir string `yaml:"stateDir"`
+	Metrics  string `yaml:"metrics"`
+}
+
+type rawAuth struct {
+	KeyFile  string `yaml:"keyFile"`
+	TokenTTL string `yaml:"tokenTTL"`
+}
+
+type rawPartition struct {
+	Name              string `yaml:"name"`
+	Nodes             string `yaml:"nodes"`
+	Default           bool   `yaml:"default"`
+	MaxTime           string `yaml:"maxTime"`
+	DefaultTime       string `yaml:"defaultTime"`
+	PriorityTier      int    `yaml:"priorityTier"`
+	PriorityJobFactor int    `yaml:"priorityJobFactor"`
+	MinNodes          int    `yaml:"minNodes"`
+	MaxNodes          int    `yaml:"maxNodes"`
+	DefMemPerCPU      string `yaml:"defMemPerCPU"`
+	BillingWeights    string `yaml:"billingWeights"`
+	State             string `yaml:"state"`
+}
+
+type rawNodeSet struct {
+	Names    string   `yaml:"names"`
+	Features []string `yaml:"features"`
+	CPUs     int      `yaml:"cpus"`
+	Memory   string   `yaml:"memory"`
+	GPUs     int      `yaml:"gpus"`
+	GPUType  string   `yaml:"gpuType"`
+}
+
+type rawAccount struct {
+	Name     string       `yaml:"name"`
+	Parent   string       `yaml:"parent"`
+	Shares   float64      `yaml:"shares"`
+	Users    []rawUser    `yaml:"users"`
+	Accounts []rawAccount `yaml:"accounts"`
+}
+
+// rawUser is a user name, or a mapping with name and shares.
+type rawUser struct {
+	Name   string `yaml:"name"`
+	Shares string `yaml:"shares"`
+}
+
+func (u *rawUser) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		u.Name = n.Value
+		return nil
+	case yaml.MappingNode:
+		type plain rawUser
+		var p plain
+		if err := n.Decode(&p); err != nil {
+			return err
+		}
+		*u = rawUser(p)
+		return nil
+	}
+	return fmt.Errorf("line %d: a user is a name or {name, shares}", n.Line)
+}
+
+type rawQOS struct {
+	Name           string `yaml:"name"`
+	Priority       int    `yaml:"priority"`
+	MaxGPUsPerUser int    `yaml:"maxGPUsPerUser"`
+}
+
+type rawPriority struct {
+	Weights    rawWeights `yaml:"weights"`
+	MaxAge     string     `yaml:"maxAge"`
+	HalfLife   string     `yaml:"halfLife"`
+	FavorSmall bool       `yaml:"favorSmall"`
+	FairShare  string     `yaml:"fairShare"`
+}
+
+type rawWeights struct {
+	Age       *float64           `yaml:"age"`
+	FairShare *float64           `yaml:"fairshare"`
+	JobSize   *float64           `yaml:"jobSize"`
+	Partition *float64           `yaml:"partition"`
+	QOS       *float64           `yaml:"qos"`
+	TRES      map[string]float64 `yaml:"tres"`
+}
+
+type rawScheduler struct {
+	Backfill            string `yaml:"backfill"`
+	Interval            string `yaml:"interval"`
+	MinInterval         string `yaml:"minInterval"`
+	ReservePerPartition int    `yaml:"reservePerPartition"`
+	MaxReservations     int    `yaml:"maxReservations"`
+	Window              string `yaml:"window"`
+	CandidateLimit      int    `yaml:"candidateLimit"`
+}
