@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"runtime"
 	"testing"
 
 	"github.com/parityhpc/parity/labs/trace"
@@ -30,4 +31,54 @@ func BenchmarkReplayKTH(b *testing.B) {
 	for _, p := range Policies() {
 		b.Run(string(p), func(b *testing.B) { benchKTH(b, p) })
 	}
+}
+
+// tileTrace repeats a trace back to back (each copy starts when the
+// previous one's submits end) until it holds at least n jobs.
+func tileTrace(tr *trace.Trace, n int) *trace.Trace {
+	out := *tr
+	out.Jobs = make([]trace.Job, 0, n)
+	span := tr.Jobs[len(tr.Jobs)-1].Submit + 1
+	for copyN := int64(0); len(out.Jobs) < n; copyN++ {
+		for _, j := range tr.Jobs {
+			if len(out.Jobs) == n {
+				break
+			}
+			j.Submit += copyN * span
+			j.ID = int64(len(out.Jobs) + 1)
+			out.Jobs = append(out.Jobs, j)
+		}
+	}
+	return &out
+}
+
+// BenchmarkReplayMillion replays 1,000,000 jobs (KTH-SP2 tiled 35 times
+// on its 100 processors) under EASY and reports the peak heap.
+func BenchmarkReplayMillion(b *testing.B) {
+	if testing.Short() {
+		b.Skip("a million-job replay: skipped under -short")
+	}
+	kth, err := trace.Open(sharedTracePath(b, "KTH-SP2-1996-2.swf"), trace.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr := tileTrace(kth, 1_000_000)
+	kth = nil
+	var peak uint64
+	var ms runtime.MemStats
+	sample := func(Progress) {
+		runtime.ReadMemStats(&ms)
+		peak = max(peak, ms.HeapInuse+ms.StackInuse)
+	}
+	b.ResetTimer()
+	var r *Result
+	for i := 0; i < b.N; i++ {
+		if r, err = Run(context.Background(), tr, Options{Policy: PolicyEASY, ExtendShortEstimates: true, Progress: sample, ProgressEvery: 1 << 14}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(r.Metrics.Jobs)*float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+	b.ReportMetric(float64(peak)/(1<<20), "MiB-peak-heap")
+	b.ReportMetric(r.Metrics.BoundedSlowdown, "bsld")
 }

@@ -141,6 +141,9 @@ func newSim(ctx context.Context, tr *trace.Trace, o *Options) (*sim, error) {
 // the jobs submitted, and run one scheduling pass if a waiting job could
 // fit in what is free.
 func (s *sim) loop() error {
+	if s.opts.Progress != nil {
+		s.opts.Progress(s.prog) // the start, so a caller can time the run
+	}
 	next := 0 // next job to submit
 	for next < len(s.jobs) || s.ends.Len() > 0 {
 		t := s.nextTime(next)
@@ -178,6 +181,7 @@ func (s *sim) loop() error {
 		}
 	}
 	if s.opts.Progress != nil {
+		s.prog.Done, s.prog.SimTime = true, s.rec.lastTime()
 		s.opts.Progress(s.prog)
 	}
 	return nil

@@ -101,8 +101,8 @@ type Options struct {
 	KeepJobs bool
 	// SeriesPoints bounds the chart series length; 0 means 500.
 	SeriesPoints int
-	// Progress, when set, is called every ProgressEvery scheduling
-	// instants (0 means 8192) and once at the end.
+	// Progress, when set, is called once at the start, every
+	// ProgressEvery scheduling passes (0 means 8192) and once at the end.
 	Progress      func(Progress)
 	ProgressEvery int
 
@@ -118,6 +118,8 @@ type Progress struct {
 	// Submitted, Started and Finished count jobs; Total is the jobs replayed.
 	Submitted, Started, Finished, Total int
 	Passes                              int
+	// Done is set on the last call, when the replay has finished.
+	Done bool
 }
 
 // DefaultScheduler is the configuration a replay uses when none is given:

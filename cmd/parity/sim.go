@@ -1,0 +1,235 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parityhpc/parity/labs/replay"
+	"github.com/parityhpc/parity/labs/trace"
+	"github.com/parityhpc/parity/scheduler/config"
+	"github.com/parityhpc/parity/scheduler/core"
+)
+
+// simFlags are the options of `parity sim`.
+type simFlags struct {
+	lab, policy, compare, configPath, estimates, jsonPath string
+	gpus, extend, strict, quiet                           bool
+	maxReservations                                       int
+}
+
+func newSimCmd() *cobra.Command {
+	var f simFlags
+	cmd := &cobra.Command{
+		Use:   "sim TRACE",
+		Short: "Replay a workload trace through the scheduling core in simulated time",
+		Long: `Replays a recorded workload through the same scheduling core the controller
+uses, in simulated time: jobs arrive at their submit time, run for their
+recorded runtime and are killed at their requested time limit. It prints
+utilisation, mean/median/p95 wait, mean bounded slowdown (tau = 10 s),
+makespan, GPU fragmentation (free GPUs no waiting job can use) and per-user
+fairness, and with --json writes them, the per-user rows and the chart
+series as JSON.
+
+TRACE is a Standard Workload Format file (.swf, Parallel Workloads Archive)
+or a CSV of GPU jobs (.csv: submit, runtime, gpus, and optionally id, nodes,
+user, account/vc/cluster and requested time; Microsoft Philly's columns are
+understood). Corrupt lines are counted and reported with their line numbers;
+--strict fails on the first one, and on a job larger than the lab.
+
+--lab picks the cluster: pool:N (one flat pool of N processors),
+cpu:NODESxCPUS or gpu:NODESxGPUS. Without it an SWF trace runs on a flat
+pool of the header's MaxProcs (else MaxNodes), as the scheduling literature
+does; GPU traces need a gpu lab. SWF processors are CPUs, or GPUs with
+--gpus. Named lab files come with the labs work.
+
+--policy is fcfs (no backfill), easy or conservative; --compare runs several
+on the same trace and shows them side by side. --config reads a cluster
+file for priority weights, fair-share half-life and reservation depth (its
+scheduler.backfill is the default policy); without one the queue is in
+submit order. To reproduce published SWF figures use --extend-estimates
+(requested times shorter than the runtime are raised to it).`,
+		Example: `  parity sim KTH-SP2-1996-2.swf --policy easy --extend-estimates
+  parity sim KTH-SP2-1996-2.swf --compare --json kth.json
+  parity sim philly.csv --lab gpu:128x8 --compare fcfs,easy
+  parity sim trace.swf --lab cpu:64x32 --config cluster.yaml --estimates exact`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSim(cmd, args[0], &f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.lab, "lab", "", "cluster: pool:N, cpu:NODESxCPUS or gpu:NODESxGPUS (default: a pool of the trace header's MaxProcs)")
+	fl.StringVar(&f.policy, "policy", "", "fcfs, easy or conservative (default: the config's scheduler.backfill, else easy)")
+	fl.StringVar(&f.compare, "compare", "", "replay several policies side by side: a comma-separated list, or all")
+	fl.Lookup("compare").NoOptDefVal = "all"
+	fl.StringVar(&f.configPath, "config", "", "cluster file (YAML) with priority weights, fair share and scheduler options")
+	fl.StringVar(&f.estimates, "estimates", "user", "what the scheduler is told a job will take: user (requested time) or exact (recorded runtime)")
+	fl.BoolVar(&f.extend, "extend-estimates", false, "raise a requested time shorter than the runtime to the runtime instead of killing the job at it")
+	fl.BoolVar(&f.gpus, "gpus", false, "SWF processors are GPUs (needs a gpu lab)")
+	fl.BoolVar(&f.strict, "strict", false, "fail on the first corrupt trace line and on a job larger than the lab")
+	fl.StringVar(&f.jsonPath, "json", "", "write the results (metrics, users, chart series) as JSON to this file; - for stdout instead of the table")
+	fl.IntVar(&f.maxReservations, "max-reservations", 0, "conservative backfill: reservations per pass (0: the config's, else 1000; -1: no cap)")
+	fl.BoolVar(&f.quiet, "quiet", false, "no progress lines on stderr")
+	return cmd
+}
+
+func runSim(cmd *cobra.Command, path string, f *simFlags) error {
+	opts, policies, err := simOptions(f)
+	if err != nil {
+		return err
+	}
+	tr, err := trace.Open(path, trace.Options{Strict: f.strict})
+	if err != nil {
+		return err
+	}
+	stderr := cmd.ErrOrStderr()
+	reportBadLines(stderr, path, tr)
+	if !f.quiet {
+		opts.Progress = progressPrinter(stderr, len(policies) > 1)
+	}
+	cmp, err := replay.Compare(cmd.Context(), tr, opts, policies)
+	if err != nil {
+		return err
+	}
+	if f.jsonPath != "" {
+		var v any = cmp
+		if len(cmp.Results) == 1 {
+			v = cmp.Results[0]
+		}
+		if err := writeJSON(cmd.OutOrStdout(), f.jsonPath, v); err != nil {
+			return err
+		}
+		if f.jsonPath == "-" {
+			return nil
+		}
+	}
+	return replay.WriteTable(cmd.OutOrStdout(), cmp.Results...)
+}
+
+// simOptions turns flags (and the cluster file) into replay options and
+// the policies to run.
+func simOptions(f *simFlags) (replay.Options, []replay.Policy, error) {
+	o := replay.Options{ProcsAsGPUs: f.gpus, Estimates: replay.Estimates(f.estimates), ExtendShortEstimates: f.extend,
+		StrictFit: f.strict, MaxReservations: f.maxReservations}
+	if o.Estimates != replay.EstimatesUser && o.Estimates != replay.EstimatesExact {
+		return o, nil, fmt.Errorf("--estimates=%q: want user or exact", f.estimates)
+	}
+	if f.lab != "" {
+		lab, err := replay.ParseLab(f.lab)
+		if err != nil {
+			return o, nil, err
+		}
+		o.Lab = lab
+	}
+	defaultPolicy := replay.PolicyEASY
+	if f.configPath != "" {
+		c, err := config.Load(f.configPath)
+		if err != nil {
+			return o, nil, err
+		}
+		cfg := c.CoreConfig()
+		o.Scheduler = &cfg
+		defaultPolicy = policyOf(cfg.Backfill)
+	}
+	if f.compare != "" {
+		if f.policy != "" {
+			return o, nil, errors.New("--policy and --compare exclude each other: list the policies in --compare")
+		}
+		ps, err := replay.ParsePolicies(f.compare)
+		return o, ps, err
+	}
+	p := defaultPolicy
+	if f.policy != "" {
+		var err error
+		if p, err = replay.ParsePolicy(f.policy); err != nil {
+			return o, nil, err
+		}
+	}
+	return o, []replay.Policy{p}, nil
+}
+
+func policyOf(b core.BackfillMode) replay.Policy {
+	switch b {
+	case core.BackfillNone:
+		return replay.PolicyFCFS
+	case core.BackfillConservative:
+		return replay.PolicyConservative
+	}
+	return replay.PolicyEASY
+}
+
+// reportBadLines tells the user which lines were corrupt (lenient mode).
+func reportBadLines(w io.Writer, path string, tr *trace.Trace) {
+	if tr.BadLines == 0 {
+		return
+	}
+	fmt.Fprintf(w, "parity sim: %s: %d corrupt line(s) skipped (--strict fails on the first):\n", path, tr.BadLines)
+	for i, e := range tr.Errors {
+		if i == 10 {
+			fmt.Fprintf(w, "  … %d more\n", tr.BadLines-10)
+			break
+		}
+		fmt.Fprintf(w, "  %v\n", e)
+	}
+}
+
+// progressPrinter prints at most one progress line a second, and a last
+// line for replays that took longer than that.
+func progressPrinter(w io.Writer, several bool) func(replay.Progress) {
+	var start, last time.Time
+	run := 1
+	return func(p replay.Progress) {
+		now := time.Now()
+		if start.IsZero() {
+			start, last = now, now
+			return
+		}
+		if now.Sub(last) < time.Second && !(p.Done && now.Sub(start) >= time.Second) {
+			if p.Done {
+				run++
+				start = time.Time{}
+			}
+			return
+		}
+		last = now
+		prefix := "sim"
+		if several {
+			prefix = fmt.Sprintf("sim (replay %d)", run)
+		}
+		pct := 100 * float64(p.Finished) / float64(max(p.Total, 1))
+		fmt.Fprintf(w, "%s: %5.1f%% — %d of %d jobs finished, %d waiting, simulated day %.1f, %d passes, %s elapsed\n",
+			prefix, pct, p.Finished, p.Total, p.Submitted-p.Started, float64(p.SimTime)/86400, p.Passes, now.Sub(start).Round(100*time.Millisecond))
+		if p.Done {
+			run++
+			start = time.Time{}
+		}
+	}
+}
+
+// writeJSON writes v to path, or to stdout for "-".
+func writeJSON(stdout io.Writer, path string, v any) error {
+	if path == "-" {
+		return encodeJSON(stdout, v)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := encodeJSON(f, v); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+func encodeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
