@@ -697,8 +697,14 @@ type Job struct {
 	TimeLimitSeconds int64  `protobuf:"varint,21,opt,name=time_limit_seconds,json=timeLimitSeconds,proto3" json:"time_limit_seconds,omitempty"` // effective; 0 = unlimited
 	CancelledBy      string `protobuf:"bytes,22,opt,name=cancelled_by,json=cancelledBy,proto3" json:"cancelled_by,omitempty"`
 	ScriptWithheld   bool   `protobuf:"varint,23,opt,name=script_withheld,json=scriptWithheld,proto3" json:"script_withheld,omitempty"` // the caller may not see script and env
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// requeue_pending: a requeue (or node failure) asked the job's processes
+	// to stop; once they end it returns to PENDING (held if hold_on_requeue).
+	RequeuePending bool `protobuf:"varint,24,opt,name=requeue_pending,json=requeuePending,proto3" json:"requeue_pending,omitempty"`
+	HoldOnRequeue  bool `protobuf:"varint,25,opt,name=hold_on_requeue,json=holdOnRequeue,proto3" json:"hold_on_requeue,omitempty"`
+	// batch_host is the node that runs the batch script (the first allocated).
+	BatchHost     string `protobuf:"bytes,26,opt,name=batch_host,json=batchHost,proto3" json:"batch_host,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -890,6 +896,27 @@ func (x *Job) GetScriptWithheld() bool {
 		return x.ScriptWithheld
 	}
 	return false
+}
+
+func (x *Job) GetRequeuePending() bool {
+	if x != nil {
+		return x.RequeuePending
+	}
+	return false
+}
+
+func (x *Job) GetHoldOnRequeue() bool {
+	if x != nil {
+		return x.HoldOnRequeue
+	}
+	return false
+}
+
+func (x *Job) GetBatchHost() string {
+	if x != nil {
+		return x.BatchHost
+	}
+	return ""
 }
 
 // GPU is one device of a node as the controller tracks it.
@@ -2254,7 +2281,7 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x12\n" +
 	"\x04cpus\x18\x02 \x01(\tR\x04cpus\x12\x18\n" +
 	"\adevices\x18\x03 \x03(\tR\adevices\x12\x1b\n" +
-	"\tmemory_mb\x18\x04 \x01(\x03R\bmemoryMb\"\xd1\x06\n" +
+	"\tmemory_mb\x18\x04 \x01(\x03R\bmemoryMb\"\xc1\a\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12&\n" +
@@ -2282,7 +2309,11 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\x03qos\x18\x14 \x01(\tR\x03qos\x12,\n" +
 	"\x12time_limit_seconds\x18\x15 \x01(\x03R\x10timeLimitSeconds\x12!\n" +
 	"\fcancelled_by\x18\x16 \x01(\tR\vcancelledBy\x12'\n" +
-	"\x0fscript_withheld\x18\x17 \x01(\bR\x0escriptWithheld\"\xab\x01\n" +
+	"\x0fscript_withheld\x18\x17 \x01(\bR\x0escriptWithheld\x12'\n" +
+	"\x0frequeue_pending\x18\x18 \x01(\bR\x0erequeuePending\x12&\n" +
+	"\x0fhold_on_requeue\x18\x19 \x01(\bR\rholdOnRequeue\x12\x1d\n" +
+	"\n" +
+	"batch_host\x18\x1a \x01(\tR\tbatchHost\"\xab\x01\n" +
 	"\x03GPU\x12\x12\n" +
 	"\x04uuid\x18\x01 \x01(\tR\x04uuid\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x14\n" +

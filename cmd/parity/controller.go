@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parityhpc/parity/scheduler/config"
+	"github.com/parityhpc/parity/scheduler/controller"
+)
+
+func newControllerCmd() *cobra.Command {
+	var cfgPath, listen, stateDir, metricsAddr, addrFile, logLevel string
+	cmd := &cobra.Command{
+		Use:   "controller",
+		Short: "Run the controller: the cluster's state, gRPC API and scheduler (the slurmctld role)",
+		Long: `Runs the controller daemon described by a cluster file. It keeps jobs, nodes
+and the decision log in an embedded store under the state directory (every
+submission is durable before it is acknowledged), serves the gRPC API that
+the command line and the node agents use, and schedules on events and on
+an interval. The cluster key for tokens is created in the state directory
+on first start.`,
+		Example: `  parity controller --config /etc/parity/cluster.yaml
+  parity controller --config cluster.yaml --listen 127.0.0.1:0 --address-file /run/parity/addr`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := config.Load(cfgPath)
+			if err != nil {
+				return err
+			}
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return fmt.Errorf("--log-level=%s: %w", logLevel, err)
+			}
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+			c, err := controller.New(controller.Options{Config: cfg, Listen: listen, StateDir: stateDir,
+				MetricsAddr: metricsAddr, Logger: log, Version: version})
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			if err := c.Start(ctx); err != nil {
+				c.Close()
+				return err
+			}
+			if addrFile != "" {
+				if err := writeFileAtomic(addrFile, c.Addr()+"\n"); err != nil {
+					c.Close()
+					return err
+				}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "parity controller %s listening on %s\n", cfg.Name, c.Addr())
+			<-ctx.Done()
+			return c.Close()
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfgPath, "config", "/etc/parity/cluster.yaml", "cluster configuration file")
+	f.StringVar(&listen, "listen", "", "API address (overrides controller.listen; host:0 picks a free port)")
+	f.StringVar(&stateDir, "state-dir", "", "state directory (overrides controller.stateDir)")
+	f.StringVar(&metricsAddr, "metrics-addr", "", `Prometheus /metrics address (overrides controller.metrics; "off" disables)`)
+	f.StringVar(&addrFile, "address-file", "", "write the API's actual address to this file once listening")
+	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	return cmd
+}
+
+// writeFileAtomic writes through a temporary file and a rename, so a
+// reader never sees a partial address.
+func writeFileAtomic(path, content string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.WriteString(content); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// joinNonEmpty joins the non-empty strings.
+func joinNonEmpty(sep string, parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, sep)
+}

@@ -1,0 +1,293 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/parityhpc/parity/scheduler/api"
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/core"
+)
+
+type agentService struct {
+	pb.UnimplementedAgentServer
+	c *Controller
+}
+
+// nodeFor finds a configured node an agent may speak for (c.mu held).
+func (c *Controller) nodeForLocked(ctx context.Context, name string) (*node, error) {
+	if err := requireNode(caller(ctx), name); err != nil {
+		return nil, err
+	}
+	n := c.st.nodes[name]
+	if n == nil {
+		return nil, status.Errorf(codes.NotFound, "node %q is not in the cluster configuration", name)
+	}
+	return n, nil
+}
+
+// Register records the node's inventory and reconciles its jobs: a job the
+// controller placed there but the agent does not run (and whose launch
+// was delivered) failed with the node; a job the agent runs that the
+// controller does not consider running there is killed.
+func (s *agentService) Register(ctx context.Context, req *pb.RegisterRequest) (*pb.RegisterResponse, error) {
+	c := s.c
+	inv, err := api.InventoryFromProto(req.GetInventory())
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "register %s: %v", req.GetNode(), err)
+	}
+	var resp *pb.RegisterResponse
+	err = c.mutate(ctx, func() ([]write, func(), error) {
+		n, err := c.nodeForLocked(ctx, req.GetNode())
+		if err != nil {
+			return nil, nil, err
+		}
+		now := c.now()
+		ev := &pb.Event{Kind: EventRegister, Node: n.name, Actor: "agent:" + n.name, Fields: map[string]string{"version": req.GetAgentVersion()}}
+		if err := n.setInventory(&inv); err != nil {
+			ev.Verdict = "inventory unusable: " + err.Error()
+			c.log.Warn("node inventory unusable", "node", n.name, "err", err)
+		}
+		if short := expectationShortfall(n, &inv); short != "" && !n.drain {
+			n.drain, n.reason, n.reasonUser, n.reasonTime = true, short, "scheduler", now
+			ev.Verdict = short
+		}
+		clear(c.st.caps)
+		wasRegistered := n.registered
+		n.registered, n.lastHeartbeat = true, now
+		if n.down && n.reason == "Not responding" {
+			n.down, n.reason, n.reasonUser = false, "", ""
+			ev.Detail = "returned to service after not responding"
+		}
+		var ws []write
+		var afters []func()
+		reported := map[core.JobID]bool{}
+		for _, r := range req.GetRunning() {
+			reported[core.JobID(r.GetJobId())] = true
+		}
+		var kills []*pb.Order
+		for id := range reported {
+			if j := c.st.jobs[id]; j == nil || j.state == StatePending || finished(j.state) || !slices.Contains(allocNodes(j), n.name) {
+				kills = append(kills, &pb.Order{Kind: "kill", JobId: uint64(id), Reason: "not running here according to the controller"})
+			}
+		}
+		slices.SortFunc(kills, func(a, b *pb.Order) int { return int(a.GetJobId()) - int(b.GetJobId()) })
+		for _, id := range sortedJobIDs(n.jobs) {
+			j := c.st.jobs[id]
+			if j == nil || reported[id] || !j.launchSent {
+				continue
+			}
+			if j.state == StateRunning && (j.spec.GetRequeue() || c.cfg.RequeueOnNodeFail) {
+				j.requeueOnEnd = true
+			}
+			w, after := c.endLocked(j, StateNodeFail, fmt.Sprintf("node %s re-registered without the job", n.name), 0, 0, "agent:"+n.name)
+			ws = append(ws, w...)
+			afters = append(afters, after)
+		}
+		nw, err := n.write()
+		if err != nil {
+			return nil, nil, err
+		}
+		ws = append(ws, nw)
+		ws = append(ws, c.record(ev)...)
+		resp = &pb.RegisterResponse{Orders: kills, HeartbeatIntervalSeconds: int64(c.cfg.HeartbeatInterval.Seconds()), NodeState: c.nodeProto(n).GetState()}
+		c.log.Info("node state", "node", n.name, "state", resp.NodeState, "registered", true, "reregistered", wasRegistered,
+			"devices", len(inv.Devices), "running", len(reported))
+		return ws, func() {
+			for _, a := range afters {
+				a()
+			}
+			c.trigger()
+		}, nil
+	})
+	if err != nil {
+		return nil, asStatus(err)
+	}
+	return resp, nil
+}
+
+// expectationShortfall compares what the agent found with the node set's
+// expectations (Slurm's "gres/gpu count reported lower than configured").
+func expectationShortfall(n *node, inv *gresInventory) string {
+	sp := n.spec
+	whole := 0
+	for _, d := range inv.Devices {
+		if d.Parent == "" {
+			whole++
+		}
+	}
+	switch {
+	case sp.GPUs > 0 && whole < sp.GPUs:
+		return fmt.Sprintf("gres/gpu count reported lower than configured (%d < %d)", whole, sp.GPUs)
+	case inv.Host != nil && sp.CPUs > 0 && inv.Host.CPUs.Count() < sp.CPUs:
+		return fmt.Sprintf("Low CPUs (reported %d < configured %d)", inv.Host.CPUs.Count(), sp.CPUs)
+	case inv.Host != nil && sp.MemoryMB > 0 && int64(inv.Host.MemoryBytes>>20) < sp.MemoryMB:
+		return fmt.Sprintf("Low RealMemory (reported %d < configured %d MiB)", inv.Host.MemoryBytes>>20, sp.MemoryMB)
+	}
+	return ""
+}
+
+// Heartbeat refreshes liveness, keeps the latest samples and conditions
+// (for the health policy), and answers with kill orders for jobs the agent
+// runs that the controller does not expect there.
+func (s *agentService) Heartbeat(ctx context.Context, req *pb.HeartbeatRequest) (*pb.HeartbeatResponse, error) {
+	c := s.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, err := c.nodeForLocked(ctx, req.GetNode())
+	if err != nil {
+		return nil, err
+	}
+	if !n.registered {
+		return nil, status.Errorf(codes.FailedPrecondition, "node %s must register before its heartbeats count", n.name)
+	}
+	n.lastHeartbeat = c.now()
+	if n.samples == nil {
+		n.samples = map[string]gresSample{}
+	}
+	for _, smp := range req.GetSamples() {
+		n.samples[smp.GetUuid()] = api.SampleFromProto(smp)
+	}
+	for _, cd := range req.GetConditions() {
+		n.conditions = append(n.conditions, api.ConditionFromProto(cd))
+	}
+	if k := len(n.conditions) - 256; k > 0 {
+		n.conditions = slices.Delete(n.conditions, 0, k)
+	}
+	resp := &pb.HeartbeatResponse{}
+	for _, r := range req.GetRunning() {
+		j := c.st.jobs[core.JobID(r.GetJobId())]
+		if j == nil || finished(j.state) || j.state == StatePending || !slices.Contains(allocNodes(j), n.name) {
+			resp.Orders = append(resp.Orders, &pb.Order{Kind: "kill", JobId: r.GetJobId(), Reason: "not running here according to the controller"})
+		}
+	}
+	return resp, nil
+}
+
+// JobEnded settles a job whose batch step ended on its batch host; reports
+// from other nodes of the job only confirm their part is gone.
+func (s *agentService) JobEnded(ctx context.Context, req *pb.JobEndedRequest) (*pb.JobEndedResponse, error) {
+	c := s.c
+	err := c.mutate(ctx, func() ([]write, func(), error) {
+		n, err := c.nodeForLocked(ctx, req.GetNode())
+		if err != nil {
+			return nil, nil, err
+		}
+		j := c.st.jobs[core.JobID(req.GetJobId())]
+		if j == nil || finished(j.state) || j.state == StatePending || len(j.core.Alloc) == 0 {
+			return nil, nil, nil // already settled (a duplicate report, or a requeue)
+		}
+		if j.core.Alloc[0].Node != n.name {
+			return nil, nil, nil
+		}
+		state, reason := endState(req)
+		if state == "LAUNCH_FAILED" {
+			j.requeueOnEnd = true
+			reason = "launch failed on " + n.name + ": " + req.GetReason()
+			state = StateFailed
+		}
+		ws, after := c.endLocked(j, state, reason, req.GetExitCode(), req.GetSignal(), "agent:"+n.name)
+		c.log.Info("job state", "job", j.core.ID, "state", j.state, "exit", fmt.Sprintf("%d:%d", req.GetExitCode(), req.GetSignal()), "node", n.name)
+		return ws, func() { after(); c.trigger() }, nil
+	})
+	if err != nil {
+		return nil, asStatus(err)
+	}
+	return &pb.JobEndedResponse{}, nil
+}
+
+// endState maps an agent's end report to a Slurm state and reason.
+func endState(req *pb.JobEndedRequest) (string, string) {
+	switch st := req.GetState(); st {
+	case "", StateCompleted, StateFailed:
+		if req.GetExitCode() == 0 && req.GetSignal() == 0 {
+			return StateCompleted, ""
+		}
+		if req.GetSignal() != 0 {
+			return StateFailed, fmt.Sprintf("RaisedSignal:%d", req.GetSignal())
+		}
+		return StateFailed, "NonZeroExitCode"
+	case StateTimeout:
+		return StateTimeout, "TimeLimit"
+	case StateOutOfMemory:
+		return StateOutOfMemory, "OutOfMemory"
+	case StateCancelled:
+		return StateCancelled, req.GetReason()
+	default:
+		return st, req.GetReason()
+	}
+}
+
+// Orders streams the node's orders: launch orders get the job's script
+// and environment from the store just before they are sent.
+func (s *agentService) Orders(req *pb.OrdersRequest, stream pb.Agent_OrdersServer) error {
+	c := s.c
+	ctx := stream.Context()
+	c.mu.Lock()
+	n, err := c.nodeForLocked(ctx, req.GetNode())
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	q := n.orders
+	for {
+		orders, closed := q.take()
+		for i, o := range orders {
+			if err := c.fillLaunch(o); err != nil {
+				c.log.Error("launch order", "job", o.GetJobId(), "err", err)
+			}
+			if err := stream.Send(o); err != nil {
+				q.requeue(orders[i:])
+				return err
+			}
+			if o.GetKind() == "launch" {
+				c.markLaunched(core.JobID(o.GetJobId()), n.name)
+			}
+		}
+		if closed {
+			return status.Error(codes.Unavailable, "controller shutting down")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-q.wake:
+		}
+	}
+}
+
+// fillLaunch adds the script, environment and arguments to a launch order.
+func (c *Controller) fillLaunch(o *pb.Order) error {
+	if o.GetKind() != "launch" || o.GetLaunch().GetJob() == nil || o.GetLaunch().GetJob().GetSpec().GetScript() != "" {
+		return nil
+	}
+	cold, err := c.store.script(core.JobID(o.GetJobId()))
+	if err != nil {
+		return err
+	}
+	job := o.Launch.Job
+	spec := cloneSpec(job.GetSpec())
+	spec.Script, spec.Env, spec.Argv = cold.GetScript(), cold.GetEnv(), cold.GetArgv()
+	job.Spec = spec
+	return nil
+}
+
+// markLaunched notes that the batch host received its launch order.
+func (c *Controller) markLaunched(id core.JobID, nodeName string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if j := c.st.jobs[id]; j != nil && len(j.core.Alloc) > 0 && j.core.Alloc[0].Node == nodeName {
+		j.launchSent = true
+	}
+}
+
+// asStatus keeps gRPC status errors and wraps others as Unavailable.
+func asStatus(err error) error {
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	return status.Errorf(codes.Unavailable, "%v", err)
+}

@@ -1,0 +1,105 @@
+package controller
+
+import (
+	"context"
+	"slices"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/parityhpc/parity/scheduler/api"
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/core"
+)
+
+type clusterService struct {
+	pb.UnimplementedClusterServer
+	c *Controller
+}
+
+func (s *clusterService) Info(ctx context.Context, _ *pb.InfoRequest) (*pb.ClusterInfo, error) {
+	c := s.c
+	id := caller(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := &pb.ClusterInfo{Name: c.cfg.Name, Version: c.opts.Version, JobsByState: map[string]int32{}, NodesByState: map[string]int32{},
+		LastPass: api.Timestamp(c.st.lastPass), LastPassDuration: durationpb.New(c.st.lastPassDur), Started: api.Timestamp(c.started)}
+	if id.Operator() {
+		out.NextJobId = uint64(c.st.nextID)
+	}
+	for _, j := range c.st.jobs {
+		if canSee(id, j) {
+			out.JobsByState[j.state]++
+		}
+	}
+	nodeState := map[string]*pb.Node{}
+	for _, name := range c.st.names {
+		p := c.nodeProto(c.st.nodes[name])
+		nodeState[name] = p
+		out.NodesByState[p.GetDisplayState()]++
+	}
+	for _, p := range c.cfg.Partitions {
+		pp := &pb.Partition{Name: p.Name, Nodes: p.Nodes, Default: p.Default, MaxTimeSeconds: int64(p.MaxTime.Seconds()),
+			DefaultTimeSeconds: int64(p.DefaultTime.Seconds()), State: "up", TotalNodes: int32(len(p.NodeNames)),
+			PriorityTier: int32(p.PriorityTier), PriorityJobFactor: int32(p.PriorityJobFactor), NodeNames: p.NodeNames}
+		if p.Down {
+			pp.State = "down"
+		}
+		for _, n := range p.NodeNames {
+			if np := nodeState[n]; np != nil {
+				pp.TotalCpus += np.GetCpus()
+				pp.TotalGpus += int32(len(np.GetGpus()))
+			}
+		}
+		out.Partitions = append(out.Partitions, pp)
+	}
+	return out, nil
+}
+
+func (s *clusterService) Events(ctx context.Context, req *pb.EventsRequest) (*pb.EventsResponse, error) {
+	c := s.c
+	id := caller(ctx)
+	if jid := req.GetJobId(); jid != 0 {
+		c.mu.Lock()
+		j := c.st.jobs[core.JobID(jid)]
+		c.mu.Unlock()
+		if j != nil && !canSee(id, j) {
+			return nil, status.Errorf(codes.PermissionDenied, "access/permission denied: job %d belongs to another user", jid)
+		}
+	}
+	evs, err := c.events(eventFilter{job: core.JobID(req.GetJobId()), node: req.GetNode(), kinds: req.GetKinds(),
+		since: api.Time(req.GetSince()), until: api.Time(req.GetUntil()), limit: int(req.GetLimit()), visible: eventVisible(id)})
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "%v", err)
+	}
+	return &pb.EventsResponse{Events: evs}, nil
+}
+
+// Priority lists pending jobs' priorities from the last pass (sprio).
+func (s *clusterService) Priority(ctx context.Context, req *pb.PriorityRequest) (*pb.PriorityResponse, error) {
+	c := s.c
+	id := caller(ctx)
+	users := visibleUsers(id, req.GetUsers())
+	w := c.coreCfg.Priority.Weights
+	out := &pb.PriorityResponse{Weights: &pb.PriorityWeights{Age: w.Age, Fairshare: w.FairShare, Jobsize: w.JobSize, Partition: w.Partition, Qos: w.QOS, Tres: w.TRES}}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, j := range c.st.active {
+		switch {
+		case j.state != StatePending:
+		case len(req.GetJobIds()) > 0 && !slices.Contains(req.GetJobIds(), uint64(j.core.ID)):
+		case len(users) > 0 && !slices.Contains(users, j.core.User):
+		case len(req.GetPartitions()) > 0 && !slices.Contains(req.GetPartitions(), j.core.Partition):
+		default:
+			out.Jobs = append(out.Jobs, &pb.JobPriority{JobId: uint64(j.core.ID), Partition: j.core.Partition, User: j.core.User,
+				Account: j.core.Account, Qos: j.core.QOS, Factors: factorsProto(j.factors)})
+		}
+	}
+	return out, nil
+}
+
+func (s *clusterService) WhoAmI(ctx context.Context, _ *pb.WhoAmIRequest) (*pb.Identity, error) {
+	id := caller(ctx)
+	return &pb.Identity{User: id.User, Role: string(id.Role), Node: id.Node}, nil
+}

@@ -1,0 +1,117 @@
+package controller
+
+import (
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/parityhpc/parity/scheduler/api"
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/core"
+	"github.com/parityhpc/parity/topology"
+)
+
+// coreJob builds what the scheduler reads from a job's (already resolved)
+// wire request. Cluster checks are validate's; this only translates.
+func coreJob(id core.JobID, user string, s *pb.JobSpec, submit time.Time) (core.Job, error) {
+	jr, err := api.GRESFromProto(s.GetGres())
+	if err != nil {
+		return core.Job{}, err
+	}
+	j := core.Job{ID: id, Name: s.GetName(), User: user, Account: s.GetAccount(), QOS: s.GetQos(), Partition: s.GetPartition(),
+		State: core.JobPending, Nodes: int(s.GetNodes()), Tasks: int(s.GetNtasks()), TasksPerNode: int(s.GetNtasksPerNode()),
+		CPUsPerTask: int(s.GetCpusPerTask()), CPUsPerGPU: int(s.GetCpusPerGpu()),
+		MemPerCPUMB: s.GetMemPerCpuMb(), MemPerGPUMB: s.GetMemPerGpuMb(), GRES: jr,
+		Nice: int(s.GetNice()), Constraint: s.GetConstraint(), Exclusive: s.GetExclusive(), Contiguous: s.GetContiguous(),
+		Switches: int(s.GetSwitches()), SwitchWait: time.Duration(s.GetSwitchWaitSeconds()) * time.Second,
+		NodeList: s.GetNodelist(), Exclude: s.GetExclude(), Reservation: s.GetReservation(),
+		Submit: submit, Begin: api.Time(s.GetBegin())}
+	if m := s.GetMemPerNodeMb(); m > 0 {
+		j.MemPerNodeMB = m
+	}
+	if t := s.GetTimeLimitSeconds(); t > 0 {
+		j.TimeLimit = time.Duration(t) * time.Second
+	}
+	if s.GetHold() {
+		j.Hold = core.HoldUser
+	}
+	return j, nil
+}
+
+// allocsToProto converts allocations for the wire.
+func allocsToProto(as []core.NodeAlloc) []*pb.NodeAlloc {
+	out := make([]*pb.NodeAlloc, len(as))
+	for i, a := range as {
+		out[i] = &pb.NodeAlloc{Node: a.Node, Cpus: a.CPUs.String(), Devices: a.Devices, MemoryMb: a.MemoryMB}
+	}
+	return out
+}
+
+// allocsFromProto converts stored allocations back; a malformed CPU list
+// (never written by this program) yields an empty set rather than a failure
+// to load the whole state.
+func allocsFromProto(ps []*pb.NodeAlloc) []core.NodeAlloc {
+	out := make([]core.NodeAlloc, len(ps))
+	for i, p := range ps {
+		cpus, _ := topology.ParseCPUList(p.GetCpus())
+		out[i] = core.NodeAlloc{Node: p.GetNode(), CPUs: cpus, Devices: p.GetDevices(), MemoryMB: p.GetMemoryMb()}
+	}
+	return out
+}
+
+// record is the durable and wire form of a job (without script and env).
+func (j *job) record() *pb.Job {
+	p := &pb.Job{Id: uint64(j.core.ID), User: j.core.User, Spec: j.spec, State: j.state, Reason: j.reason, ReasonDetail: j.detail,
+		Priority: j.priority, SubmitTime: api.Timestamp(j.core.Submit), EligibleTime: api.Timestamp(j.core.Eligible),
+		StartTime: api.Timestamp(j.core.Start), EndTime: api.Timestamp(j.end), ExpectedStart: api.Timestamp(j.expected),
+		Alloc: allocsToProto(j.core.Alloc), ExitCode: j.exitCode, ExitSignal: j.exitSignal, Restarts: j.restarts,
+		Hold: string(j.core.Hold), Partition: j.core.Partition, Account: j.core.Account, Qos: j.core.QOS,
+		TimeLimitSeconds: int64(j.core.TimeLimit / time.Second), CancelledBy: j.cancelledBy,
+		RequeuePending: j.requeueOnEnd, HoldOnRequeue: j.holdOnEnd}
+	if len(j.core.Alloc) > 0 {
+		p.BatchHost = j.core.Alloc[0].Node
+	}
+	if j.factors != nil {
+		p.Priority = j.factors.Total
+	}
+	return p
+}
+
+// marshalJob encodes the durable record.
+func (j *job) marshal() ([]byte, error) {
+	return proto.MarshalOptions{Deterministic: true}.Marshal(j.record())
+}
+
+// jobFromRecord rebuilds a job from its durable record.
+func jobFromRecord(p *pb.Job) (*job, error) {
+	cj, err := coreJob(core.JobID(p.GetId()), p.GetUser(), p.GetSpec(), api.Time(p.GetSubmitTime()))
+	if err != nil {
+		return nil, err
+	}
+	// Defaults applied at submit live on the record, not the spec.
+	cj.Partition, cj.Account, cj.QOS = p.GetPartition(), p.GetAccount(), p.GetQos()
+	cj.TimeLimit = time.Duration(p.GetTimeLimitSeconds()) * time.Second
+	cj.Hold = core.Hold(p.GetHold())
+	cj.Eligible = api.Time(p.GetEligibleTime())
+	cj.Start = api.Time(p.GetStartTime())
+	cj.Alloc = allocsFromProto(p.GetAlloc())
+	j := &job{core: cj, spec: p.GetSpec(), state: p.GetState(), reason: p.GetReason(), detail: p.GetReasonDetail(),
+		priority: p.GetPriority(), end: api.Time(p.GetEndTime()), exitCode: p.GetExitCode(), exitSignal: p.GetExitSignal(),
+		restarts: p.GetRestarts(), cancelledBy: p.GetCancelledBy(), launchSent: true,
+		requeueOnEnd: p.GetRequeuePending(), holdOnEnd: p.GetHoldOnRequeue()}
+	j.syncCoreState()
+	return j, nil
+}
+
+// syncCoreState maps the Slurm state to what the core reads: completing
+// jobs still hold their resources.
+func (j *job) syncCoreState() {
+	switch j.state {
+	case StatePending:
+		j.core.State = core.JobPending
+	case StateRunning, StateCompleting:
+		j.core.State = core.JobRunning
+	default:
+		j.core.State = "done"
+	}
+}

@@ -1,0 +1,325 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/parityhpc/parity/scheduler/api"
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/auth"
+	"github.com/parityhpc/parity/scheduler/core"
+	"github.com/parityhpc/parity/scheduler/policy"
+)
+
+// jobChange runs a checked change of one job through the writer: change
+// validates and mutates j (c.mu held) and returns the event to log (nil for
+// none) and what to do after the commit. The job's record is rewritten.
+func (c *Controller) jobChange(ctx context.Context, jid uint64, change func(id auth.Identity, j *job) (*pb.Event, func(), error)) (*pb.Job, error) {
+	id := caller(ctx)
+	var rec *pb.Job
+	err := c.mutate(ctx, func() ([]write, func(), error) {
+		j, err := c.jobForLocked(id, jid)
+		if err != nil {
+			return nil, nil, err
+		}
+		ev, after, err := change(id, j)
+		if err != nil {
+			return nil, nil, err
+		}
+		j.syncCoreState()
+		val, err := j.marshal()
+		if err != nil {
+			return nil, nil, err
+		}
+		ws := []write{{bucket: bucketJobs, key: jobKey(j.core.ID), val: val}}
+		if ev != nil {
+			ws = append(ws, c.record(ev)...)
+		}
+		rec = j.record()
+		return ws, func() {
+			if after != nil {
+				after()
+			}
+			c.trigger()
+		}, nil
+	})
+	if err != nil {
+		if _, ok := status.FromError(err); !ok {
+			err = status.Errorf(codes.Unavailable, "%v", err)
+		}
+		return nil, err
+	}
+	return rec, nil
+}
+
+func alreadyDone(j *job) error {
+	return status.Errorf(codes.FailedPrecondition, "job %d: job/step already completing or completed (%s)", j.core.ID, j.state)
+}
+
+func (s *jobsService) Cancel(ctx context.Context, req *pb.CancelRequest) (*pb.CancelResponse, error) {
+	c := s.c
+	if sig := req.GetSignal(); sig != 0 {
+		return c.signal(ctx, req.GetJobId(), sig)
+	}
+	rec, err := c.jobChange(ctx, req.GetJobId(), func(id auth.Identity, j *job) (*pb.Event, func(), error) {
+		if j.state != StatePending && j.state != StateRunning {
+			return nil, nil, alreadyDone(j)
+		}
+		ev := jobEvent(EventCancel, j, id.User)
+		ev.Reason = req.GetReason()
+		j.cancelledBy = id.User
+		if j.state == StatePending {
+			j.state, j.end, j.reason, j.detail = StateCancelled, c.now(), "", ""
+			c.metrics.ended(StateCancelled)
+			return ev, nil, nil
+		}
+		j.state = StateCompleting
+		ev.Nodes = allocNodes(j)
+		return ev, func() { c.sendKill(j, "cancelled by "+id.User) }, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &pb.CancelResponse{Job: rec}, nil
+}
+
+// signal sends a signal to a running job's processes without changing its state.
+func (c *Controller) signal(ctx context.Context, jid uint64, sig int32) (*pb.CancelResponse, error) {
+	id := caller(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	j, err := c.jobForLocked(id, jid)
+	if err != nil {
+		return nil, err
+	}
+	if j.state != StateRunning {
+		return nil, status.Errorf(codes.FailedPrecondition, "job %d is %s; only running jobs take signals", jid, j.state)
+	}
+	for _, a := range j.core.Alloc {
+		if n := c.st.nodes[a.Node]; n != nil {
+			n.orders.push(&pb.Order{Kind: "signal", JobId: jid, Signal: sig, Reason: "signal from " + id.User})
+		}
+	}
+	return &pb.CancelResponse{Job: j.record()}, nil
+}
+
+func allocNodes(j *job) []string {
+	out := make([]string, len(j.core.Alloc))
+	for i, a := range j.core.Alloc {
+		out[i] = a.Node
+	}
+	return out
+}
+
+// sendKill queues kill orders on every node of the job (after commit).
+func (c *Controller) sendKill(j *job, reason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, a := range j.core.Alloc {
+		if n := c.st.nodes[a.Node]; n != nil {
+			n.orders.drop(uint64(j.core.ID), "launch")
+			n.orders.push(&pb.Order{Kind: "kill", JobId: uint64(j.core.ID), Reason: reason})
+		}
+	}
+}
+
+func (s *jobsService) Hold(ctx context.Context, req *pb.JobRef) (*pb.Job, error) {
+	return s.c.jobChange(ctx, req.GetJobId(), func(id auth.Identity, j *job) (*pb.Event, func(), error) {
+		if j.state != StatePending {
+			return nil, nil, status.Errorf(codes.FailedPrecondition, "job %d is %s; only pending jobs can be held", j.core.ID, j.state)
+		}
+		j.core.Hold = core.HoldUser
+		if id.Operator() && id.User != j.owner() {
+			j.core.Hold = core.HoldAdmin
+		}
+		ev := jobEvent(EventHold, j, id.User)
+		ev.Reason = string(j.core.Hold)
+		return ev, nil, nil
+	})
+}
+
+func (s *jobsService) Release(ctx context.Context, req *pb.JobRef) (*pb.Job, error) {
+	return s.c.jobChange(ctx, req.GetJobId(), func(id auth.Identity, j *job) (*pb.Event, func(), error) {
+		switch {
+		case j.state != StatePending || j.core.Hold == core.HoldNone:
+			return nil, nil, status.Errorf(codes.FailedPrecondition, "job %d is not held", j.core.ID)
+		case j.core.Hold == core.HoldAdmin && !id.Operator():
+			return nil, nil, status.Errorf(codes.PermissionDenied, "access/permission denied: job %d is held by an administrator", j.core.ID)
+		}
+		j.core.Hold = core.HoldNone
+		return jobEvent(EventRelease, j, id.User), nil, nil
+	})
+}
+
+func (s *jobsService) Requeue(ctx context.Context, req *pb.RequeueRequest) (*pb.Job, error) {
+	c := s.c
+	return c.jobChange(ctx, req.GetJobId(), func(id auth.Identity, j *job) (*pb.Event, func(), error) {
+		if j.state != StateRunning {
+			return nil, nil, status.Errorf(codes.FailedPrecondition, "job %d is %s; only running jobs can be requeued", j.core.ID, j.state)
+		}
+		j.state, j.requeueOnEnd, j.holdOnEnd = StateCompleting, true, req.GetHold()
+		ev := jobEvent(EventRequeue, j, id.User)
+		ev.Nodes = allocNodes(j)
+		ev.Reason = "requeued by " + id.User
+		return ev, func() { c.sendKill(j, "requeued by "+id.User) }, nil
+	})
+}
+
+func (s *jobsService) Update(ctx context.Context, req *pb.UpdateJobRequest) (*pb.Job, error) {
+	c := s.c
+	return c.jobChange(ctx, req.GetJobId(), func(id auth.Identity, j *job) (*pb.Event, func(), error) {
+		// Check everything before changing anything: a refused update
+		// must leave memory exactly as the store has it.
+		if finished(j.state) {
+			return nil, nil, alreadyDone(j)
+		}
+		if err := c.checkUpdate(id, j, req); err != nil {
+			return nil, nil, err
+		}
+		var trial *pb.JobSpec
+		if req.Partition != nil || req.Qos != nil || req.Account != nil {
+			if j.state != StatePending {
+				return nil, nil, status.Errorf(codes.FailedPrecondition, "job %d is %s; partition, QOS and account change only while pending", j.core.ID, j.state)
+			}
+			var err error
+			if trial, err = c.repartition(j, req); err != nil {
+				return nil, nil, err
+			}
+		}
+		ev := jobEvent(EventUpdate, j, id.User)
+		var changed []string
+		if req.TimeLimitSeconds != nil {
+			j.core.TimeLimit = time.Duration(req.GetTimeLimitSeconds()) * time.Second
+			changed = append(changed, "TimeLimit")
+		}
+		if req.Nice != nil {
+			j.core.Nice, j.spec.Nice = int(req.GetNice()), req.GetNice()
+			changed = append(changed, "Nice")
+		}
+		if req.Name != nil {
+			j.core.Name, j.spec.Name = req.GetName(), req.GetName()
+			changed = append(changed, "Name")
+		}
+		if req.Comment != nil {
+			j.spec.Comment = req.GetComment()
+			changed = append(changed, "Comment")
+		}
+		if trial != nil {
+			j.spec.Partition, j.spec.Qos, j.spec.Account = trial.Partition, trial.Qos, trial.Account
+			j.core.Partition, j.core.QOS, j.core.Account = trial.Partition, trial.Qos, trial.Account
+			changed = append(changed, "Partition", "QOS", "Account")
+		}
+		ev.Fields["changed"] = strings.Join(changed, ",")
+		return ev, nil, nil
+	})
+}
+
+// checkUpdate applies Slurm's rules for who may change what.
+func (c *Controller) checkUpdate(id auth.Identity, j *job, req *pb.UpdateJobRequest) error {
+	if req.TimeLimitSeconds != nil {
+		t := time.Duration(req.GetTimeLimitSeconds()) * time.Second
+		if t <= 0 {
+			return invalid("TimeLimit", req.GetTimeLimitSeconds(), "must be positive")
+		}
+		if !id.Operator() && j.core.TimeLimit > 0 && t > j.core.TimeLimit {
+			return status.Errorf(codes.PermissionDenied, "access/permission denied: only operators may raise a time limit (job %d has %s)", j.core.ID, fmtSeconds(int64(j.core.TimeLimit/time.Second)))
+		}
+		if p, ok := c.cfg.Partition(j.core.Partition); ok && p.MaxTime > 0 && t > p.MaxTime && !id.Operator() {
+			return invalid("TimeLimit", fmtSeconds(int64(t/time.Second)), "requested time limit is invalid (exceeds partition %s MaxTime %s)", p.Name, fmtSeconds(int64(p.MaxTime/time.Second)))
+		}
+	}
+	if req.Nice != nil {
+		if req.GetNice() < policy.MinNice || req.GetNice() > policy.MaxNice {
+			return invalid("Nice", req.GetNice(), "must be within %d..%d", policy.MinNice, policy.MaxNice)
+		}
+		if req.GetNice() < 0 && !id.Operator() {
+			return status.Errorf(codes.PermissionDenied, "access/permission denied: only operators may set a negative nice")
+		}
+	}
+	return nil
+}
+
+// repartition validates a pending job under a new partition, QOS or
+// account and returns the resolved spec; the job itself is not changed.
+func (c *Controller) repartition(j *job, req *pb.UpdateJobRequest) (*pb.JobSpec, error) {
+	trial := proto.CloneOf(j.spec)
+	if req.Partition != nil {
+		trial.Partition = req.GetPartition()
+	}
+	if req.Qos != nil {
+		trial.Qos = req.GetQos()
+	}
+	if req.Account != nil {
+		trial.Account = req.GetAccount()
+	}
+	if err := c.resolveSpec(j.core.User, trial, c.capacities); err != nil {
+		return nil, err
+	}
+	return trial, nil
+}
+
+func (s *jobsService) Explain(ctx context.Context, req *pb.ExplainRequest) (*pb.ExplainResponse, error) {
+	c := s.c
+	id := caller(ctx)
+	c.mu.Lock()
+	j, err := c.jobForLocked(id, req.GetJobId())
+	if err != nil {
+		c.mu.Unlock()
+		return nil, err
+	}
+	rec := j.record()
+	pending := j.state == StatePending
+	var snap core.Snapshot
+	now := c.now()
+	if pending {
+		snap = c.snapshotLocked(now)
+	}
+	c.mu.Unlock()
+	out := &pb.ExplainResponse{Job: rec, Reason: rec.GetReason(), Detail: rec.GetReasonDetail()}
+	if pending {
+		ex, err := core.Explain(snap, c.coreCfg, now, core.JobID(req.GetJobId()))
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "explain job %d: %v", req.GetJobId(), err)
+		}
+		pr := ex.Priority
+		out.Text, out.Reason, out.Detail, out.Facts, out.Suggestions = ex.String(), string(ex.Reason), ex.Detail, ex.Facts, ex.Suggestions
+		out.Priority = factorsProto(&pr)
+		if ex.StartKnown {
+			out.ExpectedStart = api.Timestamp(ex.ExpectedStart)
+		}
+	} else {
+		out.Text = fmt.Sprintf("Job %d is %s", rec.GetId(), rec.GetState())
+		if len(rec.GetAlloc()) > 0 {
+			out.Text += " on " + joinAllocNodes(rec.GetAlloc())
+		}
+		if rec.GetReason() != "" {
+			out.Text += " (" + rec.GetReason() + ")"
+		}
+		out.Text += ".\n"
+	}
+	if req.GetHistory() {
+		evs, err := c.events(eventFilter{job: core.JobID(req.GetJobId())})
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "%v", err)
+		}
+		out.History = evs
+	}
+	return out, nil
+}
+
+func joinAllocNodes(as []*pb.NodeAlloc) string {
+	s := ""
+	for i, a := range as {
+		if i > 0 {
+			s += ","
+		}
+		s += a.GetNode()
+	}
+	return s
+}

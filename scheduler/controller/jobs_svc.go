@@ -1,0 +1,201 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/config"
+	"github.com/parityhpc/parity/scheduler/core"
+)
+
+type jobsService struct {
+	pb.UnimplementedJobsServer
+	c *Controller
+}
+
+// Submit validates, then queues the job through the group-commit writer;
+// it answers only after the job is durable.
+func (s *jobsService) Submit(ctx context.Context, req *pb.SubmitRequest) (*pb.SubmitResponse, error) {
+	c := s.c
+	id := caller(ctx)
+	if req.GetSpec() == nil {
+		return nil, status.Error(codes.InvalidArgument, "submit: no job spec")
+	}
+	prep, err := c.prepareSubmit(id.User, req.GetSpec())
+	if err != nil {
+		return nil, err
+	}
+	if req.GetTestOnly() {
+		return &pb.SubmitResponse{Message: fmt.Sprintf("Job would be submitted to partition %s", prep.job.core.Partition)}, nil
+	}
+	jid, err := c.submitPrepared(ctx, prep)
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "submit: %v", err)
+	}
+	return &pb.SubmitResponse{JobId: uint64(jid), Message: fmt.Sprintf("Submitted batch job %d", jid)}, nil
+}
+
+// prepared is a validated submission waiting for an id.
+type prepared struct {
+	job  *job
+	cold []byte // script, env and argv
+}
+
+// prepareSubmit is the in-memory submit path outside the writer: resolve
+// defaults, validate against the cluster, build the record.
+func (c *Controller) prepareSubmit(user string, in *pb.JobSpec) (*prepared, error) {
+	spec := proto.CloneOf(in)
+	cold, err := proto.Marshal(&pb.JobSpec{Script: spec.GetScript(), Env: spec.GetEnv(), Argv: spec.GetArgv()})
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "submit: %v", err)
+	}
+	spec.Script, spec.Env, spec.Argv = "", nil, nil
+	c.mu.Lock()
+	err = c.resolveSpec(user, spec, func(p *config.Partition) partCaps { return c.capacities(p) })
+	c.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	cj, err := coreJob(0, user, spec, c.now())
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if p, ok := c.cfg.Partition(cj.Partition); ok && cj.TimeLimit == 0 {
+		// The effective limit is fixed at submit, as Slurm does.
+		cj.TimeLimit = p.DefaultTime
+		if cj.TimeLimit == 0 {
+			cj.TimeLimit = p.MaxTime
+		}
+	}
+	return &prepared{job: &job{core: cj, spec: spec, state: StatePending, reason: string(core.ReasonNone)}, cold: cold}, nil
+}
+
+// submitPrepared assigns the id and commits the job.
+func (c *Controller) submitPrepared(ctx context.Context, p *prepared) (core.JobID, error) {
+	var jid core.JobID
+	err := c.mutate(ctx, func() ([]write, func(), error) {
+		st := c.st
+		jid = st.nextID
+		st.nextID++
+		j := p.job
+		j.core.ID = jid
+		val, err := j.marshal()
+		if err != nil {
+			return nil, nil, err
+		}
+		st.jobs[jid] = j
+		st.active = append(st.active, j)
+		key := jobKey(jid)
+		return []write{{bucket: bucketJobs, key: key, val: val}, {bucket: bucketScripts, key: key, val: p.cold},
+				{bucket: bucketMeta, key: keyNextID, val: u64(uint64(st.nextID))}},
+			func() {
+				c.metrics.submitted.Inc()
+				c.log.Debug("job submitted", "job", jid, "user", j.core.User, "partition", j.core.Partition, "state", StatePending)
+				c.trigger()
+			}, nil
+	})
+	return jid, err
+}
+
+func (s *jobsService) Get(ctx context.Context, req *pb.GetJobRequest) (*pb.Job, error) {
+	c := s.c
+	id := caller(ctx)
+	c.mu.Lock()
+	j, err := c.jobForLocked(id, req.GetJobId())
+	var rec *pb.Job
+	if err == nil {
+		rec = j.record()
+	}
+	c.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if !req.GetWithScript() {
+		return rec, nil
+	}
+	c.mu.Lock()
+	allowed := canReadScript(id, j)
+	c.mu.Unlock()
+	if !allowed {
+		return nil, status.Errorf(codes.PermissionDenied, "access/permission denied: the script and environment of job %d are shown only to its owner and admins", req.GetJobId())
+	}
+	cold, err := c.store.script(j.core.ID)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "%v", err)
+	}
+	spec := proto.CloneOf(rec.Spec)
+	spec.Script, spec.Env, spec.Argv = cold.GetScript(), cold.GetEnv(), cold.GetArgv()
+	rec.Spec = spec
+	return rec, nil
+}
+
+func (s *jobsService) List(ctx context.Context, req *pb.ListJobsRequest) (*pb.ListJobsResponse, error) {
+	c := s.c
+	id := caller(ctx)
+	users := visibleUsers(id, req.GetUsers())
+	states := map[string]bool{}
+	for _, st := range req.GetStates() {
+		states[strings.ToUpper(st)] = true
+	}
+	if len(states) == 0 && !req.GetAllStates() {
+		states = map[string]bool{StatePending: true, StateRunning: true, StateCompleting: true}
+	}
+	match := func(j *job) bool {
+		switch {
+		case len(states) > 0 && !states[j.state]:
+		case len(users) > 0 && !slices.Contains(users, j.core.User):
+		case len(req.GetAccounts()) > 0 && !slices.Contains(req.GetAccounts(), j.core.Account):
+		case len(req.GetPartitions()) > 0 && !slices.Contains(req.GetPartitions(), j.core.Partition):
+		case req.GetName() != "" && req.GetName() != j.core.Name:
+		default:
+			return true
+		}
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*pb.Job
+	add := func(j *job) bool {
+		if j != nil && match(j) {
+			out = append(out, j.record())
+		}
+		return req.GetLimit() <= 0 || len(out) < int(req.GetLimit())
+	}
+	if len(req.GetJobIds()) > 0 {
+		ids := slices.Clone(req.GetJobIds())
+		slices.Sort(ids)
+		for _, jid := range ids {
+			if !add(c.st.jobs[core.JobID(jid)]) {
+				break
+			}
+		}
+		return &pb.ListJobsResponse{Jobs: out}, nil
+	}
+	if !req.GetAllStates() && !states[StateCompleted] && len(states) <= 3 && !slices.ContainsFunc(sortedKeys(states), finished) {
+		// Live states only: the active list is already in id order.
+		for _, j := range c.st.active {
+			if !add(j) {
+				break
+			}
+		}
+		return &pb.ListJobsResponse{Jobs: out}, nil
+	}
+	ids := make([]core.JobID, 0, len(c.st.jobs))
+	for jid := range c.st.jobs {
+		ids = append(ids, jid)
+	}
+	slices.Sort(ids)
+	for _, jid := range ids {
+		if !add(c.st.jobs[jid]) {
+			break
+		}
+	}
+	return &pb.ListJobsResponse{Jobs: out}, nil
+}

@@ -1,0 +1,132 @@
+package controller
+
+import (
+	"time"
+
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/core"
+)
+
+// releaseLocked detaches a job from its nodes (c.mu held).
+func (c *Controller) releaseLocked(j *job) {
+	for _, a := range j.core.Alloc {
+		if n := c.st.nodes[a.Node]; n != nil {
+			delete(n.jobs, j.core.ID)
+		}
+	}
+}
+
+// endLocked settles a job whose processes ended (or can no longer run):
+// a pending requeue puts it back in the queue with the same id; otherwise
+// it finishes in state. It returns the writes (record and events) and
+// kill orders for the job's other nodes to send after the commit.
+func (c *Controller) endLocked(j *job, state, reason string, exit, sig int32, actor string) ([]write, func()) {
+	now := c.now()
+	others := allocNodes(j)
+	c.releaseLocked(j)
+	var ev *pb.Event
+	switch {
+	case j.requeueOnEnd:
+		ev = c.requeueLocked(j, actor, reason)
+	default:
+		if j.cancelledBy != "" && (state == StateCompleted || state == StateFailed) {
+			state = StateCancelled
+		}
+		j.state, j.end, j.exitCode, j.exitSignal = state, now, exit, sig
+		j.reason, j.detail = reason, ""
+		j.syncCoreState()
+		kind := EventEnd
+		if state == StateNodeFail {
+			kind = EventNodeFail
+		}
+		ev = jobEvent(kind, j, actor)
+		ev.Nodes, ev.Reason = others, reason
+		c.metrics.ended(state)
+	}
+	ws := c.jobWrites(j)
+	ws = append(ws, c.record(ev)...)
+	c.hookAccounting(j)
+	return ws, func() { c.killOn(j.core.ID, others, reason) }
+}
+
+// requeueLocked returns a job to the queue (same id, one more restart).
+func (c *Controller) requeueLocked(j *job, actor, reason string) *pb.Event {
+	ev := jobEvent(EventRequeue, j, actor)
+	ev.Nodes, ev.Reason = allocNodes(j), reason
+	j.state, j.restarts = StatePending, j.restarts+1
+	j.core.Alloc, j.core.Start = nil, time.Time{}
+	j.core.Eligible = time.Time{}
+	if j.holdOnEnd {
+		j.core.Hold = core.HoldUser
+	}
+	j.requeueOnEnd, j.holdOnEnd, j.launchSent = false, false, false
+	j.reason, j.detail = string(core.ReasonNone), ""
+	j.syncCoreState()
+	if !contains(c.st.active, j) {
+		c.st.active = append(c.st.active, j)
+		// Keep id order for the scheduler's deterministic snapshot.
+		sortActive(c.st.active)
+	}
+	return ev
+}
+
+// killOn queues kill orders for a job on the named nodes.
+func (c *Controller) killOn(id core.JobID, nodes []string, reason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, name := range nodes {
+		if n := c.st.nodes[name]; n != nil {
+			n.orders.drop(uint64(id), "launch")
+			n.orders.push(&pb.Order{Kind: "kill", JobId: uint64(id), Reason: reason})
+		}
+	}
+}
+
+// jobWrites returns the write of a job's record.
+func (c *Controller) jobWrites(j *job) []write {
+	val, err := j.marshal()
+	if err != nil {
+		c.log.Error("encode job", "job", j.core.ID, "err", err)
+		return nil
+	}
+	return []write{{bucket: bucketJobs, key: jobKey(j.core.ID), val: val}}
+}
+
+// failNodeJobsLocked settles every job on a node that failed: requeued
+// when the job or the cluster asks for it, otherwise NODE_FAIL.
+func (c *Controller) failNodeJobsLocked(n *node, reason string) ([]write, []func()) {
+	var ws []write
+	var afters []func()
+	for _, id := range sortedJobIDs(n.jobs) {
+		j := c.st.jobs[id]
+		if j == nil {
+			delete(n.jobs, id)
+			continue
+		}
+		if j.state == StateRunning && (j.spec.GetRequeue() || c.cfg.RequeueOnNodeFail) {
+			j.requeueOnEnd = true
+		}
+		w, after := c.endLocked(j, StateNodeFail, reason, 0, 0, "scheduler")
+		ws = append(ws, w...)
+		afters = append(afters, after)
+	}
+	return ws, afters
+}
+
+func sortedJobIDs(m map[core.JobID]struct{}) []core.JobID {
+	out := make([]core.JobID, 0, len(m))
+	for id := range m {
+		out = append(out, id)
+	}
+	sortIDs(out)
+	return out
+}
+
+// hookAccounting is where finished runs go to the accounting ledger
+// (scheduler/store.Ledger, owned by the accounting engineer). Until that
+// ledger is wired in, the decision log and the job record carry the facts.
+func (c *Controller) hookAccounting(j *job) {
+	if c.opts.OnJobEnd != nil {
+		c.opts.OnJobEnd(j.record())
+	}
+}

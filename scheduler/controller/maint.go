@@ -1,0 +1,120 @@
+package controller
+
+import (
+	"context"
+	"time"
+
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/policy"
+)
+
+// maintain runs the periodic upkeep through the writer: nodes silent for
+// longer than NodeDownTimeout go DOWN and their jobs are requeued or
+// failed; finished jobs older than MinJobAge leave memory and the store;
+// decision log entries past the retention are deleted; running jobs'
+// usage is charged for fair-share.
+func (c *Controller) maintain(ctx context.Context) error {
+	now := c.now()
+	evWrites, expired, err := c.expireEventsWrites(now.Add(-c.cfg.EventRetention))
+	if err != nil {
+		return err
+	}
+	return c.mutate(ctx, func() ([]write, func(), error) {
+		ws := evWrites
+		var afters []func()
+		for _, name := range c.st.names {
+			w, a := c.checkSilentLocked(c.st.nodes[name], now)
+			ws = append(ws, w...)
+			afters = append(afters, a...)
+		}
+		ws = append(ws, c.purgeLocked(now)...)
+		c.chargeUsageLocked(now)
+		return ws, func() {
+			for _, a := range afters {
+				a()
+			}
+			if expired > 0 {
+				c.log.Debug("decision log expired", "entries", expired)
+			}
+			if len(afters) > 0 {
+				c.trigger()
+			}
+		}, nil
+	})
+}
+
+// checkSilentLocked takes a node DOWN when its agent has been silent past
+// the timeout (or never re-registered since this controller started while
+// jobs ran there).
+func (c *Controller) checkSilentLocked(n *node, now time.Time) ([]write, []func()) {
+	if n.down {
+		return nil, nil
+	}
+	silentSince := n.lastHeartbeat
+	if !n.registered {
+		if len(n.jobs) == 0 {
+			return nil, nil
+		}
+		silentSince = c.started
+	}
+	if now.Sub(silentSince) <= c.cfg.NodeDownTimeout {
+		return nil, nil
+	}
+	n.down, n.reason, n.reasonUser, n.reasonTime = true, "Not responding", "scheduler", now
+	ws, afters := c.failNodeJobsLocked(n, "node "+n.name+" not responding")
+	nw, err := n.write()
+	if err == nil {
+		ws = append(ws, nw)
+	}
+	ws = append(ws, c.record(&pb.Event{Kind: EventDown, Node: n.name, Actor: "scheduler", Reason: n.reason,
+		Detail: "silent since " + silentSince.UTC().Format(time.RFC3339)})...)
+	c.log.Warn("node state", "node", n.name, "state", "DOWN", "reason", n.reason)
+	return ws, afters
+}
+
+// purgeLocked forgets finished jobs older than MinJobAge (their decision
+// log entries stay until the log's own retention).
+func (c *Controller) purgeLocked(now time.Time) []write {
+	var ws []write
+	for id, j := range c.st.jobs {
+		if finished(j.state) && now.Sub(j.end) > c.cfg.MinJobAge {
+			delete(c.st.jobs, id)
+			ws = append(ws, write{bucket: bucketJobs, key: jobKey(id)}, write{bucket: bucketScripts, key: jobKey(id)})
+		}
+	}
+	return ws
+}
+
+// chargeUsageLocked adds running jobs' billing seconds since the last
+// charge to their user associations (policy sums them up the tree),
+// decaying old usage by the half-life. Billing is CPUs + 10 per device
+// until partition TRESBillingWeights are wired in from accounting. The
+// usage lives in memory; after a restart fair-share starts afresh until
+// the accounting ledger provides history.
+func (c *Controller) chargeUsageLocked(now time.Time) {
+	st := c.st
+	if st.lastCharge.IsZero() {
+		st.lastCharge = now
+		return
+	}
+	dt := now.Sub(st.lastCharge)
+	if dt <= 0 {
+		return
+	}
+	st.lastCharge = now
+	f := policy.DecayFactor(dt, c.cfg.Priority.HalfLife)
+	for k, v := range st.usage {
+		st.usage[k] = v * f
+	}
+	for _, j := range st.active {
+		if j.state != StateRunning {
+			continue
+		}
+		var billing float64
+		for _, a := range j.core.Alloc {
+			billing += float64(a.CPUs.Count()) + 10*float64(len(a.Devices))
+		}
+		charge := billing * dt.Seconds()
+		st.usage[j.core.Account+"/"+j.core.User] += charge
+	}
+}

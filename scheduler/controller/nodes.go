@@ -1,0 +1,189 @@
+package controller
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/parityhpc/parity/gres"
+	"github.com/parityhpc/parity/scheduler/api"
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/core"
+)
+
+// setInventory records what the node's agent discovered and derives the
+// shape the scheduler places on. An inventory the core cannot use leaves
+// the node without a shape (it takes no jobs) rather than failing.
+func (n *node) setInventory(inv *gres.Inventory) error {
+	n.inv = inv
+	cn, err := core.NodeFromInventory(n.name, *inv, n.spec.Features...)
+	if err != nil {
+		n.hasShape = false
+		return err
+	}
+	n.core.Shape, n.core.DeviceUUIDs = cn.Shape, cn.DeviceUUIDs
+	n.hasShape = true
+	return nil
+}
+
+// responding reports whether the agent was heard from recently enough.
+func (n *node) responding(now time.Time, interval time.Duration) bool {
+	return n.registered && now.Sub(n.lastHeartbeat) <= 2*interval+time.Second
+}
+
+// coreState is the node's state as the scheduler sees it.
+func (n *node) coreState(now time.Time, interval time.Duration) core.NodeState {
+	switch {
+	case n.down || !n.registered:
+		return core.NodeDown
+	case n.drain:
+		return core.NodeDrain
+	case !n.responding(now, interval):
+		return core.NodeDown
+	}
+	return core.NodeIdle
+}
+
+// usage sums the CPUs, memory and devices the node's jobs hold.
+func (c *Controller) nodeUsage(n *node) (cpus int, mem int64, held map[string]core.JobID) {
+	held = map[string]core.JobID{}
+	for id := range n.jobs {
+		j := c.st.jobs[id]
+		if j == nil {
+			continue
+		}
+		for _, a := range j.core.Alloc {
+			if a.Node != n.name {
+				continue
+			}
+			cpus += a.CPUs.Count()
+			mem += a.MemoryMB
+			for _, d := range a.Devices {
+				held[d] = id
+			}
+		}
+	}
+	return cpus, mem, held
+}
+
+// nodeProto renders a node for the API (c.mu held).
+func (c *Controller) nodeProto(n *node) *pb.Node {
+	now := c.now()
+	p := &pb.Node{Name: n.name, Reason: n.reason, ReasonUser: n.reasonUser, ReasonTime: api.Timestamp(n.reasonTime),
+		Features: n.spec.Features, Partitions: c.cfg.PartitionsOf(n.name), Registered: n.registered,
+		LastHeartbeat: api.Timestamp(n.lastHeartbeat)}
+	cpus, mem, held := c.nodeUsage(n)
+	if n.hasShape {
+		p.Cpus = int32(n.core.Shape.CPUs.Count())
+		p.MemoryMb = n.core.Shape.MemoryMB
+	} else {
+		p.Cpus, p.MemoryMb = int32(n.spec.CPUs), n.spec.MemoryMB
+	}
+	p.AllocCpus, p.AllocMemoryMb = int32(cpus), mem
+	for id := range n.jobs {
+		p.Jobs = append(p.Jobs, uint64(id))
+	}
+	slices.Sort(p.Jobs)
+	if n.inv != nil {
+		for _, d := range n.inv.Devices {
+			g := &pb.GPU{Uuid: d.UUID, Type: d.Type, Index: int32(d.Index), State: "idle", Parent: d.Parent}
+			if r, ok := n.gpuDrain[d.UUID]; ok {
+				g.State, g.DrainReason = "drain", r
+			}
+			if id, ok := held[d.UUID]; ok {
+				g.State, g.JobId = "alloc", uint64(id)
+			}
+			p.Gpus = append(p.Gpus, g)
+		}
+	}
+	base := "IDLE"
+	switch {
+	case n.down:
+		base = "DOWN"
+	case !n.registered:
+		base = "UNKNOWN"
+	case len(n.jobs) > 0 && n.hasShape && cpus >= n.core.Shape.CPUs.Count():
+		base = "ALLOCATED"
+	case len(n.jobs) > 0:
+		base = "MIXED"
+	}
+	p.State = base
+	if n.drain {
+		p.Flags = append(p.Flags, "DRAIN")
+	}
+	notResp := n.registered && !n.responding(now, c.cfg.HeartbeatInterval)
+	if notResp {
+		p.Flags = append(p.Flags, "NOT_RESPONDING")
+	}
+	p.DisplayState = displayState(base, n.drain, notResp || !n.registered)
+	return p
+}
+
+// displayState derives sinfo's one-word state.
+func displayState(base string, drain, notResponding bool) string {
+	s := map[string]string{"IDLE": "idle", "MIXED": "mix", "ALLOCATED": "alloc", "DOWN": "down", "UNKNOWN": "unk"}[base]
+	if drain {
+		s = "drain"
+		if base == "MIXED" || base == "ALLOCATED" {
+			s = "drng"
+		}
+	}
+	if notResponding {
+		s += "*"
+	}
+	return s
+}
+
+// orderQueue holds a node's undelivered orders; the node's Orders stream
+// drains it. Orders stay queued while no stream is open.
+type orderQueue struct {
+	mu     sync.Mutex
+	orders []*pb.Order
+	wake   chan struct{}
+	closed bool
+}
+
+func newOrderQueue() *orderQueue { return &orderQueue{wake: make(chan struct{}, 1)} }
+
+func (q *orderQueue) push(o ...*pb.Order) {
+	q.mu.Lock()
+	q.orders = append(q.orders, o...)
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take removes and returns every queued order.
+func (q *orderQueue) take() ([]*pb.Order, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := q.orders
+	q.orders = nil
+	return out, q.closed
+}
+
+// requeue puts orders back at the front (a stream failed mid-send).
+func (q *orderQueue) requeue(os []*pb.Order) {
+	q.mu.Lock()
+	q.orders = append(os, q.orders...)
+	q.mu.Unlock()
+}
+
+// drop removes queued orders for a job (it was cancelled before launch).
+func (q *orderQueue) drop(id uint64, kind string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.orders = slices.DeleteFunc(q.orders, func(o *pb.Order) bool { return o.GetJobId() == id && o.GetKind() == kind })
+}
+
+func (q *orderQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}

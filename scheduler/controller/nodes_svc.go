@@ -1,0 +1,223 @@
+package controller
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/topology"
+)
+
+type nodesService struct {
+	pb.UnimplementedNodesServer
+	c *Controller
+}
+
+func (s *nodesService) List(ctx context.Context, req *pb.ListNodesRequest) (*pb.ListNodesResponse, error) {
+	c := s.c
+	var want map[string]bool
+	for _, expr := range req.GetNames() {
+		names, err := topology.ExpandHostlist(expr)
+		if err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "nodes=%q: %v", expr, err)
+		}
+		if want == nil {
+			want = map[string]bool{}
+		}
+		for _, n := range names {
+			want[n] = true
+		}
+	}
+	var part []string
+	if req.GetPartition() != "" {
+		p, ok := c.cfg.Partition(req.GetPartition())
+		if !ok {
+			return nil, status.Errorf(codes.InvalidArgument, "partition=%s: invalid partition name specified", req.GetPartition())
+		}
+		part = p.NodeNames
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := &pb.ListNodesResponse{}
+	for _, name := range c.st.names {
+		if want != nil && !want[name] || part != nil && !slices.Contains(part, name) {
+			continue
+		}
+		p := c.nodeProto(c.st.nodes[name])
+		if len(req.GetStates()) > 0 && !stateMatches(p, req.GetStates()) {
+			continue
+		}
+		out.Nodes = append(out.Nodes, p)
+	}
+	return out, nil
+}
+
+// stateMatches compares a node with state filters (sinfo -t): base
+// states, flags or display states, case-insensitive; DRAIN matches both
+// draining and drained.
+func stateMatches(p *pb.Node, states []string) bool {
+	for _, s := range states {
+		s = strings.ToUpper(s)
+		disp := strings.ToUpper(strings.TrimSuffix(p.GetDisplayState(), "*"))
+		if s == p.GetState() || s == disp || slices.Contains(p.GetFlags(), s) || (s == "DRAIN" && (disp == "DRNG" || disp == "DRAIN")) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *nodesService) Get(ctx context.Context, req *pb.GetNodeRequest) (*pb.Node, error) {
+	c := s.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.st.nodes[req.GetName()]
+	if n == nil {
+		return nil, status.Errorf(codes.NotFound, "node %q not found", req.GetName())
+	}
+	return c.nodeProto(n), nil
+}
+
+// Update drains, resumes, undrains or downs nodes, or drains and resumes
+// single GPUs of one node (operators and admins).
+func (s *nodesService) Update(ctx context.Context, req *pb.UpdateNodeRequest) (*pb.UpdateNodeResponse, error) {
+	c := s.c
+	id := caller(ctx)
+	if err := requireOperator(id, "scontrol update node"); err != nil {
+		return nil, err
+	}
+	names, err := topology.ExpandHostlist(req.GetNodes())
+	if err != nil || len(names) == 0 {
+		return nil, status.Errorf(codes.InvalidArgument, "NodeName=%q: not a hostlist", req.GetNodes())
+	}
+	state := strings.ToUpper(req.GetState())
+	switch state {
+	case "DRAIN", "DOWN":
+		if strings.TrimSpace(req.GetReason()) == "" {
+			return nil, status.Error(codes.InvalidArgument, "You must specify a reason when DOWNING or DRAINING a node")
+		}
+	case "RESUME", "UNDRAIN", "IDLE":
+	default:
+		return nil, status.Errorf(codes.InvalidArgument, "State=%s: must be DRAIN, DOWN, RESUME or UNDRAIN", req.GetState())
+	}
+	if len(req.GetDevices()) > 0 && len(names) != 1 {
+		return nil, status.Errorf(codes.InvalidArgument, "devices=%s: per-GPU changes name exactly one node (got %d)", strings.Join(req.GetDevices(), ","), len(names))
+	}
+	out := &pb.UpdateNodeResponse{}
+	err = c.mutate(ctx, func() ([]write, func(), error) {
+		out.Nodes = nil
+		var ws []write
+		var afters []func()
+		for _, name := range names {
+			n := c.st.nodes[name]
+			if n == nil {
+				return nil, nil, status.Errorf(codes.NotFound, "node %q not found", name)
+			}
+		}
+		for _, name := range names {
+			n := c.st.nodes[name]
+			w, a, err := c.updateNodeLocked(n, state, req.GetReason(), req.GetDevices(), id.User)
+			if err != nil {
+				return nil, nil, err
+			}
+			ws = append(ws, w...)
+			afters = append(afters, a...)
+			out.Nodes = append(out.Nodes, c.nodeProto(n))
+		}
+		return ws, func() {
+			for _, a := range afters {
+				a()
+			}
+			c.trigger()
+		}, nil
+	})
+	if err != nil {
+		return nil, asStatus(err)
+	}
+	return out, nil
+}
+
+// updateNodeLocked applies one node's change and returns its writes.
+func (c *Controller) updateNodeLocked(n *node, state, reason string, devices []string, user string) ([]write, []func(), error) {
+	now := c.now()
+	ev := &pb.Event{Node: n.name, Actor: user, Reason: reason}
+	var afters []func()
+	var ws []write
+	if len(devices) > 0 {
+		uuids, err := resolveDevices(n, devices)
+		if err != nil {
+			return nil, nil, err
+		}
+		ev.Fields = map[string]string{"devices": strings.Join(uuids, ",")}
+		switch state {
+		case "DRAIN", "DOWN":
+			ev.Kind = EventDrain
+			if n.gpuDrain == nil {
+				n.gpuDrain = map[string]string{}
+			}
+			for _, u := range uuids {
+				n.gpuDrain[u] = reason
+			}
+		default:
+			ev.Kind = EventResume
+			for _, u := range uuids {
+				delete(n.gpuDrain, u)
+			}
+		}
+	} else {
+		switch state {
+		case "DRAIN":
+			ev.Kind = EventDrain
+			n.drain = true
+			n.reason, n.reasonUser, n.reasonTime = reason, user, now
+		case "DOWN":
+			ev.Kind = EventDown
+			n.down = true
+			n.reason, n.reasonUser, n.reasonTime = reason, user, now
+			ws, afters = c.failNodeJobsLocked(n, "node "+n.name+" set DOWN: "+reason)
+		case "UNDRAIN":
+			ev.Kind = EventResume
+			n.drain = false
+			if !n.down {
+				n.reason, n.reasonUser = "", ""
+			}
+		default: // RESUME, IDLE
+			ev.Kind = EventResume
+			n.drain, n.down = false, false
+			n.reason, n.reasonUser, n.reasonTime = "", "", now
+		}
+	}
+	nw, err := n.write()
+	if err != nil {
+		return nil, nil, err
+	}
+	ws = append(ws, nw)
+	ws = append(ws, c.record(ev)...)
+	return ws, afters, nil
+}
+
+// resolveDevices maps UUIDs or local indices to the node's device UUIDs.
+func resolveDevices(n *node, devices []string) ([]string, error) {
+	if n.inv == nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "node %s has not reported its devices yet", n.name)
+	}
+	var out []string
+	for _, d := range devices {
+		found := ""
+		for _, dev := range n.inv.Devices {
+			if dev.UUID == d || strconv.Itoa(dev.Index) == d && dev.Parent == "" {
+				found = dev.UUID
+				break
+			}
+		}
+		if found == "" {
+			return nil, status.Errorf(codes.InvalidArgument, "devices=%s: node %s has no device %q", strings.Join(devices, ","), n.name, d)
+		}
+		out = append(out, found)
+	}
+	return out, nil
+}

@@ -1,0 +1,189 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/core"
+)
+
+// loop runs scheduling passes on events (debounced by MinInterval) and on
+// the interval, and the periodic maintenance (node timeouts, purging
+// finished jobs, decision log retention).
+func (c *Controller) loop(ctx context.Context) {
+	interval, minGap := c.cfg.Scheduler.Interval, c.cfg.Scheduler.MinInterval
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	maint := time.NewTicker(min(interval, time.Second*5))
+	defer maint.Stop()
+	var last time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-maint.C:
+			if err := c.maintain(ctx); err != nil && ctx.Err() == nil {
+				c.log.Error("maintenance", "err", err)
+			}
+			continue
+		case <-tick.C:
+		case <-c.kick:
+			// Coalesce a burst of events (Slurm's sched_min_interval).
+			if wait := minGap - time.Since(last); wait > 0 {
+				t := time.NewTimer(wait)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					return
+				case <-t.C:
+				}
+			}
+		}
+		last = time.Now()
+		if err := c.schedulePass(ctx); err != nil && ctx.Err() == nil {
+			c.log.Error("scheduling pass", "err", err)
+		}
+	}
+}
+
+// schedulePass snapshots the state, runs the core and applies the plan.
+func (c *Controller) schedulePass(ctx context.Context) error {
+	now := c.now()
+	c.mu.Lock()
+	c.resolveDependenciesLocked(now)
+	snap := c.snapshotLocked(now)
+	c.mu.Unlock()
+	t0 := time.Now()
+	plan := core.Schedule(snap, c.coreCfg, now)
+	dur := time.Since(t0)
+	c.metrics.pass(dur, len(plan.Starts))
+	for _, w := range plan.Warnings {
+		c.log.Warn("scheduling pass", "warning", w)
+	}
+	alts := c.alternatives(snap, now, plan)
+	return c.mutate(ctx, func() ([]write, func(), error) {
+		st := c.st
+		st.lastPass, st.lastPassDur = now, dur
+		for i := range plan.Decisions {
+			d := &plan.Decisions[i]
+			j := st.jobs[d.Job]
+			if j == nil || j.state != StatePending {
+				continue
+			}
+			j.reason, j.detail, j.priority, j.expected = string(d.Reason), d.Detail, d.Priority, time.Time{}
+			f := d.Factors()
+			j.factors = &f
+			if d.StartKnown {
+				j.expected = d.ExpectedStart
+			}
+		}
+		var ws []write
+		var launches []*job
+		for _, s := range plan.Starts {
+			j := st.jobs[s.Job]
+			if j == nil || j.state != StatePending || !c.placeableLocked(s.Nodes, now) {
+				continue // the state moved on since the snapshot
+			}
+			d, _ := plan.Decision(s.Job)
+			j.state, j.core.Start, j.core.Alloc, j.expected = StateRunning, now, s.Nodes, now
+			j.reason, j.detail = "None", ""
+			if j.core.Eligible.IsZero() {
+				j.core.Eligible = now
+			}
+			j.syncCoreState()
+			for _, a := range s.Nodes {
+				st.nodes[a.Node].jobs[j.core.ID] = struct{}{}
+			}
+			ws = append(ws, c.jobWrites(j)...)
+			ev := jobEvent(EventStart, j, "scheduler")
+			ev.Nodes, ev.Priority, ev.Alternatives = allocNodes(j), factorsProto(j.factors), alts[s.Job]
+			ev.Detail = fmt.Sprintf("rank %d of %d pending", d.Rank+1, len(plan.Decisions))
+			if s.Backfilled {
+				ev.Reason = "backfill"
+				ev.Fields["shadow"] = d.Shadow.UTC().Format(time.RFC3339)
+			} else {
+				ev.Reason = "priority"
+			}
+			if !s.End.IsZero() {
+				ev.Fields["end"] = s.End.UTC().Format(time.RFC3339)
+			}
+			ws = append(ws, c.record(ev)...)
+			launches = append(launches, j)
+		}
+		return ws, func() { c.launch(launches) }, nil
+	})
+}
+
+// placeableLocked re-checks a planned allocation against the current
+// state: every node still known, usable and holding the devices.
+func (c *Controller) placeableLocked(allocs []core.NodeAlloc, now time.Time) bool {
+	for _, a := range allocs {
+		n := c.st.nodes[a.Node]
+		if n == nil || !n.hasShape || !n.coreState(now, c.cfg.HeartbeatInterval).Usable() {
+			return false
+		}
+		for _, d := range a.Devices {
+			if _, drained := n.gpuDrain[d]; drained {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// launch queues launch orders for started jobs (after their commit).
+func (c *Controller) launch(jobs []*job) {
+	if len(jobs) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, j := range jobs {
+		if j.state != StateRunning {
+			continue
+		}
+		c.metrics.started.Inc()
+		c.log.Info("job state", "job", j.core.ID, "state", StateRunning, "nodes", allocNodes(j), "user", j.core.User)
+		for i, a := range j.core.Alloc {
+			// Each node gets its own record: its stream fills in the script.
+			rec := j.record()
+			n := c.st.nodes[a.Node]
+			n.orders.push(&pb.Order{Kind: "launch", JobId: rec.GetId(), Launch: &pb.LaunchOrder{Job: rec, Alloc: rec.GetAlloc()[i],
+				All: rec.GetAlloc(), TimeLimitSeconds: rec.GetTimeLimitSeconds()}})
+		}
+	}
+}
+
+// alternatives explains where else the first few started jobs could have
+// gone (the fitting nodes core.Explain reports), for the decision log.
+// Explaining costs a pass per job, so only a handful per pass are explained.
+func (c *Controller) alternatives(snap core.Snapshot, now time.Time, plan core.Plan) map[core.JobID][]string {
+	const maxExplained = 4
+	out := map[core.JobID][]string{}
+	for i, s := range plan.Starts {
+		if i >= maxExplained {
+			break
+		}
+		ex, err := core.Explain(snap, c.coreCfg, now, s.Job)
+		if err != nil {
+			continue
+		}
+		chosen := map[string]bool{}
+		for _, a := range s.Nodes {
+			chosen[a.Node] = true
+		}
+		for _, rc := range ex.Nodes {
+			if rc.Reason != core.FilterOK {
+				continue
+			}
+			for _, n := range rc.Examples {
+				if !chosen[n] {
+					out[s.Job] = append(out[s.Job], n)
+				}
+			}
+		}
+	}
+	return out
+}

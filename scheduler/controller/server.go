@@ -1,0 +1,292 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/auth"
+	"github.com/parityhpc/parity/scheduler/config"
+	"github.com/parityhpc/parity/scheduler/core"
+)
+
+// Options configure a controller. Config is required; the other fields
+// override it or inject dependencies.
+type Options struct {
+	Config *config.Cluster
+	// Listen overrides Config.Controller.Listen ("127.0.0.1:0" picks a port).
+	Listen string
+	// StateDir overrides Config.Controller.StateDir.
+	StateDir string
+	// MetricsAddr overrides Config.Controller.Metrics; "off" disables.
+	MetricsAddr string
+	Logger      *slog.Logger
+	// Now is the clock (time.Now when nil).
+	Now     func() time.Time
+	Version string
+	// NoScheduler disables the scheduling loop (benchmarks of the submit path).
+	NoScheduler bool
+	// OnJobEnd, when set, receives the record of every run that ended
+	// (the hook for the accounting ledger). It runs with the state locked
+	// and must not call back into the controller.
+	OnJobEnd func(*pb.Job)
+}
+
+// Controller is the running daemon.
+type Controller struct {
+	cfg     *config.Cluster
+	coreCfg core.Config
+	opts    Options
+	log     *slog.Logger
+	now     func() time.Time
+	started time.Time
+	key     auth.Key
+	authn   *auth.Authenticator
+
+	mu    sync.Mutex
+	st    *state
+	store *store
+
+	ops        chan *op
+	kick       chan struct{}
+	stopping   chan struct{}
+	writerDone chan struct{}
+	metrics    *metrics
+
+	lis      net.Listener
+	grpc     *grpc.Server
+	http     *http.Server
+	httpLis  net.Listener
+	wg       sync.WaitGroup
+	stopOnce sync.Once
+	cancel   context.CancelFunc
+}
+
+// New opens (or creates) the state directory, loads the durable state and
+// the cluster key; it does not listen yet.
+func New(opts Options) (*Controller, error) {
+	if opts.Config == nil {
+		return nil, errors.New("controller: Options.Config is required")
+	}
+	cfg := opts.Config
+	coreCfg := cfg.CoreConfig()
+	if err := coreCfg.Validate(); err != nil {
+		return nil, fmt.Errorf("controller: %w", err)
+	}
+	c := &Controller{cfg: cfg, coreCfg: coreCfg, opts: opts, log: opts.Logger, now: opts.Now,
+		ops: make(chan *op, maxBatch), kick: make(chan struct{}, 1), stopping: make(chan struct{}), writerDone: make(chan struct{})}
+	if c.log == nil {
+		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	c.started = c.now()
+	dir := c.stateDir()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("controller: state dir: %w", err)
+	}
+	keyFile := cfg.Auth.KeyFile
+	if opts.StateDir != "" {
+		keyFile = dir + "/cluster.key"
+	}
+	key, err := auth.LoadOrCreateKey(keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("controller: %w", err)
+	}
+	c.key = key
+	c.authn = &auth.Authenticator{Key: key, Now: c.now, Elevate: c.roleOf}
+	if c.store, err = openStore(dir); err != nil {
+		return nil, err
+	}
+	c.metrics = newMetrics(c)
+	c.mu.Lock()
+	err = c.reloadLocked()
+	c.mu.Unlock()
+	if err != nil {
+		c.store.close()
+		return nil, err
+	}
+	c.log.Info("state loaded", "dir", dir, "jobs", len(c.st.jobs), "active", len(c.st.active), "nodes", len(c.st.nodes), "next_job_id", c.st.nextID)
+	return c, nil
+}
+
+func (c *Controller) stateDir() string {
+	if c.opts.StateDir != "" {
+		return c.opts.StateDir
+	}
+	return c.cfg.Controller.StateDir
+}
+
+// KeyFile returns where the cluster key is kept.
+func (c *Controller) Key() auth.Key { return c.key }
+
+func (c *Controller) roleOf(user string) auth.Role {
+	switch {
+	case c.cfg.IsAdmin(user):
+		return auth.RoleAdmin
+	case c.cfg.IsOperator(user):
+		return auth.RoleOperator
+	}
+	return auth.RoleUser
+}
+
+// reloadLocked rebuilds memory from the store (at start, and after a
+// failed commit so memory never holds what the disk does not).
+func (c *Controller) reloadLocked() error {
+	st := newState()
+	old := c.st
+	for _, name := range c.cfg.NodeNames() {
+		n := &node{name: name, spec: c.cfg.NodeSpec(name), jobs: map[core.JobID]struct{}{}, orders: newOrderQueue()}
+		if old != nil {
+			if o := old.nodes[name]; o != nil {
+				n.orders, n.registered, n.lastHeartbeat, n.samples, n.conditions = o.orders, o.registered, o.lastHeartbeat, o.samples, o.conditions
+			}
+		}
+		n.core = core.Node{Name: name, Features: n.spec.Features}
+		st.nodes[name] = n
+		st.names = append(st.names, name)
+	}
+	if err := c.store.load(st, func(name string) *node { return st.nodes[name] }); err != nil {
+		return fmt.Errorf("%w: load: %w", ErrStore, err)
+	}
+	for _, j := range st.active {
+		for _, a := range j.core.Alloc {
+			if n := st.nodes[a.Node]; n != nil && j.core.State == core.JobRunning {
+				n.jobs[j.core.ID] = struct{}{}
+			}
+		}
+		if old != nil {
+			if o := old.jobs[j.core.ID]; o != nil {
+				j.launchSent = o.launchSent
+			}
+		}
+	}
+	c.st = st
+	return nil
+}
+
+// Start listens and starts serving, the writer and the scheduler.
+func (c *Controller) Start(ctx context.Context) error {
+	listen := c.opts.Listen
+	if listen == "" {
+		listen = c.cfg.Controller.Listen
+	}
+	lis, err := net.Listen("tcp", listen)
+	if err != nil {
+		return fmt.Errorf("controller: listen %s: %w", listen, err)
+	}
+	c.lis = lis
+	if err := c.startMetrics(); err != nil {
+		lis.Close()
+		return err
+	}
+	c.grpc = grpc.NewServer(grpc.ChainUnaryInterceptor(c.authn.Unary()), grpc.ChainStreamInterceptor(c.authn.Stream()))
+	pb.RegisterJobsServer(c.grpc, &jobsService{c: c})
+	pb.RegisterNodesServer(c.grpc, &nodesService{c: c})
+	pb.RegisterClusterServer(c.grpc, &clusterService{c: c})
+	pb.RegisterAgentServer(c.grpc, &agentService{c: c})
+	ctx, c.cancel = context.WithCancel(ctx)
+	c.wg.Add(2)
+	go func() { defer c.wg.Done(); c.writer() }()
+	go func() {
+		defer c.wg.Done()
+		if err := c.grpc.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			c.log.Error("grpc serve", "err", err)
+		}
+	}()
+	if !c.opts.NoScheduler {
+		c.wg.Add(1)
+		go func() { defer c.wg.Done(); c.loop(ctx) }()
+	}
+	c.log.Info("controller listening", "cluster", c.cfg.Name, "addr", lis.Addr().String(), "metrics", c.MetricsAddr())
+	return nil
+}
+
+// Addr is the address the API listens on.
+func (c *Controller) Addr() string { return c.lis.Addr().String() }
+
+// MetricsAddr is the Prometheus listener's address, or "" when off.
+func (c *Controller) MetricsAddr() string {
+	if c.httpLis == nil {
+		return ""
+	}
+	return c.httpLis.Addr().String()
+}
+
+// Close stops serving (in-flight calls end), stops the writer after it
+// answered every op it took, and closes the store.
+func (c *Controller) Close() error {
+	var err error
+	c.stopOnce.Do(func() {
+		if c.cancel != nil {
+			c.cancel()
+		}
+		for _, n := range c.nodesSnapshot() {
+			n.orders.close()
+		}
+		if c.grpc != nil {
+			stopped := make(chan struct{})
+			go func() { c.grpc.GracefulStop(); close(stopped) }()
+			select {
+			case <-stopped:
+			case <-time.After(5 * time.Second):
+				c.grpc.Stop()
+			}
+		}
+		if c.http != nil {
+			c.http.Close()
+		}
+		close(c.stopping)
+		c.wg.Wait()
+		err = c.store.close()
+	})
+	return err
+}
+
+func (c *Controller) nodesSnapshot() []*node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*node, 0, len(c.st.nodes))
+	for _, name := range c.st.names {
+		out = append(out, c.st.nodes[name])
+	}
+	return out
+}
+
+// Run starts the controller and serves until ctx is done.
+func (c *Controller) Run(ctx context.Context) error {
+	if err := c.Start(ctx); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return c.Close()
+}
+
+// trigger asks for a scheduling pass soon (debounced by the loop).
+func (c *Controller) trigger() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+func sortedKeys[M ~map[string]V, V any](m M) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,49 @@
+package controller
+
+import (
+	"slices"
+	"time"
+
+	"github.com/parityhpc/parity/scheduler/core"
+)
+
+// snapshotLocked builds the scheduler's view of the state (c.mu held). It
+// copies job values (the core never sees the controller's records) into
+// one slice, compacting finished jobs out of the active list on the way.
+func (c *Controller) snapshotLocked(now time.Time) core.Snapshot {
+	st := c.st
+	snap := core.Snapshot{Associations: c.cfg.Associations(), Usage: st.usage, QOS: c.cfg.CoreQOS()}
+	usable := make(map[string]bool, len(st.nodes))
+	snap.Nodes = make([]core.Node, 0, len(st.nodes))
+	for _, name := range st.names {
+		n := st.nodes[name]
+		if !n.hasShape {
+			continue
+		}
+		cn := n.core
+		cn.State = n.coreState(now, c.cfg.HeartbeatInterval)
+		cn.DrainedDevices = cn.DrainedDevices[:0:0]
+		for u := range n.gpuDrain {
+			cn.DrainedDevices = append(cn.DrainedDevices, u)
+		}
+		slices.Sort(cn.DrainedDevices)
+		snap.Nodes = append(snap.Nodes, cn)
+		usable[name] = true
+	}
+	for _, p := range c.cfg.CorePartitions() {
+		p.Nodes = slices.DeleteFunc(slices.Clone(p.Nodes), func(n string) bool { return !usable[n] })
+		snap.Partitions = append(snap.Partitions, p)
+	}
+	kept := st.active[:0]
+	snap.Jobs = make([]core.Job, 0, len(st.active))
+	for _, j := range st.active {
+		if finished(j.state) {
+			continue
+		}
+		kept = append(kept, j)
+		snap.Jobs = append(snap.Jobs, j.core)
+	}
+	clear(st.active[len(kept):])
+	st.active = kept
+	return snap
+}

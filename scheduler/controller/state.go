@@ -1,0 +1,108 @@
+package controller
+
+import (
+	"time"
+
+	"github.com/parityhpc/parity/gres"
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/config"
+	"github.com/parityhpc/parity/scheduler/core"
+	"github.com/parityhpc/parity/scheduler/policy"
+)
+
+// Job states (Slurm's long names).
+const (
+	StatePending     = "PENDING"
+	StateRunning     = "RUNNING"
+	StateCompleting  = "COMPLETING"
+	StateCompleted   = "COMPLETED"
+	StateFailed      = "FAILED"
+	StateCancelled   = "CANCELLED"
+	StateTimeout     = "TIMEOUT"
+	StateNodeFail    = "NODE_FAIL"
+	StatePreempted   = "PREEMPTED"
+	StateOutOfMemory = "OUT_OF_MEMORY"
+	StateDeadline    = "DEADLINE"
+)
+
+// finished reports whether a job state is terminal.
+func finished(state string) bool {
+	switch state {
+	case StatePending, StateRunning, StateCompleting:
+		return false
+	}
+	return true
+}
+
+// job is the in-memory record of one job. The request lives in core (what
+// the scheduler reads) and spec (the wire form, without script and
+// environment, which stay on disk until a launch or an owner asks).
+type job struct {
+	core  core.Job
+	spec  *pb.JobSpec
+	state string
+	// reason/detail: the last pass's pending reason, or the terminal reason.
+	reason, detail string
+	priority       float64
+	factors        *policy.Breakdown
+	expected       time.Time
+	end            time.Time
+	exitCode       int32
+	exitSignal     int32
+	restarts       int32
+	cancelledBy    string
+	// after a kill order, what to do once the agent reports the end:
+	// requeue (and hold) rather than finish.
+	requeueOnEnd, holdOnEnd bool
+	// launchSent is set once the launch order reached every node's stream;
+	// until then a re-registering agent that lacks the job is not a failure.
+	launchSent bool
+}
+
+// node is the in-memory record of one configured node.
+type node struct {
+	name     string
+	spec     config.NodeSet
+	inv      *gres.Inventory
+	core     core.Node // Shape and DeviceUUIDs from the last inventory
+	hasShape bool
+	// registered is set once the agent registered since this controller started.
+	registered    bool
+	lastHeartbeat time.Time
+	drain, down   bool
+	reason        string
+	reasonUser    string
+	reasonTime    time.Time
+	gpuDrain      map[string]string // uuid → reason
+	jobs          map[core.JobID]struct{}
+	samples       map[string]gres.Sample
+	conditions    []gres.Condition
+	orders        *orderQueue
+}
+
+// state is everything the controller knows; guarded by Controller.mu.
+type state struct {
+	jobs   map[core.JobID]*job
+	active []*job // pending and running jobs in id order; finished ones are compacted away
+	nodes  map[string]*node
+	names  []string // node names, sorted
+	nextID core.JobID
+	// nextSeq is the next decision log sequence number.
+	nextSeq uint64
+	// lastPass and lastPassDur describe the last scheduling pass.
+	lastPass    time.Time
+	lastPassDur time.Duration
+	// usage is decayed usage per association key (for fair-share).
+	usage      map[string]float64
+	lastCharge time.Time
+	// caps caches partition capacities for submit checks; cleared when an
+	// inventory changes.
+	caps map[string]partCaps
+}
+
+func newState() *state {
+	return &state{jobs: map[core.JobID]*job{}, nodes: map[string]*node{}, nextID: 1, nextSeq: 1, usage: map[string]float64{}, caps: map[string]partCaps{}}
+}
+
+// owner returns the job's user.
+func (j *job) owner() string { return j.core.User }

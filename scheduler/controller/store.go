@@ -1,0 +1,204 @@
+package controller
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/parityhpc/parity/gres"
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/core"
+)
+
+// Buckets of the state file.
+var (
+	bucketMeta        = []byte("meta")
+	bucketJobs        = []byte("jobs")    // id → pb.Job (no script, no env)
+	bucketScripts     = []byte("scripts") // id → pb.JobSpec holding only script, env and argv
+	bucketNodes       = []byte("nodes")   // name → nodeRecord (JSON)
+	bucketEvents      = []byte("events")  // seq → pb.Event
+	bucketEventsByJob = []byte("events-by-job")
+	keyNextID         = []byte("next-job-id")
+	keySchema         = []byte("schema")
+)
+
+const schemaVersion = 1
+
+// ErrStore wraps failures of the state file.
+var ErrStore = errors.New("controller: state store")
+
+// write is one key change of a commit: Val nil deletes.
+type write struct {
+	bucket, key, val []byte
+}
+
+// store is the durable copy of the state.
+type store struct {
+	db *bolt.DB
+	// failCommit, when set (tests), makes the next commits fail before
+	// anything is written, to prove no waiter is acknowledged.
+	failCommit func() error
+}
+
+func openStore(dir string) (*store, error) {
+	path := filepath.Join(dir, "state.db")
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoFreelistSync: true, FreelistType: bolt.FreelistMapType})
+	if err != nil {
+		return nil, fmt.Errorf("%w: open %s: %w", ErrStore, path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketMeta, bucketJobs, bucketScripts, bucketNodes, bucketEvents, bucketEventsByJob} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		meta := tx.Bucket(bucketMeta)
+		if v := meta.Get(keySchema); v != nil && binary.BigEndian.Uint64(v) > schemaVersion {
+			return fmt.Errorf("schema %d is newer than this program's %d", binary.BigEndian.Uint64(v), schemaVersion)
+		}
+		return meta.Put(keySchema, u64(schemaVersion))
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%w: init %s: %w", ErrStore, path, err)
+	}
+	return &store{db: db}, nil
+}
+
+func (s *store) close() error { return s.db.Close() }
+
+// commit writes one group of changes in one transaction; bbolt fsyncs
+// before Update returns, so success means durable.
+func (s *store) commit(ws []write) error {
+	if s.failCommit != nil {
+		if err := s.failCommit(); err != nil {
+			return fmt.Errorf("%w: commit: %w", ErrStore, err)
+		}
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		var b *bolt.Bucket
+		var last []byte
+		for _, w := range ws {
+			if b == nil || string(last) != string(w.bucket) {
+				b, last = tx.Bucket(w.bucket), w.bucket
+			}
+			var err error
+			if w.val == nil {
+				err = b.Delete(w.key)
+			} else {
+				err = b.Put(w.key, w.val)
+			}
+			if err != nil {
+				return fmt.Errorf("bucket %s key %x: %w", w.bucket, w.key, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w: commit: %w", ErrStore, err)
+	}
+	return nil
+}
+
+func u64(v uint64) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, v)
+	return b
+}
+
+func jobKey(id core.JobID) []byte { return u64(uint64(id)) }
+
+// nodeRecord is the durable part of a node: its admin state and last inventory.
+type nodeRecord struct {
+	Drain      bool              `json:"drain,omitempty"`
+	Down       bool              `json:"down,omitempty"`
+	Reason     string            `json:"reason,omitempty"`
+	ReasonUser string            `json:"reasonUser,omitempty"`
+	ReasonTime time.Time         `json:"reasonTime,omitzero"`
+	GPUDrain   map[string]string `json:"gpuDrain,omitempty"`
+	Inventory  *gres.Inventory   `json:"inventory,omitempty"`
+}
+
+func (n *node) write() (write, error) {
+	b, err := json.Marshal(nodeRecord{Drain: n.drain, Down: n.down, Reason: n.reason, ReasonUser: n.reasonUser,
+		ReasonTime: n.reasonTime, GPUDrain: n.gpuDrain, Inventory: n.inv})
+	if err != nil {
+		return write{}, fmt.Errorf("controller: encode node %s: %w", n.name, err)
+	}
+	return write{bucket: bucketNodes, key: []byte(n.name), val: b}, nil
+}
+
+// script loads a job's script, environment and arguments.
+func (s *store) script(id core.JobID) (*pb.JobSpec, error) {
+	var out pb.JobSpec
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketScripts).Get(jobKey(id))
+		if v == nil {
+			return nil
+		}
+		return proto.Unmarshal(v, &out)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: script of job %d: %w", ErrStore, id, err)
+	}
+	return &out, nil
+}
+
+// load reads the whole durable state.
+func (s *store) load(st *state, nodes func(name string) *node) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketMeta).Get(keyNextID); v != nil {
+			st.nextID = core.JobID(binary.BigEndian.Uint64(v))
+		}
+		err := tx.Bucket(bucketJobs).ForEach(func(k, v []byte) error {
+			var rec pb.Job
+			if err := proto.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("job %x: %w", k, err)
+			}
+			j, err := jobFromRecord(&rec)
+			if err != nil {
+				return fmt.Errorf("job %d: %w", rec.GetId(), err)
+			}
+			st.jobs[j.core.ID] = j
+			if !finished(j.state) {
+				st.active = append(st.active, j)
+			}
+			if j.core.ID >= st.nextID {
+				st.nextID = j.core.ID + 1
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		err = tx.Bucket(bucketNodes).ForEach(func(k, v []byte) error {
+			n := nodes(string(k))
+			if n == nil {
+				return nil // no longer configured
+			}
+			var rec nodeRecord
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("node %s: %w", k, err)
+			}
+			n.drain, n.down, n.reason, n.reasonUser, n.reasonTime = rec.Drain, rec.Down, rec.Reason, rec.ReasonUser, rec.ReasonTime
+			n.gpuDrain = rec.GPUDrain
+			if rec.Inventory != nil {
+				n.setInventory(rec.Inventory)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if k, _ := tx.Bucket(bucketEvents).Cursor().Last(); k != nil {
+			st.nextSeq = binary.BigEndian.Uint64(k) + 1
+		}
+		return nil
+	})
+}

@@ -1,0 +1,274 @@
+package controller
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/config"
+	"github.com/parityhpc/parity/scheduler/policy"
+)
+
+// invalid reports a bad request the way sbatch does: the option, its value
+// and Slurm's kind of message.
+func invalid(option string, value any, msg string, args ...any) error {
+	return status.Errorf(codes.InvalidArgument, "%s=%v: %s", option, value, fmt.Sprintf(msg, args...))
+}
+
+// resolveSpec applies cluster defaults to a submitted request (partition,
+// account, QOS) and rejects what can never run, naming the option and
+// value. capsOf gives what the partition's nodes offer.
+func (c *Controller) resolveSpec(user string, s *pb.JobSpec, capsOf func(*config.Partition) partCaps) error {
+	cfg := c.cfg
+	if s.GetPartition() == "" {
+		s.Partition = cfg.DefaultPartition().Name
+	}
+	part, ok := cfg.Partition(s.GetPartition())
+	if !ok {
+		return invalid("--partition", s.GetPartition(), "invalid partition name specified (partitions: %s)", partitionNames(cfg))
+	}
+	if err := c.resolveAccount(user, s); err != nil {
+		return err
+	}
+	if s.GetQos() == "" {
+		s.Qos = config.DefaultQOS
+	} else if !cfg.HasQOS(s.GetQos()) {
+		return invalid("--qos", s.GetQos(), "invalid qos specification")
+	}
+	for _, f := range []struct {
+		opt string
+		v   int64
+	}{{"--nodes", int64(s.GetNodes())}, {"--ntasks", int64(s.GetNtasks())}, {"--ntasks-per-node", int64(s.GetNtasksPerNode())},
+		{"--cpus-per-task", int64(s.GetCpusPerTask())}, {"--cpus-per-gpu", int64(s.GetCpusPerGpu())}, {"--mem-per-cpu", s.GetMemPerCpuMb()},
+		{"--mem-per-gpu", s.GetMemPerGpuMb()}, {"--switches", int64(s.GetSwitches())}} {
+		if f.v < 0 {
+			return invalid(f.opt, f.v, "must not be negative")
+		}
+	}
+	if s.GetNice() < policy.MinNice || s.GetNice() > policy.MaxNice {
+		return invalid("--nice", s.GetNice(), "must be within %d..%d", policy.MinNice, policy.MaxNice)
+	}
+	if t := s.GetTimeLimitSeconds(); t < -1 {
+		return invalid("--time", t, "requested time limit is invalid")
+	} else if part.MaxTime > 0 && (t == -1 || time.Duration(t)*time.Second > part.MaxTime) {
+		return invalid("--time", fmtSeconds(t), "requested time limit is invalid (missing or exceeds some limit): partition %s allows at most %s", part.Name, fmtSeconds(int64(part.MaxTime/time.Second)))
+	}
+	if n := int(s.GetNodes()); n > 0 {
+		if n > len(part.NodeNames) {
+			return invalid("--nodes", n, "node count specification invalid: partition %s has %d node(s)", part.Name, len(part.NodeNames))
+		}
+		if part.MaxNodes > 0 && n > part.MaxNodes {
+			return invalid("--nodes", n, "node count specification invalid: partition %s allows at most %d", part.Name, part.MaxNodes)
+		}
+	}
+	for _, w := range s.GetNodelist() {
+		if !slices.Contains(part.NodeNames, w) {
+			return invalid("--nodelist", strings.Join(s.GetNodelist(), ","), "invalid node name specified: %s is not in partition %s", w, part.Name)
+		}
+	}
+	if dep := s.GetDependency(); dep != "" {
+		if _, err := parseDependency(dep); err != nil {
+			return invalid("--dependency", dep, "job dependency problem: %v", err)
+		}
+	}
+	if err := checkConstraint(cfg, part, s.GetConstraint()); err != nil {
+		return err
+	}
+	return checkGRES(s, part, capsOf(part))
+}
+
+func (c *Controller) resolveAccount(user string, s *pb.JobSpec) error {
+	accts := c.cfg.UserAccounts(user)
+	if len(c.cfg.Accounts) == 0 {
+		if s.GetAccount() == "" {
+			s.Account = config.DefaultAccount
+		}
+		return nil
+	}
+	if s.GetAccount() == "" {
+		if len(accts) == 0 {
+			return status.Errorf(codes.InvalidArgument, "--account: invalid account or account/partition combination specified: user %s belongs to no account", user)
+		}
+		s.Account = accts[0]
+		return nil
+	}
+	if !slices.Contains(accts, s.GetAccount()) {
+		return invalid("--account", s.GetAccount(), "invalid account or account/partition combination specified (user %s may use: %s)", user, strings.Join(accts, ", "))
+	}
+	return nil
+}
+
+func partitionNames(cfg *config.Cluster) string {
+	names := make([]string, len(cfg.Partitions))
+	for i, p := range cfg.Partitions {
+		names[i] = p.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// checkConstraint rejects features no node of the partition has.
+func checkConstraint(cfg *config.Cluster, part *config.Partition, expr string) error {
+	if expr == "" {
+		return nil
+	}
+	have := map[string]bool{}
+	for _, n := range part.NodeNames {
+		for _, f := range cfg.NodeSpec(n).Features {
+			have[f] = true
+		}
+	}
+	for _, f := range strings.FieldsFunc(expr, func(r rune) bool { return r == '&' || r == '|' }) {
+		if f = strings.TrimSpace(f); !have[f] {
+			return invalid("--constraint", expr, "invalid feature specification: no node of partition %s has feature %q", part.Name, f)
+		}
+	}
+	return nil
+}
+
+// partCaps is what the largest known node of each partition offers, from
+// registered inventories or, failing those, the node sets' expectations.
+// A zero field means unknown (not checked).
+type partCaps struct {
+	maxGPUs  int
+	byType   map[string]int // most GPUs of one type on a node
+	total    int            // GPUs in the partition
+	maxCPUs  int
+	maxMemMB int64
+	known    bool // every node's GPUs are known
+}
+
+// capacities returns partCaps for one partition, cached until an
+// inventory changes (c.mu held).
+func (c *Controller) capacities(part *config.Partition) partCaps {
+	if pc, ok := c.st.caps[part.Name]; ok {
+		return pc
+	}
+	pc := c.computeCaps(part)
+	c.st.caps[part.Name] = pc
+	return pc
+}
+
+func (c *Controller) computeCaps(part *config.Partition) partCaps {
+	pc := partCaps{byType: map[string]int{}, known: true}
+	for _, name := range part.NodeNames {
+		n := c.st.nodes[name]
+		if n == nil {
+			continue
+		}
+		gpus, cpus, mem := 0, n.spec.CPUs, n.spec.MemoryMB
+		types := map[string]int{}
+		switch {
+		case n.inv != nil:
+			for _, d := range n.inv.Devices {
+				if d.Parent == "" {
+					gpus++
+				}
+				types[d.Type]++
+			}
+			if n.inv.Host != nil {
+				cpus, mem = n.inv.Host.CPUs.Count(), int64(n.inv.Host.MemoryBytes>>20)
+			}
+		case n.spec.GPUs > 0 || n.spec.CPUs > 0:
+			gpus = n.spec.GPUs
+			if n.spec.GPUType != "" {
+				types[n.spec.GPUType] = gpus
+			}
+		default:
+			pc.known = false
+		}
+		pc.maxGPUs, pc.total = max(pc.maxGPUs, gpus), pc.total+gpus
+		pc.maxCPUs, pc.maxMemMB = max(pc.maxCPUs, cpus), max(pc.maxMemMB, mem)
+		for t, k := range types {
+			pc.byType[t] = max(pc.byType[t], k)
+		}
+	}
+	return pc
+}
+
+// checkGRES rejects GPU requests no node (or the whole partition) can meet.
+func checkGRES(s *pb.JobSpec, part *config.Partition, caps partCaps) error {
+	if !caps.known {
+		return nil
+	}
+	opt := func(typed, name string, t *pb.GRESTerm) (string, string) {
+		if typed != "" {
+			return name, typed
+		}
+		if t.GetType() != "" {
+			return "--gres", fmt.Sprintf("gpu:%s:%d", t.GetType(), t.GetCount())
+		}
+		return "--gres", fmt.Sprintf("gpu:%d", t.GetCount())
+	}
+	tpn := int64(max(s.GetNtasksPerNode(), 1))
+	if s.GetNtasksPerNode() == 0 && s.GetNtasks() > 0 {
+		tpn = int64((s.GetNtasks() + max(s.GetNodes(), 1) - 1) / max(s.GetNodes(), 1))
+	}
+	check := func(terms []*pb.GRESTerm, typed, name string, mult int64, perNode bool) error {
+		for _, t := range terms {
+			if t.GetName() != "gpu" {
+				continue
+			}
+			o, v := opt(typed, name, t)
+			if t.GetType() != "" && caps.byType[t.GetType()] == 0 {
+				return invalid(o, v, "requested node configuration is not available: partition %s has no %s GPUs (has: %s)", part.Name, t.GetType(), typeList(caps.byType))
+			}
+			limit := caps.maxGPUs
+			if t.GetType() != "" {
+				limit = caps.byType[t.GetType()]
+			}
+			if perNode && t.GetCount()*mult > int64(limit) {
+				return invalid(o, v, "requested node configuration is not available: no node of partition %s has more than %d GPU(s)", part.Name, limit)
+			}
+			if !perNode && t.GetCount() > int64(caps.total) {
+				return invalid(o, v, "requested node configuration is not available: partition %s has %d GPU(s) in all", part.Name, caps.total)
+			}
+		}
+		return nil
+	}
+	g := s.GetGres()
+	perNodeName := "--gres"
+	perNodeTyped := s.GetGresOption()
+	if s.GetGpusPerNodeOption() != "" {
+		perNodeName, perNodeTyped = "--gpus-per-node", s.GetGpusPerNodeOption()
+	}
+	if err := check(g.GetPerNode(), perNodeTyped, perNodeName, 1, true); err != nil {
+		return err
+	}
+	if err := check(g.GetPerTask(), s.GetGpusPerTaskOption(), "--gpus-per-task", tpn, true); err != nil {
+		return err
+	}
+	if err := check(g.GetPerJob(), s.GetGpusOption(), "--gpus", 1, false); err != nil {
+		return err
+	}
+	if m := s.GetMemPerNodeMb(); m > 0 && caps.maxMemMB > 0 && m > caps.maxMemMB {
+		return invalid("--mem", fmt.Sprintf("%dM", m), "requested node configuration is not available: no node of partition %s has more than %d MiB", part.Name, caps.maxMemMB)
+	}
+	if cpn := tpn * int64(max(s.GetCpusPerTask(), 1)); caps.maxCPUs > 0 && cpn > int64(caps.maxCPUs) {
+		return invalid("--cpus-per-task", s.GetCpusPerTask(), "requested node configuration is not available: %d CPUs per node asked, no node of partition %s has more than %d", cpn, part.Name, caps.maxCPUs)
+	}
+	return nil
+}
+
+func typeList(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	return strings.Join(sortedKeys(m), ", ")
+}
+
+// fmtSeconds renders a limit as Slurm does ([D-]HH:MM:SS, UNLIMITED).
+func fmtSeconds(s int64) string {
+	if s < 0 {
+		return "UNLIMITED"
+	}
+	d, h, m, sec := s/86400, s/3600%24, s/60%60, s%60
+	if d > 0 {
+		return fmt.Sprintf("%d-%02d:%02d:%02d", d, h, m, sec)
+	}
+	return fmt.Sprintf("%02d:%02d:%02d", h, m, sec)
+}
