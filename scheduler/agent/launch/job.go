@@ -1,0 +1,57 @@
+package launch
+
+import (
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/parityhpc/parity/scheduler/agent/cgroup"
+	"github.com/parityhpc/parity/scheduler/agent/shim"
+)
+
+// job is the runtime's view of one supervised job. mu guards every field.
+type job struct {
+	dir string
+	// group is the job's cgroup (limits), step the batch step's below it;
+	// both nil when the job runs without isolation.
+	group, step cgroup.Group
+
+	mu          sync.Mutex
+	rec         Record
+	timers      []Timer
+	killTimer   Timer
+	ended       bool
+	gpus        map[string]*gpuAgg
+	lastPersist time.Time
+}
+
+func (j *job) statusPath() string { return filepath.Join(j.dir, statusFile) }
+
+// persist rewrites the state file; the caller holds mu.
+func (j *job) persist(now time.Time) error {
+	j.rec.GPUUsage = j.gpuUsage()
+	j.lastPersist = now
+	return writeRecord(filepath.Join(j.dir, stateFile), j.rec)
+}
+
+// stopTimers cancels pending limit, signal and kill timers; mu held.
+func (j *job) stopTimers() {
+	for _, t := range j.timers {
+		t.Stop()
+	}
+	j.timers = nil
+	if j.killTimer != nil {
+		j.killTimer.Stop()
+		j.killTimer = nil
+	}
+}
+
+// leaderPid is the job's first process (and process group) as the shim
+// reported it; 0 before it started.
+func (j *job) leaderPid() int {
+	st, err := shim.ReadStatus(j.statusPath())
+	if err != nil || !st.Running {
+		return 0
+	}
+	return st.Pid
+}

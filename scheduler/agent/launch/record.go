@@ -1,0 +1,119 @@
+package launch
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/parityhpc/parity/scheduler/accounting"
+	"github.com/parityhpc/parity/scheduler/agent/cgroup"
+	"github.com/parityhpc/parity/scheduler/agent/shim"
+)
+
+// recordVersion is bumped when Record changes incompatibly.
+const recordVersion = 1
+
+// Record is a job's state file: everything a restarted agent needs to find
+// the job again, keep enforcing its limits and report its end. It is
+// rewritten atomically on every change.
+type Record struct {
+	Version int  `json:"version"`
+	Spec    Spec `json:"spec"`
+	// Node is the node the job was launched for.
+	Node string `json:"node"`
+	// Isolated is false when the host had no usable cgroups.
+	Isolated  bool   `json:"isolated"`
+	JobGroup  string `json:"jobGroup,omitempty"`
+	StepGroup string `json:"stepGroup,omitempty"`
+	// CPUs records how the allocation's CPUs became the cpuset.
+	CPUs cgroup.CPUMapping `json:"cpus"`
+	// Stdout and Stderr are the resolved output paths.
+	Stdout string `json:"stdout"`
+	Stderr string `json:"stderr,omitempty"`
+	// ShimPid and ShimStart (clock ticks since boot, from /proc) identify
+	// the shim across an agent restart, so a recycled pid is not mistaken
+	// for it.
+	ShimPid   int       `json:"shimPid,omitempty"`
+	ShimStart uint64    `json:"shimStart,omitempty"`
+	Started   time.Time `json:"started"`
+	// Deadline is when the time limit ends the job; zero when unlimited.
+	Deadline time.Time `json:"deadline,omitzero"`
+	// SignalSent is set once --signal has been delivered.
+	SignalSent bool `json:"signalSent,omitempty"`
+	// Ending is the state the runtime is ending the job with (CANCELLED,
+	// TIMEOUT, …) and EndingSince when it sent SIGTERM; empty while the
+	// job runs on its own.
+	Ending      accounting.JobState `json:"ending,omitempty"`
+	EndingSince time.Time           `json:"endingSince,omitzero"`
+	// GPUUsage are the per-GPU aggregates so far.
+	GPUUsage []GPUUsage `json:"gpuUsage,omitempty"`
+	// End is set once the job has ended; the record stays until Forget.
+	End *JobEnd `json:"end,omitempty"`
+}
+
+// JobEnd is how a job ended.
+type JobEnd struct {
+	JobID uint64              `json:"jobId"`
+	State accounting.JobState `json:"state"`
+	// ExitCode and Signal are Slurm's "exit:signal" pair.
+	ExitCode   int  `json:"exitCode"`
+	Signal     int  `json:"signal"`
+	CoreDumped bool `json:"coreDumped,omitempty"`
+	// Reason says why, in words ("time limit 1m0s reached", "oom-kill: 1 process").
+	Reason string    `json:"reason,omitempty"`
+	Start  time.Time `json:"start"`
+	End    time.Time `json:"end"`
+	Usage  Usage     `json:"usage"`
+	// CPUs repeats the cpuset mapping for the job's record.
+	CPUs cgroup.CPUMapping `json:"cpus"`
+	// Isolated is false when the job ran without cgroups.
+	Isolated bool `json:"isolated"`
+}
+
+// ExitString renders "exit:signal" as sacct's ExitCode column does.
+func (e JobEnd) ExitString() string { return fmt.Sprintf("%d:%d", e.ExitCode, e.Signal) }
+
+// Usage is what accounting records for a job on this node.
+type Usage struct {
+	CPUTime         time.Duration `json:"cpuTime"`
+	MemoryPeakBytes uint64        `json:"memoryPeakBytes"`
+	OOMKills        uint64        `json:"oomKills,omitempty"`
+	GPUs            []GPUUsage    `json:"gpus,omitempty"`
+	// Missing names counters that could not be read.
+	Missing []string `json:"missing,omitempty"`
+}
+
+// GPUUsage aggregates the driver's samples of one GPU while the job held it.
+type GPUUsage struct {
+	UUID            string  `json:"uuid"`
+	Samples         int     `json:"samples"`
+	MeanUtilPct     float64 `json:"meanUtilPct"`
+	MaxUtilPct      float64 `json:"maxUtilPct"`
+	MaxMemoryBytes  uint64  `json:"maxMemoryBytes"`
+	MeanMemoryBytes float64 `json:"meanMemoryBytes"`
+}
+
+func writeRecord(path string, rec Record) error {
+	rec.Version = recordVersion
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return fmt.Errorf("launch: encode state of job %d: %w", rec.Spec.JobID, err)
+	}
+	return shim.WriteFileAtomic(path, append(b, '\n'), 0o600)
+}
+
+func readRecord(path string) (Record, error) {
+	var rec Record
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return rec, fmt.Errorf("launch: read state %s: %w", path, err)
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return rec, fmt.Errorf("launch: decode state %s: %w", path, err)
+	}
+	if rec.Version != recordVersion {
+		return rec, fmt.Errorf("launch: state %s has version %d, want %d", path, rec.Version, recordVersion)
+	}
+	return rec, nil
+}

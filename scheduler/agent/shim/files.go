@@ -1,0 +1,160 @@
+package shim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Config is everything the shim needs, written by the agent as JSON before
+// the shim starts. Only root reads it; the job never sees it.
+type Config struct {
+	JobID string `json:"jobId"`
+	// Argv is the job's command; Argv[0] is executed directly (a batch
+	// script runs through its #! line).
+	Argv []string `json:"argv"`
+	// Env is the job's complete environment, KEY=VALUE.
+	Env []string `json:"env"`
+	// Dir is the working directory, entered as the job's user.
+	Dir string `json:"dir"`
+	// Credential switches to UID/GID/Groups when set (the agent is root
+	// and the job belongs to someone else).
+	Credential *Credential `json:"credential,omitempty"`
+	// Stdin, Stdout and Stderr are opened as the job's user; Stderr ""
+	// shares Stdout's file, Stdin "" is /dev/null.
+	Stdin  string `json:"stdin,omitempty"`
+	Stdout string `json:"stdout"`
+	Stderr string `json:"stderr,omitempty"`
+	// Append opens the output files for appending instead of truncating.
+	Append bool `json:"append,omitempty"`
+	// Umask for files the job creates (octal as a number, e.g. 0o022).
+	Umask int `json:"umask"`
+	// ProcsFiles are the cgroup.procs files the job joins before it runs;
+	// none means no isolation.
+	ProcsFiles []string `json:"procsFiles,omitempty"`
+	// StatusFile is where the shim records the job's state.
+	StatusFile string `json:"statusFile"`
+}
+
+// Credential is the identity the job runs as.
+type Credential struct {
+	UID    uint32   `json:"uid"`
+	GID    uint32   `json:"gid"`
+	Groups []uint32 `json:"groups,omitempty"`
+}
+
+// Status is what the shim reports: first with Running set once the job is
+// in its cgroup and released, then with Done set when it has ended.
+type Status struct {
+	ShimPid int `json:"shimPid"`
+	// Pid is the job's leader (and its process group id).
+	Pid     int       `json:"pid,omitempty"`
+	Running bool      `json:"running,omitempty"`
+	Started time.Time `json:"started,omitzero"`
+	Done    bool      `json:"done,omitempty"`
+	Ended   time.Time `json:"ended,omitzero"`
+	// ExitCode is the exit status when the job exited; Signal the signal
+	// that ended it otherwise (then ExitCode is 0, as Slurm's "0:9").
+	ExitCode   int  `json:"exitCode"`
+	Signal     int  `json:"signal,omitempty"`
+	CoreDumped bool `json:"coreDumped,omitempty"`
+	// StartError says why the job could not be started at all.
+	StartError string `json:"startError,omitempty"`
+}
+
+// WriteConfig stores cfg at path atomically, readable by root only.
+func WriteConfig(path string, cfg Config) error {
+	if len(cfg.Argv) == 0 || cfg.Argv[0] == "" {
+		return fmt.Errorf("shim: config %s: argv is empty", path)
+	}
+	if cfg.StatusFile == "" {
+		return fmt.Errorf("shim: config %s: status file is empty", path)
+	}
+	return writeJSON(path, cfg, 0o600)
+}
+
+// ReadConfig loads a Config written by WriteConfig.
+func ReadConfig(path string) (Config, error) {
+	var cfg Config
+	err := readJSON(path, &cfg)
+	return cfg, err
+}
+
+// ReadStatus loads the status file; a missing file is reported with
+// os.ErrNotExist (the shim has not got that far, or never ran).
+func ReadStatus(path string) (Status, error) {
+	var st Status
+	err := readJSON(path, &st)
+	return st, err
+}
+
+// writeStatus records st atomically so a reader never sees half a file.
+func writeStatus(path string, st Status) error { return writeJSON(path, st, 0o644) }
+
+// WriteFileAtomic writes data to a temporary file next to path, syncs it,
+// renames it over path and syncs the directory, so a crash leaves either
+// the old or the new content.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("shim: write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("shim: write %s: %w", path, err)
+	}
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		return fmt.Errorf("shim: write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("shim: sync %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("shim: write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("shim: write %s: %w", path, err)
+	}
+	ok = true
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("shim: sync dir %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return fmt.Errorf("shim: sync dir %s: %w", dir, err)
+	}
+	return nil
+}
+
+func writeJSON(path string, v any, perm os.FileMode) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("shim: encode %s: %w", path, err)
+	}
+	return WriteFileAtomic(path, append(b, '\n'), perm)
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("shim: read %s: %w", path, err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("shim: decode %s: %w", path, err)
+	}
+	return nil
+}
