@@ -126,7 +126,11 @@ func applyShares(a *policy.Association, s string, user bool) error {
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-		return fmt.Errorf("shares %q is not a non-negative number%s", s, map[bool]string{true: " or parent"}[user])
+		want := "a non-negative number"
+		if user {
+			want += " or parent"
+		}
+		return fmt.Errorf("shares %q is not %s", s, want)
 	}
 	a.Shares, a.ZeroShares = v, v == 0
 	return nil

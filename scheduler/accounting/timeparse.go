@@ -3,6 +3,7 @@ package accounting
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -190,6 +191,9 @@ func parseRelative(rest string, now time.Time) (time.Time, error) {
 	unit, ok := relUnit(rest[i:])
 	if !ok {
 		return time.Time{}, fmt.Errorf("unit %q is not seconds, minutes, hours, days or weeks", rest[i:])
+	}
+	if n > int64(math.MaxInt64/unit) {
+		return time.Time{}, fmt.Errorf("offset %d%s is out of range", n, rest[i:])
 	}
 	return now.Add(sign * time.Duration(n) * unit), nil
 }
