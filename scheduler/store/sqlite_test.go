@@ -20,10 +20,10 @@ func TestRecordRoundTrip(t *testing.T) {
 		Partition: "h100", QOS: "high", Submit: day0, Eligible: day0.Add(time.Minute), Start: day0.Add(2 * time.Minute),
 		End: day0.Add(3 * time.Hour), State: accounting.StateCancelled, CancelledBy: "root", ExitCode: 0, ExitSignal: 9,
 		NodeList: "gpu[01-02]", NNodes: 2, Timelimit: 4 * time.Hour,
-		ReqTRES:   tres(t, "billing=32,cpu=32,gres/gpu=8,mem=512G,node=2"),
-		AllocTRES: tres(t, "billing=32,cpu=32,gres/gpu=8,gres/gpu:h100=8,mem=512G,node=2"),
-		GPUUUIDs:  []string{"GPU-1", "GPU-2"},
-		Usage:     accounting.JobUsage{CPUTime: 90*time.Hour + 250*time.Millisecond, MaxRSSMiB: 1000.5, GPUUtilMean: 55.5, GPUUtilMax: 100, GPUMemMaxMiB: 80000},
+		ReqTRES:       tres(t, "billing=32,cpu=32,gres/gpu=8,mem=512G,node=2"),
+		AllocTRES:     tres(t, "billing=32,cpu=32,gres/gpu=8,gres/gpu:h100=8,mem=512G,node=2"),
+		GPUUUIDs:      []string{"GPU-1", "GPU-2"},
+		Usage:         accounting.JobUsage{CPUTime: 90*time.Hour + 250*time.Millisecond, MaxRSSMiB: 1000.5, GPUUtilMean: 55.5, GPUUtilMax: 100, GPUMemMaxMiB: 80000},
 		StartDecision: "d-1", EndDecision: "d-2",
 	}
 	if err := s.Record(ctx, full); err != nil {

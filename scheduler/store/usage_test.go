@@ -30,7 +30,9 @@ func weekOfJobs(t *testing.T) []JobRecord {
 		"h100":  weights("CPU=0.25,Mem=0.0625G,GRES/gpu:h100=2"),
 		"mi300": weights("CPU=0.25,Mem=0.0625G,GRES/gpu:mi300x=2"),
 	}}
-	at := func(d int, h float64) time.Time { return day0.AddDate(0, 0, d).Add(time.Duration(h * float64(time.Hour))) }
+	at := func(d int, h float64) time.Time {
+		return day0.AddDate(0, 0, d).Add(time.Duration(h * float64(time.Hour)))
+	}
 	var recs []JobRecord
 	add := func(r JobRecord) {
 		r.AllocTRES = bill.WithBilling(r.Partition, r.AllocTRES)
