@@ -168,7 +168,8 @@ func buildPage(r *Run, opts HTMLOptions) page {
 	if diff != nil {
 		p.Diff = diffViewOf(*diff, opts.Previous, anchors)
 	}
-	p.Failing = p.Totals.Failing()+p.Parity.Failing() > 0
+	// A run without results proves nothing: it must not look green.
+	p.Failing = p.Totals.Failing()+p.Parity.Failing() > 0 || p.Totals.Total() == 0
 	p.Headline = headline(p.Totals, p.Parity, diff)
 	p.HasTimeline = len(r.Timeline) > 0
 	if p.HasTimeline {
@@ -188,6 +189,9 @@ func headline(t, par Totals, d *RunDiff) string {
 	}
 	if d != nil && len(d.NewFailures) > 0 {
 		parts = append(parts, fmt.Sprintf("%d new since the previous run", len(d.NewFailures)))
+	}
+	if t.Total() == 0 {
+		return "No results were recorded"
 	}
 	if len(parts) == 0 {
 		msg := fmt.Sprintf("All %d results passed", t.Passed)

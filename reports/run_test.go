@@ -89,3 +89,62 @@ func TestSpan(t *testing.T) {
 		t.Errorf("span from data = %v–%v, want %v–%v", s, e, t0, at(38*time.Minute))
 	}
 }
+
+// A run with nothing in it still reports, and says what is missing rather
+// than drawing empty charts.
+func TestMinimalRun(t *testing.T) {
+	r := &Run{ID: "empty", Target: "sim"}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, r, HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"No timeline was recorded", "No GPU telemetry was recorded", "Nothing was skipped", "No results were recorded", `class="banner bad"`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	for name, w := range map[string]func(*bytes.Buffer) error{
+		"junit":  func(b *bytes.Buffer) error { return WriteJUnit(b, r) },
+		"json":   func(b *bytes.Buffer) error { return WriteJSON(b, r) },
+		"matrix": func(b *bytes.Buffer) error { return WriteMatrix(b, r, false) },
+	} {
+		b.Reset()
+		if err := w(&b); err != nil || b.Len() == 0 {
+			t.Errorf("%s: err %v, %d bytes", name, err, b.Len())
+		}
+	}
+	if got := CompareVendors(r, nil); len(got) != 0 {
+		t.Errorf("parity of an empty run = %+v", got)
+	}
+}
+
+func TestHeadline(t *testing.T) {
+	passing := sampleRun()
+	passing.Specs = passing.Specs[:0]
+	for _, s := range sampleRun().Specs {
+		if !s.Status.Failing() && !s.CrossVendor() {
+			passing.Specs = append(passing.Specs, s)
+		}
+	}
+	tests := []struct {
+		name   string
+		run    *Run
+		banner string
+		want   string
+	}{
+		{"failures", sampleRun(), "bad", "2 failing results · 1 difference between vendors"},
+		{"all passed", passing, "good", "All 7 results passed (1 skipped, reasons below)"},
+		{"nothing", &Run{ID: "x"}, "bad", "No results were recorded"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := WriteHTML(&b, tt.run, HTMLOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(b.String(), `class="banner `+tt.banner+`"`) || !strings.Contains(b.String(), tt.want) {
+				t.Errorf("want %s banner with %q", tt.banner, tt.want)
+			}
+		})
+	}
+}
