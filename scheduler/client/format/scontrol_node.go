@@ -1,0 +1,142 @@
+package format
+
+import (
+	"cmp"
+	"io"
+	"strconv"
+	"strings"
+
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/jobspec"
+)
+
+// ShowNodes writes nodes as scontrol show node does. Per-GPU drains show
+// as GresDrain=; Details adds one line per device.
+func ShowNodes(w io.Writer, nodes []*pb.Node, o ShowOptions) error {
+	recs := make([]record, len(nodes))
+	for i, n := range nodes {
+		recs[i] = nodeRecord(n, o)
+	}
+	return writeRecords(w, recs, o.OneLiner)
+}
+
+func nodeRecord(n *pb.Node, o ShowOptions) record {
+	features := orNull(strings.Join(n.GetFeatures(), ","))
+	var used, drained []*pb.GPU
+	for _, g := range n.GetGpus() {
+		switch g.GetState() {
+		case "alloc":
+			used = append(used, g)
+		case "drain":
+			drained = append(drained, g)
+		}
+	}
+	gres := []kv{{"Gres", cmp.Or(NodeGRES(n), "(null)")}}
+	r := record{
+		{{"NodeName", n.GetName()}},
+		{{"CPUAlloc", strconv.Itoa(int(n.GetAllocCpus()))}, {"CPUTot", strconv.Itoa(int(n.GetCpus()))}},
+		{{"AvailableFeatures", features}},
+		{{"ActiveFeatures", features}},
+		gres,
+		{{"GresUsed", gresUsed(n, used)}},
+	}
+	if len(drained) > 0 {
+		r = append(r, []kv{{"GresDrain", gpuUse(drained)}})
+	}
+	r = append(r,
+		[]kv{{"NodeAddr", n.GetName()}, {"NodeHostName", n.GetName()}},
+		[]kv{{"RealMemory", strconv.FormatInt(n.GetMemoryMb(), 10)}, {"AllocMem", strconv.FormatInt(n.GetAllocMemoryMb(), 10)}},
+		[]kv{{"State", NodeStateFull(n)}},
+		[]kv{{"Partitions", orNull(strings.Join(n.GetPartitions(), ","))}},
+		[]kv{{"LastHeartbeat", Stamp(n.GetLastHeartbeat(), o.loc(), "None")}},
+		[]kv{{"CfgTRES", nodeTRES(int(n.GetCpus()), n.GetMemoryMb(), topLevel(n.GetGpus()))}},
+		[]kv{{"AllocTRES", allocNodeTRES(n, len(used))}},
+	)
+	if n.GetReason() != "" {
+		r = append(r, []kv{{"Reason", reasonText(n, o)}})
+	}
+	if o.Details {
+		for _, g := range n.GetGpus() {
+			line := []kv{{"  GPU", strconv.Itoa(int(g.GetIndex()))}, {"GpuType", orNull(g.GetType())}, {"UUID", g.GetUuid()}, {"GpuState", g.GetState()}}
+			if g.GetParent() != "" {
+				line = append(line, kv{"GpuParent", g.GetParent()})
+			}
+			if g.GetJobId() != 0 {
+				line = append(line, kv{"GpuJobId", strconv.FormatUint(g.GetJobId(), 10)})
+			}
+			if g.GetDrainReason() != "" {
+				line = append(line, kv{"GpuReason", g.GetDrainReason()})
+			}
+			r = append(r, line)
+		}
+	}
+	return r
+}
+
+// reasonText is "text [user@time]", as scontrol shows a node's reason.
+func reasonText(n *pb.Node, o ShowOptions) string {
+	who := cmp.Or(n.GetReasonUser(), "Unknown")
+	return n.GetReason() + " [" + who + "@" + Stamp(n.GetReasonTime(), o.loc(), "Unknown") + "]"
+}
+
+func gresUsed(n *pb.Node, used []*pb.GPU) string {
+	if len(used) > 0 {
+		return gpuUse(used)
+	}
+	if NodeGRES(n) == "" {
+		return "(null)"
+	}
+	return NodeGRES(n) + "(IDX:N/A)"
+}
+
+func topLevel(gs []*pb.GPU) int {
+	k := 0
+	for _, g := range gs {
+		if g.GetParent() == "" {
+			k++
+		}
+	}
+	return k
+}
+
+func nodeTRES(cpus int, memMB int64, gpus int) string {
+	parts := []string{"cpu=" + strconv.Itoa(cpus), "mem=" + jobspec.FormatMemory(memMB)}
+	if gpus > 0 {
+		parts = append(parts, "gres/gpu="+strconv.Itoa(gpus))
+	}
+	return strings.Join(parts, ",")
+}
+
+func allocNodeTRES(n *pb.Node, gpus int) string {
+	if n.GetAllocCpus() == 0 && n.GetAllocMemoryMb() == 0 && gpus == 0 {
+		return "(null)"
+	}
+	return nodeTRES(int(n.GetAllocCpus()), n.GetAllocMemoryMb(), gpus)
+}
+
+// ShowPartitions writes partitions as scontrol show partition does.
+func ShowPartitions(w io.Writer, parts []*pb.Partition, o ShowOptions) error {
+	recs := make([]record, len(parts))
+	for i, p := range parts {
+		def := "NONE"
+		if p.GetDefaultTimeSeconds() > 0 {
+			def = Clock(p.GetDefaultTimeSeconds())
+		}
+		tres := "cpu=" + strconv.Itoa(int(p.GetTotalCpus())) + ",node=" + strconv.Itoa(int(p.GetTotalNodes()))
+		if p.GetTotalGpus() > 0 {
+			tres += ",gres/gpu=" + strconv.Itoa(int(p.GetTotalGpus()))
+		}
+		recs[i] = record{
+			{{"PartitionName", p.GetName()}},
+			{{"AllowGroups", "ALL"}, {"AllowAccounts", "ALL"}, {"AllowQos", "ALL"}},
+			{{"Default", map[bool]string{true: "YES", false: "NO"}[p.GetDefault()]}},
+			{{"DefaultTime", def}, {"MaxTime", limitKV(p.GetMaxTimeSeconds())}},
+			{{"Nodes", orNull(p.GetNodes())}},
+			{{"PriorityJobFactor", strconv.Itoa(int(p.GetPriorityJobFactor()))}, {"PriorityTier", strconv.Itoa(int(p.GetPriorityTier()))}},
+			{{"State", strings.ToUpper(cmp.Or(p.GetState(), "up"))}, {"TotalCPUs", strconv.Itoa(int(p.GetTotalCpus()))},
+				{"TotalNodes", strconv.Itoa(int(p.GetTotalNodes()))}},
+			{{"TRES", tres}},
+		}
+	}
+	return writeRecords(w, recs, o.OneLiner)
+}

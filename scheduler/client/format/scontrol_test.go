@@ -1,0 +1,142 @@
+package format
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+)
+
+// pairs parses scontrol output into records of Key=Value maps, checking
+// the layout (first line flush, the rest indented by three spaces, a
+// blank line after each record) on the way.
+func pairs(t *testing.T, out string, oneLine bool) []map[string]string {
+	t.Helper()
+	var recs []map[string]string
+	cur := map[string]string{}
+	for i, line := range strings.Split(out, "\n") {
+		switch {
+		case line == "":
+			if len(cur) > 0 {
+				recs = append(recs, cur)
+				cur = map[string]string{}
+			}
+			continue
+		case oneLine && strings.HasPrefix(line, " "):
+			t.Errorf("line %d of a one-line record is indented: %q", i, line)
+		case !oneLine && len(cur) > 0 && !strings.HasPrefix(line, "   "):
+			t.Errorf("continuation line %d is not indented: %q", i, line)
+		case !oneLine && len(cur) == 0 && strings.HasPrefix(line, " "):
+			t.Errorf("first line %d is indented: %q", i, line)
+		}
+		for _, f := range splitPairs(line) {
+			k, v, ok := strings.Cut(f, "=")
+			if !ok {
+				t.Errorf("line %d: %q is not Key=Value", i, f)
+			}
+			cur[k] = v
+		}
+	}
+	return recs
+}
+
+// splitPairs splits at spaces that begin a new Key= (values may hold spaces).
+func splitPairs(line string) []string {
+	var out []string
+	for _, w := range strings.Fields(line) {
+		if len(out) > 0 && !strings.Contains(w, "=") {
+			out[len(out)-1] += " " + w
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+func TestShowJob(t *testing.T) {
+	jobs := testJobs()
+	var b strings.Builder
+	if err := ShowJobs(&b, jobs[:2], ShowOptions{Env: env, Details: true, Nodes: map[string]*pb.Node{"n001": testNodes()[0]}}); err != nil {
+		t.Fatal(err)
+	}
+	recs := pairs(t, b.String(), false)
+	if len(recs) != 2 {
+		t.Fatalf("%d records:\n%s", len(recs), b.String())
+	}
+	want := []map[string]string{
+		{"JobId": "12", "JobName": "train-llm-big", "UserId": "alice", "Priority": "1500", "Account": "physics", "QOS": "normal",
+			"JobState": "PENDING", "Reason": "Resources", "Dependency": "(null)", "ExitCode": "0:0", "RunTime": "00:00:00",
+			"TimeLimit": "01:00:00", "StartTime": "2025-06-02T12:00:00", "EndTime": "Unknown", "Partition": "gpu", "NodeList": "(null)",
+			"NumNodes": "1", "NumCPUs": "32", "NumTasks": "4", "CPUs/Task": "8", "ReqTRES": "cpu=32,mem=64G,node=1,gres/gpu=4",
+			"AllocTRES": "(null)", "MinMemoryNode": "64G", "StdOut": "/home/alice/logs/train-llm-big-12.out",
+			"StdErr": "/home/alice/logs/train-llm-big-12.out", "StdIn": "/dev/null", "TresPerNode": "gres/gpu:h100:4"},
+		{"JobId": "7", "JobState": "RUNNING", "Reason": "None", "Requeue": "1", "RunTime": "02:00:30", "TimeLimit": "1-01:00:00",
+			"StartTime": "2025-06-02T08:59:30", "EndTime": "2025-06-03T09:59:30", "NodeList": "n[001-002]", "BatchHost": "n001",
+			"NumNodes": "2", "NumCPUs": "32", "AllocTRES": "cpu=32,mem=4G,node=2,gres/gpu=4", "StdOut": "/w/slurm-7.out",
+			"Nodes": "n002", "GRES": "gpu:2(GPU-2a,GPU-2b)"},
+	}
+	for i, w := range want {
+		for k, v := range w {
+			if recs[i][k] != v {
+				t.Errorf("job %s: %s=%q, want %q", w["JobId"], k, recs[i][k], v)
+			}
+		}
+	}
+	// -d on node n001, whose GPUs are known, names devices by index.
+	if !strings.Contains(b.String(), "Nodes=n001 CPU_IDs=0-15 Mem=2048 GRES=gpu:h100:2(IDX:0-1)") {
+		t.Errorf("missing detail line for n001:\n%s", b.String())
+	}
+	held := jobs[2]
+	held.Reason = "Nodes required for job are DOWN"
+	b.Reset()
+	if err := ShowJobs(&b, []*pb.Job{held}, ShowOptions{Env: env, OneLiner: true}); err != nil {
+		t.Fatal(err)
+	}
+	one := pairs(t, b.String(), true)
+	mustEqual(t, "one-line records", len(lines(b.String())), 1)
+	mustEqual(t, "spaces in Reason", one[0]["Reason"], "Nodes_required_for_job_are_DOWN")
+}
+
+func TestShowNodeAndPartition(t *testing.T) {
+	var b strings.Builder
+	if err := ShowNodes(&b, testNodes()[:3], ShowOptions{Env: env, Details: true}); err != nil {
+		t.Fatal(err)
+	}
+	recs := pairs(t, b.String(), false)
+	want := []map[string]string{
+		{"NodeName": "n001", "CPUAlloc": "16", "CPUTot": "64", "Gres": "gpu:h100:4", "GresUsed": "gpu:h100:2(IDX:0-1)",
+			"GresDrain": "gpu:h100:1(IDX:3)", "State": "MIXED", "AvailableFeatures": "h100,nvlink", "Partitions": "gpu",
+			"CfgTRES": "cpu=64,mem=500G,gres/gpu=4", "AllocTRES": "cpu=16,mem=0M,gres/gpu=2"},
+		{"NodeName": "n002", "GresDrain": ""},
+		{"NodeName": "n003", "State": "IDLE+DRAIN", "Reason": "bad fan [olga@2025-06-02T08:00:00]", "GresUsed": "gpu:h100:4(IDX:N/A)",
+			"Partitions": "gpu,debug", "AllocTRES": "(null)"},
+	}
+	for i, w := range want {
+		for k, v := range w {
+			if recs[i][k] != v {
+				t.Errorf("node %s: %s=%q, want %q", w["NodeName"], k, recs[i][k], v)
+			}
+		}
+	}
+	if !strings.Contains(b.String(), "GPU=3 GpuType=h100 UUID=GPU-1d GpuState=drain GpuReason=xid 79") {
+		t.Errorf("missing per-GPU detail:\n%s", b.String())
+	}
+	b.Reset()
+	if err := ShowPartitions(&b, testPartitions()[:2], ShowOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	parts := pairs(t, b.String(), false)
+	mustEqual(t, "partitions", len(parts), 2)
+	for k, v := range map[string]string{"PartitionName": "gpu", "Default": "YES", "DefaultTime": "01:00:00", "MaxTime": "2-00:00:00",
+		"Nodes": "n[001-004]", "State": "UP", "TotalNodes": "4", "PriorityTier": "2", "TRES": "cpu=256,node=4,gres/gpu=16"} {
+		mustEqual(t, "gpu "+k, parts[0][k], v)
+	}
+	for k, v := range map[string]string{"Default": "NO", "DefaultTime": "NONE", "MaxTime": "00:30:00"} {
+		mustEqual(t, "debug "+k, parts[1][k], v)
+	}
+	keys := strings.Fields(lines(b.String())[0])
+	if !slices.Equal(keys, []string{"PartitionName=gpu"}) {
+		t.Errorf("first line = %q", keys)
+	}
+}

@@ -1,0 +1,235 @@
+package format
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/jobspec"
+	"github.com/parityhpc/parity/topology"
+)
+
+// squeue's layouts.
+const (
+	SqueueDefault = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
+	SqueueLong    = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
+	SqueueStart   = "%.18i %.9P %.8j %.8u %.2t %.19S %.6D %20Y %R"
+)
+
+// SqueueOptions control Squeue.
+type SqueueOptions struct {
+	Env
+	NoHeader bool
+}
+
+// ParseSqueueFormat reads an squeue -o format.
+func ParseSqueueFormat(spec string) (Layout, error) {
+	return ParseLayout(spec, knownIn(jobColumns(Env{})))
+}
+
+// Squeue writes jobs through an squeue layout, in the order given.
+func Squeue(w io.Writer, jobs []*pb.Job, l Layout, o SqueueOptions) error {
+	return table(w, l, jobColumns(o.Env), jobs, !o.NoHeader)
+}
+
+// SortJobs orders jobs as squeue does by default: partition, then state
+// (pending before running), then priority, highest first, then id. With
+// byStart (squeue --start) the expected start time comes first, unknown
+// last.
+func SortJobs(jobs []*pb.Job, byStart bool) {
+	rank := func(s string) int {
+		if i := slices.IndexFunc(jobStates, func(p [2]string) bool { return p[0] == s }); i >= 0 {
+			return i
+		}
+		return len(jobStates)
+	}
+	slices.SortStableFunc(jobs, func(a, b *pb.Job) int {
+		if byStart {
+			as, bs := a.GetExpectedStart(), b.GetExpectedStart()
+			switch {
+			case as == nil && bs != nil:
+				return 1
+			case as != nil && bs == nil:
+				return -1
+			case as != nil:
+				if c := as.AsTime().Compare(bs.AsTime()); c != 0 {
+					return c
+				}
+			}
+		}
+		return cmp.Or(cmp.Compare(a.GetPartition(), b.GetPartition()),
+			cmp.Compare(rank(a.GetState()), rank(b.GetState())),
+			cmp.Compare(b.GetPriority(), a.GetPriority()),
+			cmp.Compare(a.GetId(), b.GetId()))
+	})
+}
+
+func jobColumns(e Env) map[byte]column[*pb.Job] {
+	id := func(j *pb.Job) string { return strconv.FormatUint(j.GetId(), 10) }
+	text := func(h string, f func(*pb.Job) string) column[*pb.Job] {
+		return column[*pb.Job]{h, func(j *pb.Job) string { return orNull(f(j)) }}
+	}
+	return map[byte]column[*pb.Job]{
+		'i': {"JOBID", id},
+		'A': {"JOBID", id},
+		'F': {"ARRAY_JOB_ID", id},
+		'K': {"ARRAY_TASK_ID", func(*pb.Job) string { return "N/A" }},
+		'P': {"PARTITION", (*pb.Job).GetPartition},
+		'j': {"NAME", func(j *pb.Job) string { return j.GetSpec().GetName() }},
+		'u': {"USER", (*pb.Job).GetUser},
+		'a': {"ACCOUNT", (*pb.Job).GetAccount},
+		'q': {"QOS", (*pb.Job).GetQos},
+		't': {"ST", func(j *pb.Job) string { return CompactState(JobState(j)) }},
+		'T': {"STATE", JobState},
+		'M': {"TIME", func(j *pb.Job) string { return Elapsed(RunSeconds(j, e)) }},
+		'l': {"TIME_LIMIT", func(j *pb.Job) string { return Limit(j.GetTimeLimitSeconds()) }},
+		'L': {"TIME_LEFT", func(j *pb.Job) string { return timeLeft(j, e) }},
+		'D': {"NODES", func(j *pb.Job) string { return strconv.Itoa(NodeCount(j)) }},
+		'C': {"CPUS", func(j *pb.Job) string { return strconv.Itoa(CPUCount(j)) }},
+		'N': {"NODELIST", NodeList},
+		'R': {"NODELIST(REASON)", ReasonOrNodes},
+		'r': {"REASON", func(j *pb.Job) string { return cmp.Or(j.GetReason(), "None") }},
+		'Q': {"PRIORITY", func(j *pb.Job) string { return strconv.FormatInt(int64(j.GetPriority()+0.5), 10) }},
+		'p': {"PRIORITY", func(j *pb.Job) string { return fmt.Sprintf("%.8f", j.GetPriority()/4294967295) }},
+		'S': {"START_TIME", func(j *pb.Job) string { return Stamp(StartTime(j), e.loc(), "N/A") }},
+		'e': {"END_TIME", func(j *pb.Job) string { return Stamp(j.GetEndTime(), e.loc(), "N/A") }},
+		'V': {"SUBMIT_TIME", func(j *pb.Job) string { return Stamp(j.GetSubmitTime(), e.loc(), "N/A") }},
+		'E': text("DEPENDENCY", func(j *pb.Job) string { return j.GetSpec().GetDependency() }),
+		'f': text("FEATURES", func(j *pb.Job) string { return j.GetSpec().GetConstraint() }),
+		'm': {"MIN_MEMORY", minMemory},
+		'b': {"TRES_PER_NODE", func(j *pb.Job) string { return cmp.Or(TRESPerNode(j.GetSpec()), "N/A") }},
+		'Y': {"SCHEDNODES", func(*pb.Job) string { return "(null)" }},
+		'v': text("RESERVATION", func(j *pb.Job) string { return j.GetSpec().GetReservation() }),
+		'y': {"NICE", func(j *pb.Job) string { return strconv.Itoa(int(j.GetSpec().GetNice())) }},
+		'Z': text("WORK_DIR", func(j *pb.Job) string { return j.GetSpec().GetWorkdir() }),
+		'k': text("COMMENT", func(j *pb.Job) string { return j.GetSpec().GetComment() }),
+		'h': {"OVER_SUBSCRIBE", func(j *pb.Job) string { return map[bool]string{true: "NO", false: "OK"}[j.GetSpec().GetExclusive()] }},
+		'c': {"MIN_CPUS", func(j *pb.Job) string { return strconv.Itoa(max(int(j.GetSpec().GetCpusPerTask()), 1)) }},
+		'B': text("EXEC_HOST", (*pb.Job).GetBatchHost),
+		'n': text("REQ_NODES", func(j *pb.Job) string { return jobspec.CompressHostlist(j.GetSpec().GetNodelist()) }),
+		'x': text("EXC_NODES", func(j *pb.Job) string { return jobspec.CompressHostlist(j.GetSpec().GetExclude()) }),
+		'O': {"CONTIGUOUS", func(j *pb.Job) string { return b01(j.GetSpec().GetContiguous()) }},
+	}
+}
+
+func orNull(s string) string {
+	if s == "" {
+		return "(null)"
+	}
+	return s
+}
+
+func b01(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// RunSeconds is how long the job has run: until its end, or until now
+// while it runs; 0 before it started.
+func RunSeconds(j *pb.Job, e Env) int64 {
+	if j.GetStartTime() == nil || j.GetState() == "PENDING" {
+		return 0
+	}
+	end := e.Now
+	if j.GetEndTime() != nil {
+		end = j.GetEndTime().AsTime()
+	}
+	return max(int64(end.Sub(j.GetStartTime().AsTime()).Seconds()), 0)
+}
+
+func timeLeft(j *pb.Job, e Env) string {
+	if j.GetTimeLimitSeconds() <= 0 {
+		return "UNLIMITED"
+	}
+	return Elapsed(max(j.GetTimeLimitSeconds()-RunSeconds(j, e), 0))
+}
+
+// StartTime is the job's start, or for a pending job its expected start.
+func StartTime(j *pb.Job) *timestamppb.Timestamp {
+	if j.GetState() == "PENDING" {
+		return j.GetExpectedStart()
+	}
+	return j.GetStartTime()
+}
+
+// NodeCount is the allocated node count, or the requested minimum.
+func NodeCount(j *pb.Job) int {
+	if n := len(j.GetAlloc()); n > 0 {
+		return n
+	}
+	return max(int(j.GetSpec().GetNodes()), 1)
+}
+
+// CPUCount is the allocated CPU count, or what the request implies.
+func CPUCount(j *pb.Job) int {
+	n := 0
+	for _, a := range j.GetAlloc() {
+		if cpus, err := topology.ParseCPUList(a.GetCpus()); err == nil {
+			n += cpus.Count()
+		}
+	}
+	if n > 0 {
+		return n
+	}
+	s := j.GetSpec()
+	tasks := max(int(s.GetNtasks()), int(s.GetNtasksPerNode())*max(int(s.GetNodes()), 1), 1)
+	return tasks * max(int(s.GetCpusPerTask()), 1)
+}
+
+// NodeList is the compressed list of the job's allocated nodes.
+func NodeList(j *pb.Job) string {
+	names := make([]string, 0, len(j.GetAlloc()))
+	for _, a := range j.GetAlloc() {
+		names = append(names, a.GetNode())
+	}
+	return jobspec.CompressHostlist(names)
+}
+
+// ReasonOrNodes is squeue's %R: "(reason)" for pending and failed jobs,
+// the node list otherwise.
+func ReasonOrNodes(j *pb.Job) string {
+	switch j.GetState() {
+	case "PENDING", "FAILED", "TIMEOUT", "OUT_OF_MEMORY", "DEADLINE", "NODE_FAIL", "BOOT_FAIL":
+		return "(" + cmp.Or(j.GetReason(), "None") + ")"
+	}
+	return NodeList(j)
+}
+
+func minMemory(j *pb.Job) string {
+	s := j.GetSpec()
+	switch {
+	case s.GetMemPerNodeMb() > 0:
+		return jobspec.FormatMemory(s.GetMemPerNodeMb())
+	case s.GetMemPerCpuMb() > 0:
+		return jobspec.FormatMemory(s.GetMemPerCpuMb())
+	case s.GetMemPerGpuMb() > 0:
+		return jobspec.FormatMemory(s.GetMemPerGpuMb())
+	}
+	return "0"
+}
+
+// TRESPerNode renders the per-node GRES of a request as Slurm stores it
+// ("gres/gpu:h100:4"), or "" when there is none.
+func TRESPerNode(s *pb.JobSpec) string {
+	return gresTerms(s.GetGres().GetPerNode(), "gres/")
+}
+
+func gresTerms(ts []*pb.GRESTerm, prefix string) string {
+	parts := make([]string, 0, len(ts))
+	for _, t := range ts {
+		p := prefix + t.GetName()
+		if t.GetType() != "" {
+			p += ":" + t.GetType()
+		}
+		parts = append(parts, p+":"+strconv.FormatInt(t.GetCount(), 10))
+	}
+	return strings.Join(parts, ",")
+}

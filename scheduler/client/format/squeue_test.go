@@ -1,0 +1,146 @@
+package format
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestSqueueDefaultLayout(t *testing.T) {
+	jobs := testJobs()
+	SortJobs(jobs, false)
+	var b strings.Builder
+	l, err := ParseSqueueFormat(SqueueDefault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Squeue(&b, jobs, l, SqueueOptions{Env: env}); err != nil {
+		t.Fatal(err)
+	}
+	out := lines(b.String())
+	wantHeader := "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)"
+	mustEqual(t, "header", out[0], wantHeader)
+	want := [][]string{
+		{"13", "cpu", "prep", "alice", "PD", "0:00", "1", "(JobHeldUser)"},
+		{"12", "gpu", "train-ll", "alice", "PD", "0:00", "1", "(Resources)"},
+		{"7", "gpu", "ddp", "bob", "R", "2:00:30", "2", "n[001-002]"},
+		{"3", "gpu", "x", "carol", "F", "1:30", "1", "(NonZeroExitCode)"},
+	}
+	if len(out) != len(want)+1 {
+		t.Fatalf("got %d lines:\n%s", len(out), b.String())
+	}
+	for i, w := range want {
+		if got := cells(out[i+1]); !slices.Equal(got, w) {
+			t.Errorf("row %d = %q, want %q", i, got, w)
+		}
+		// Every right-justified column ends where its header ends.
+		if len(out[i+1]) < len(wantHeader)-len("NODELIST(REASON)") {
+			t.Errorf("row %d is shorter than the fixed columns: %q", i, out[i+1])
+		}
+	}
+	mustEqual(t, "JOBID column right-justified", out[3][:18], "                 7")
+}
+
+func TestSqueueCodes(t *testing.T) {
+	jobs := testJobs()
+	cases := []struct {
+		format string
+		job    int
+		want   string
+	}{
+		{"%i|%T|%l|%L|%C|%D", 1, "7|RUNNING|1-01:00:00|22:59:30|32|2"},
+		{"%i|%T|%l|%L|%C|%b", 0, "12|PENDING|1:00:00|1:00:00|32|gres/gpu:h100:4"},
+		{"%S|%V|%e", 0, "2025-06-02T12:00:00|2025-06-02T09:00:00|N/A"},
+		{"%S", 1, "2025-06-02T08:59:30"},
+		{"%E|%f|%m|%r|%N", 2, "afterok:12|(null)|0|JobHeldUser|"},
+		{"%m|%a|%q|%Q|%y", 0, "64G|physics|normal|1500|0"},
+		{"%l|%M|%t|%R", 3, "UNLIMITED|1:30|F|(NonZeroExitCode)"},
+		{"%.5i:%3u:%3j|", 1, "    7:bob:ddp|"},
+		{"%5i|%2u|100%%", 2, "13   |al|100%"},
+		{"%B %N", 1, "n001 n[001-002]"},
+	}
+	for _, c := range cases {
+		l, err := ParseSqueueFormat(c.format)
+		if err != nil {
+			t.Fatalf("%q: %v", c.format, err)
+		}
+		var b strings.Builder
+		if err := Squeue(&b, jobs[c.job:c.job+1], l, SqueueOptions{Env: env, NoHeader: true}); err != nil {
+			t.Fatal(err)
+		}
+		mustEqual(t, c.format, strings.TrimSuffix(b.String(), "\n"), c.want)
+	}
+}
+
+func TestSqueueStartLayoutAndOrder(t *testing.T) {
+	jobs := testJobs()[:3]
+	jobs[2].ExpectedStart = ts(0)
+	SortJobs(jobs, true)
+	var ids []uint64
+	for _, j := range jobs {
+		ids = append(ids, j.GetId())
+	}
+	if !slices.Equal(ids, []uint64{13, 12, 7}) {
+		t.Errorf("--start order = %v, want [13 12 7] (by expected start, unknown last)", ids)
+	}
+	l, _ := ParseSqueueFormat(SqueueStart)
+	var b strings.Builder
+	if err := Squeue(&b, jobs, l, SqueueOptions{Env: env}); err != nil {
+		t.Fatal(err)
+	}
+	out := lines(b.String())
+	mustEqual(t, "header", strings.Join(cells(out[0]), " "), "JOBID PARTITION NAME USER ST START_TIME NODES SCHEDNODES NODELIST(REASON)")
+	mustEqual(t, "row 12", strings.Join(cells(out[2]), " "), "12 gpu train-ll alice PD 2025-06-02T12:00:00 1 (null) (Resources)")
+}
+
+func TestParseSqueueFormatErrors(t *testing.T) {
+	for _, f := range []string{"%i %Z%", "%W", "plain text", "%.", "%99999i"} {
+		if _, err := ParseSqueueFormat(f); err == nil {
+			t.Errorf("ParseSqueueFormat(%q) accepted", f)
+		}
+	}
+	_, err := ParseSqueueFormat("%i %W")
+	if err == nil || !strings.Contains(err.Error(), "%W") {
+		t.Errorf("error %v does not name the field", err)
+	}
+}
+
+func TestStates(t *testing.T) {
+	for long, short := range map[string]string{"PENDING": "PD", "RUNNING": "R", "COMPLETING": "CG", "COMPLETED": "CD", "FAILED": "F",
+		"CANCELLED": "CA", "TIMEOUT": "TO", "OUT_OF_MEMORY": "OOM", "NODE_FAIL": "NF", "PREEMPTED": "PR", "REQUEUED": "RQ", "BOGUS": "BOGUS"} {
+		mustEqual(t, "CompactState("+long+")", CompactState(long), short)
+	}
+	got, all, err := ParseJobStates([]string{"pd,R", "completed", "oom", "PD"})
+	if err != nil || all || !slices.Equal(got, []string{"PENDING", "RUNNING", "COMPLETED", "OUT_OF_MEMORY"}) {
+		t.Errorf("ParseJobStates = %v %v %v", got, all, err)
+	}
+	if _, all, _ := ParseJobStates([]string{"R,all"}); !all {
+		t.Error("all not recognised")
+	}
+	if _, _, err := ParseJobStates([]string{"R,sleeping"}); err == nil || !strings.Contains(err.Error(), "sleeping") {
+		t.Errorf("bad state error = %v", err)
+	}
+	j := testJobs()[1]
+	j.State, j.RequeuePending = "COMPLETING", true
+	mustEqual(t, "requeueing job", CompactState(JobState(j)), "RQ")
+}
+
+func TestDurations(t *testing.T) {
+	cases := []struct {
+		secs                     int64
+		elapsed, limit, part, cl string
+	}{
+		{0, "0:00", "UNLIMITED", "infinite", "00:00:00"},
+		{59, "0:59", "0:59", "0:59", "00:00:59"},
+		{3600, "1:00:00", "1:00:00", "1:00:00", "01:00:00"},
+		{30 * 60, "30:00", "30:00", "30:00", "00:30:00"},
+		{2*86400 + 3*3600 + 4*60 + 5, "2-03:04:05", "2-03:04:05", "2-03:04:05", "2-03:04:05"},
+		{-5, "INVALID", "UNLIMITED", "infinite", "INVALID"},
+	}
+	for _, c := range cases {
+		mustEqual(t, "Elapsed", Elapsed(c.secs), c.elapsed)
+		mustEqual(t, "Limit", Limit(c.secs), c.limit)
+		mustEqual(t, "PartitionLimit", PartitionLimit(c.secs), c.part)
+		mustEqual(t, "Clock", Clock(c.secs), c.cl)
+	}
+}

@@ -1,0 +1,171 @@
+package format
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+)
+
+// jobStates pairs Slurm's long job state names with squeue's compact codes.
+var jobStates = [][2]string{
+	{"PENDING", "PD"}, {"RUNNING", "R"}, {"COMPLETING", "CG"}, {"COMPLETED", "CD"},
+	{"FAILED", "F"}, {"CANCELLED", "CA"}, {"TIMEOUT", "TO"}, {"NODE_FAIL", "NF"},
+	{"PREEMPTED", "PR"}, {"OUT_OF_MEMORY", "OOM"}, {"DEADLINE", "DL"}, {"REQUEUED", "RQ"},
+	{"BOOT_FAIL", "BF"}, {"CONFIGURING", "CF"}, {"SUSPENDED", "S"}, {"STOPPED", "ST"},
+	{"REQUEUE_HOLD", "RH"}, {"SPECIAL_EXIT", "SE"}, {"RESV_DEL_HOLD", "RD"},
+	{"REQUEUE_FED", "RF"}, {"REVOKED", "RV"}, {"RESIZING", "RS"}, {"SIGNALING", "SI"},
+	{"STAGE_OUT", "SO"},
+}
+
+// CompactState returns squeue's short code for a long job state name
+// ("PENDING" -> "PD"); an unknown name is returned as it is.
+func CompactState(long string) string {
+	for _, s := range jobStates {
+		if strings.EqualFold(s[0], long) {
+			return s[1]
+		}
+	}
+	return long
+}
+
+// JobState is the state squeue shows for a job: its state, except that a
+// completing job on its way back to the queue shows as REQUEUED.
+func JobState(j *pb.Job) string {
+	if j.GetState() == "COMPLETING" && j.GetRequeuePending() {
+		return "REQUEUED"
+	}
+	return j.GetState()
+}
+
+// ParseJobStates reads squeue -t / scancel -t values: long or compact
+// names in any case, comma-separated, or "all". It returns the long names,
+// or all=true.
+func ParseJobStates(values []string) (states []string, all bool, err error) {
+	for _, v := range SplitList(values) {
+		if strings.EqualFold(v, "all") {
+			return nil, true, nil
+		}
+		found := ""
+		for _, s := range jobStates {
+			if strings.EqualFold(v, s[0]) || strings.EqualFold(v, s[1]) {
+				found = s[0]
+			}
+		}
+		if found == "" {
+			return nil, false, fmt.Errorf("invalid job state specified: %s", v)
+		}
+		if !slices.Contains(states, found) {
+			states = append(states, found)
+		}
+	}
+	return states, false, nil
+}
+
+// SplitList splits comma-separated option values ("-u a,b -u c") into
+// their items, dropping empty ones.
+func SplitList(values []string) []string {
+	var out []string
+	for _, v := range values {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// finished reports whether a long job state is terminal.
+func finished(state string) bool {
+	switch state {
+	case "PENDING", "RUNNING", "COMPLETING", "CONFIGURING", "SUSPENDED", "STOPPED", "REQUEUED", "REQUEUE_HOLD", "SIGNALING", "RESIZING", "STAGE_OUT":
+		return false
+	}
+	return true
+}
+
+// nodeLongStates maps sinfo's compact node states to the long forms (%T).
+var nodeLongStates = map[string]string{
+	"idle": "IDLE", "mix": "MIXED", "alloc": "ALLOCATED", "drng": "DRAINING", "drain": "DRAINED",
+	"down": "DOWN", "unk": "UNKNOWN", "comp": "COMPLETING", "fail": "FAIL", "failg": "FAILING",
+	"maint": "MAINT", "resv": "RESERVED", "plnd": "PLANNED", "futr": "FUTURE", "inval": "INVAL",
+}
+
+// NodeState is sinfo's one-word compact state (%t): the controller's
+// display state, or derived from base state and flags when it sent none
+// (DRAIN on a busy node is drng, otherwise drain; "*" when not responding).
+func NodeState(n *pb.Node) string {
+	if s := n.GetDisplayState(); s != "" {
+		return s
+	}
+	base := strings.ToUpper(n.GetState())
+	s := map[string]string{"IDLE": "idle", "MIXED": "mix", "ALLOCATED": "alloc", "DOWN": "down", "UNKNOWN": "unk"}[base]
+	if s == "" {
+		s = strings.ToLower(base)
+	}
+	if slices.Contains(n.GetFlags(), "DRAIN") {
+		s = "drain"
+		if base == "MIXED" || base == "ALLOCATED" {
+			s = "drng"
+		}
+	}
+	if slices.Contains(n.GetFlags(), "NOT_RESPONDING") {
+		s += "*"
+	}
+	return s
+}
+
+// NodeStateLong is sinfo's long state (%T): "DRAINING", "IDLE*".
+func NodeStateLong(n *pb.Node) string {
+	s := NodeState(n)
+	base, suffix := s, ""
+	if i := strings.IndexAny(s, "*~#!%$@^-"); i > 0 {
+		base, suffix = s[:i], s[i:]
+	}
+	if l, ok := nodeLongStates[base]; ok {
+		return l + suffix
+	}
+	return strings.ToUpper(s)
+}
+
+// NodeStateFull is scontrol's State=: the base state and every flag joined
+// with "+" ("IDLE+DRAIN", "DOWN+NOT_RESPONDING").
+func NodeStateFull(n *pb.Node) string {
+	return strings.Join(append([]string{strings.ToUpper(n.GetState())}, n.GetFlags()...), "+")
+}
+
+// NodeMatchesState reports whether a node is in one of sinfo -t's states
+// (compact or long, any case; "drain" matches DRAINED and DRAINING, as in
+// Slurm; "~" inverts one entry).
+func NodeMatchesState(n *pb.Node, wanted []string) bool {
+	if len(wanted) == 0 {
+		return true
+	}
+	short := strings.TrimRight(NodeState(n), "*~#!%$@^-")
+	long := strings.TrimRight(NodeStateLong(n), "*~#!%$@^-")
+	have := []string{short, long, strings.ToUpper(n.GetState())}
+	have = append(have, n.GetFlags()...)
+	if slices.Contains(n.GetFlags(), "NOT_RESPONDING") {
+		have = append(have, "NO_RESPOND")
+	}
+	match := func(w string) bool {
+		for _, h := range have {
+			if strings.EqualFold(h, w) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, w := range wanted {
+		if neg, ok := strings.CutPrefix(w, "~"); ok {
+			if !match(neg) {
+				return true
+			}
+		} else if match(w) {
+			return true
+		}
+	}
+	return false
+}
