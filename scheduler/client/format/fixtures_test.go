@@ -23,7 +23,7 @@ func testJobs() []*pb.Job {
 		{Id: 12, User: "alice", State: "PENDING", Reason: "Resources", Partition: "gpu", Account: "physics", Qos: "normal",
 			Priority: 1500, TimeLimitSeconds: 3600, SubmitTime: ts(0), ExpectedStart: ts(3 * time.Hour),
 			Spec: &pb.JobSpec{Name: "train-llm-big", Nodes: 1, Ntasks: 4, CpusPerTask: 8, MemPerNodeMb: 65536,
-				Gres: &pb.GRESRequest{PerNode: []*pb.GRESTerm{{Name: "gpu", Type: "h100", Count: 4}}},
+				Gres:    &pb.GRESRequest{PerNode: []*pb.GRESTerm{{Name: "gpu", Type: "h100", Count: 4}}},
 				Workdir: "/home/alice", Output: "logs/%x-%j.out"}},
 		{Id: 7, User: "bob", State: "RUNNING", Partition: "gpu", Account: "physics", Qos: "high", Priority: 900,
 			TimeLimitSeconds: 86400 + 3600, SubmitTime: ts(-time.Hour), StartTime: ts(-30 * time.Second), BatchHost: "n001",
