@@ -53,6 +53,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // binary) to the Parity verb that serves it. Verbs join as they land.
 func slurmVerb(name string) (string, bool) {
 	switch name {
+	case "sacct":
+		return "acct", true
+	case "sreport":
+		return "report", true
+	case "sshare":
+		return "share", true
 	default:
 		return "", false
 	}
@@ -83,6 +89,11 @@ isolation and accounting behave the same on every vendor.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newDevicesCmd())
+	root.AddCommand(
+		newDevicesCmd(),
+		newControllerCmd(), newConfigCmd(), newTokenCmd(),
+		newAcctCmd(), newReportCmd(), newShareCmd(),
+		newSimCmd(),
+	)
 	return root
 }
