@@ -46,6 +46,9 @@ func TestShortcutsKTHPrefix(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr.Jobs = tr.Jobs[:1500]
+	if raceEnabled {
+		tr.Jobs = tr.Jobs[:500]
+	}
 	for _, p := range Policies() {
 		t.Run(string(p), func(t *testing.T) {
 			sameSchedule(t, tr, Options{Policy: p, ExtendShortEstimates: true})

@@ -15,8 +15,8 @@ import (
 // time, raised to the runtime where lower), and requires the mean bounded
 // slowdown (tau = 10 s) within 3% of the figures published with predictsim
 // (Gaussier et al., SC'15): 92.58 with user estimates, 71.72 with exact
-// runtimes. The race detector makes this too slow; kth_race_test.go keeps
-// a smaller check under -race.
+// runtimes. The race detector makes this too slow; under -race the
+// smaller checks in equivalence_test.go and handworked_test.go remain.
 func TestKTHPublishedEASY(t *testing.T) {
 	tr, err := trace.Open(sharedTracePath(t, "KTH-SP2-1996-2.swf"), trace.Options{Strict: true})
 	if err != nil {

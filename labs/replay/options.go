@@ -65,9 +65,11 @@ const (
 )
 
 // DefaultMaxReservations caps conservative backfill's reservations per
-// pass, as Slurm's bf_max_job_test does, so an overloaded queue does not
-// make every pass plan tens of thousands of jobs.
-const DefaultMaxReservations = 1000
+// pass, as Slurm's bf_max_job_test does: the core re-plans every
+// reservation at every pass and each costs time in proportion to the
+// reservations already made, so an overloaded queue would make replays
+// quadratic. On KTH-SP2 no pass needs more, so results there are exact.
+const DefaultMaxReservations = 100
 
 // Options configure one replay.
 type Options struct {
