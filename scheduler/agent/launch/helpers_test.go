@@ -3,6 +3,7 @@ package launch
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -154,7 +155,8 @@ func newEnv(t *testing.T, mgr *cgroup.Manager, mutate func(*Config)) *env {
 	clock := newManualClock()
 	cgRoot := fmt.Sprintf("/parity-test-%d-%s", os.Getpid(), strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()))
 	cfg := Config{Node: "n1", SpoolDir: filepath.Join(base, "spool"), Cgroups: mgr, CgroupRoot: cgRoot,
-		Shim: []string{exe, shimArg}, KillWait: 5 * time.Second, Clock: clock}
+		Shim: []string{exe, shimArg}, KillWait: 5 * time.Second, Clock: clock,
+		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	if mutate != nil {
 		mutate(&cfg)
 	}

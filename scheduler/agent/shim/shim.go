@@ -192,13 +192,13 @@ func join(files []string, pid int) error {
 // member of the cgroup until it is empty (a setsid'ed daemon escapes the
 // group but not the cgroup). It reports whether the cgroup was emptied.
 func sweep(files []string, pgid int) bool {
+	deadline := time.Now().Add(sweepTimeout)
 	if pgid > 0 {
-		syscall.Kill(-pgid, syscall.SIGKILL)
+		killGroup(pgid, deadline)
 	}
 	if len(files) == 0 {
 		return false
 	}
-	deadline := time.Now().Add(sweepTimeout)
 	delay := time.Millisecond
 	for time.Now().Before(deadline) {
 		pids, err := readPids(files[0])
@@ -216,6 +216,24 @@ func sweep(files []string, pgid int) bool {
 		delay = min(2*delay, 50*time.Millisecond)
 	}
 	return false
+}
+
+// killGroup SIGKILLs a process group and reaps its members (orphans are
+// the shim's, as subreaper) until the group is gone or the deadline.
+func killGroup(pgid int, deadline time.Time) {
+	syscall.Kill(-pgid, syscall.SIGKILL)
+	delay := time.Millisecond
+	for time.Now().Before(deadline) {
+		var ws syscall.WaitStatus
+		if pid, _ := syscall.Wait4(-pgid, &ws, syscall.WNOHANG, nil); pid > 0 {
+			continue
+		}
+		if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		time.Sleep(delay) // dying members are not yet reparented; poll with backoff
+		delay = min(2*delay, 50*time.Millisecond)
+	}
 }
 
 func readPids(file string) ([]int, error) {
