@@ -56,9 +56,16 @@ submit order. To reproduce published SWF figures use --extend-estimates
 (requested times shorter than the runtime are raised to it).`,
 		Example: `  parity sim KTH-SP2-1996-2.swf --policy easy --extend-estimates
   parity sim KTH-SP2-1996-2.swf --compare --json kth.json
-  parity sim philly.csv --lab gpu:128x8 --compare fcfs,easy
+  parity sim philly.csv --lab gpu:128x8 --compare=fcfs,easy
   parity sim trace.swf --lab cpu:64x32 --config cluster.yaml --estimates exact`,
-		Args: cobra.ExactArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 2 && cmd.Flags().Changed("compare") {
+				if _, err := replay.ParsePolicies(args[1]); err == nil {
+					return fmt.Errorf("write --compare=%s (with '='): a bare --compare compares every policy", args[1])
+				}
+			}
+			return cobra.ExactArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runSim(cmd, args[0], &f)
 		},
@@ -66,7 +73,7 @@ submit order. To reproduce published SWF figures use --extend-estimates
 	fl := cmd.Flags()
 	fl.StringVar(&f.lab, "lab", "", "cluster: pool:N, cpu:NODESxCPUS or gpu:NODESxGPUS (default: a pool of the trace header's MaxProcs)")
 	fl.StringVar(&f.policy, "policy", "", "fcfs, easy or conservative (default: the config's scheduler.backfill, else easy)")
-	fl.StringVar(&f.compare, "compare", "", "replay several policies side by side: a comma-separated list, or all")
+	fl.StringVar(&f.compare, "compare", "", "replay several policies side by side: --compare for all, or --compare=fcfs,easy")
 	fl.Lookup("compare").NoOptDefVal = "all"
 	fl.StringVar(&f.configPath, "config", "", "cluster file (YAML) with priority weights, fair share and scheduler options")
 	fl.StringVar(&f.estimates, "estimates", "user", "what the scheduler is told a job will take: user (requested time) or exact (recorded runtime)")

@@ -100,6 +100,7 @@ func TestSimBadInput(t *testing.T) {
 		{"GPU trace on a CPU lab", []string{gpuCSV, "--lab", "cpu:2x4"}, "has none", ""},
 		{"bad lab", []string{backfillSWF, "--lab", "gpu:2x99"}, "GPUs per node", ""},
 		{"policy and compare", []string{backfillSWF, "--policy", "easy", "--compare"}, "exclude each other", ""},
+		{"compare list without =", []string{backfillSWF, "--compare", "fcfs,easy"}, "--compare=fcfs,easy", ""},
 		{"unknown policy", []string{backfillSWF, "--policy", "sjf"}, "want fcfs, easy or conservative", ""},
 		{"bad estimates", []string{backfillSWF, "--estimates", "guess"}, "want user or exact", ""},
 		{"missing trace", []string{filepath.Join(t.TempDir(), "none.swf")}, "no such file", ""},

@@ -189,3 +189,48 @@ func equalInts(a, b []int64) bool {
 	}
 	return true
 }
+
+// TestHandWorkedOnEveryLabShape replays the same 4-unit trace on labs
+// that hold 4 units in different shapes (four 1-CPU nodes, SWF processors
+// as GPUs on one 4-GPU node or on four 1-GPU nodes). FCFS and
+// conservative give the hand-worked schedule on every shape, and EASY does
+// on one node. On several nodes EASY reserves whole nodes for J2: the core
+// reserves the idle node among them, so J4 may not backfill there, as a
+// processor-count EASY would let it. What EASY guarantees on every shape
+// is checked instead: J2, the first blocked job, starts at its shadow
+// time 10.
+func TestHandWorkedOnEveryLabShape(t *testing.T) {
+	want := map[Policy][]int64{
+		PolicyFCFS:         {0, 10, 20, 30, 30},
+		PolicyEASY:         {0, 10, 33, 3, 10},
+		PolicyConservative: {0, 10, 20, 30, 4},
+	}
+	labs := []struct {
+		lab  Lab
+		gpus bool
+	}{
+		{Lab{LabCPU, 4, 1}, false},
+		{Lab{LabGPU, 1, 4}, true},
+		{Lab{LabGPU, 4, 1}, true},
+	}
+	tr := readTestTrace(t, "backfill.swf")
+	for _, l := range labs {
+		for _, p := range Policies() {
+			t.Run(l.lab.String()+"/"+string(p), func(t *testing.T) {
+				r, starts := replayStarts(t, tr, Options{Policy: p, Lab: l.lab, ProcsAsGPUs: l.gpus})
+				if p == PolicyEASY && l.lab.Nodes > 1 {
+					if starts[0] != 0 || starts[1] != 10 {
+						t.Errorf("starts %v: J2 must start at its shadow time 10", starts)
+					}
+					return
+				}
+				if !equalInts(starts, want[p]) {
+					t.Errorf("starts %v, want %v", starts, want[p])
+				}
+				if r.Capacity != 4 {
+					t.Errorf("capacity %d", r.Capacity)
+				}
+			})
+		}
+	}
+}
