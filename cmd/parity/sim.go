@@ -96,9 +96,9 @@ func runSim(cmd *cobra.Command, path string, f *simFlags) error {
 		return err
 	}
 	stderr := cmd.ErrOrStderr()
-	reportBadLines(stderr, path, tr)
+	reportSimBadLines(stderr, path, tr)
 	if !f.quiet {
-		opts.Progress = progressPrinter(stderr, len(policies) > 1)
+		opts.Progress = simProgressPrinter(stderr, len(policies) > 1)
 	}
 	cmp, err := replay.Compare(cmd.Context(), tr, opts, policies)
 	if err != nil {
@@ -109,7 +109,7 @@ func runSim(cmd *cobra.Command, path string, f *simFlags) error {
 		if len(cmp.Results) == 1 {
 			v = cmp.Results[0]
 		}
-		if err := writeJSON(cmd.OutOrStdout(), f.jsonPath, v); err != nil {
+		if err := writeSimJSON(cmd.OutOrStdout(), f.jsonPath, v); err != nil {
 			return err
 		}
 		if f.jsonPath == "-" {
@@ -142,7 +142,7 @@ func simOptions(f *simFlags) (replay.Options, []replay.Policy, error) {
 		}
 		cfg := c.CoreConfig()
 		o.Scheduler = &cfg
-		defaultPolicy = policyOf(cfg.Backfill)
+		defaultPolicy = simPolicyOf(cfg.Backfill)
 	}
 	if f.compare != "" {
 		if f.policy != "" {
@@ -161,7 +161,7 @@ func simOptions(f *simFlags) (replay.Options, []replay.Policy, error) {
 	return o, []replay.Policy{p}, nil
 }
 
-func policyOf(b core.BackfillMode) replay.Policy {
+func simPolicyOf(b core.BackfillMode) replay.Policy {
 	switch b {
 	case core.BackfillNone:
 		return replay.PolicyFCFS
@@ -171,8 +171,8 @@ func policyOf(b core.BackfillMode) replay.Policy {
 	return replay.PolicyEASY
 }
 
-// reportBadLines tells the user which lines were corrupt (lenient mode).
-func reportBadLines(w io.Writer, path string, tr *trace.Trace) {
+// reportSimBadLines tells the user which lines were corrupt (lenient mode).
+func reportSimBadLines(w io.Writer, path string, tr *trace.Trace) {
 	if tr.BadLines == 0 {
 		return
 	}
@@ -186,9 +186,9 @@ func reportBadLines(w io.Writer, path string, tr *trace.Trace) {
 	}
 }
 
-// progressPrinter prints at most one progress line a second, and a last
+// simProgressPrinter prints at most one progress line a second, and a last
 // line for replays that took longer than that.
-func progressPrinter(w io.Writer, several bool) func(replay.Progress) {
+func simProgressPrinter(w io.Writer, several bool) func(replay.Progress) {
 	var start, last time.Time
 	run := 1
 	return func(p replay.Progress) {
@@ -219,23 +219,23 @@ func progressPrinter(w io.Writer, several bool) func(replay.Progress) {
 	}
 }
 
-// writeJSON writes v to path, or to stdout for "-".
-func writeJSON(stdout io.Writer, path string, v any) error {
+// writeSimJSON writes v to path, or to stdout for "-".
+func writeSimJSON(stdout io.Writer, path string, v any) error {
 	if path == "-" {
-		return encodeJSON(stdout, v)
+		return encodeSimJSON(stdout, v)
 	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := encodeJSON(f, v); err != nil {
+	if err := encodeSimJSON(f, v); err != nil {
 		f.Close()
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return f.Close()
 }
 
-func encodeJSON(w io.Writer, v any) error {
+func encodeSimJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)

@@ -30,7 +30,7 @@ func runSimCmd(t *testing.T, args ...string) (string, string, error) {
 
 const backfillSWF = "../../labs/replay/testdata/backfill.swf"
 
-func writeFile(t *testing.T, name, text string) string {
+func writeSimFile(t *testing.T, name, text string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
@@ -85,8 +85,8 @@ func TestSimSinglePolicyJSONToStdout(t *testing.T) {
 }
 
 func TestSimBadInput(t *testing.T) {
-	corrupt := writeFile(t, "c.swf", "; MaxProcs: 4\n1 0 -1 10 1 -1 -1 1 10 -1 1 1 1 -1 -1 -1 -1 -1\n2 oops\n3 5 -1 10 8 -1 -1 8 10 -1 1 1 1 -1 -1 -1 -1 -1\n")
-	gpuCSV := writeFile(t, "g.csv", "submit,runtime,gpus\n0,10,1\n")
+	corrupt := writeSimFile(t, "c.swf", "; MaxProcs: 4\n1 0 -1 10 1 -1 -1 1 10 -1 1 1 1 -1 -1 -1 -1 -1\n2 oops\n3 5 -1 10 8 -1 -1 8 10 -1 1 1 1 -1 -1 -1 -1 -1\n")
+	gpuCSV := writeSimFile(t, "g.csv", "submit,runtime,gpus\n0,10,1\n")
 	tests := []struct {
 		name    string
 		args    []string
@@ -125,7 +125,7 @@ func TestSimBadInput(t *testing.T) {
 }
 
 func TestSimConfigSetsPolicyAndWeights(t *testing.T) {
-	cfg := writeFile(t, "cluster.yaml", `cluster: replay
+	cfg := writeSimFile(t, "cluster.yaml", `cluster: replay
 partitions:
   - name: sim
     nodes: n[1-4]
@@ -146,7 +146,7 @@ scheduler:
 	if r.Policy != replay.PolicyConservative || r.Metrics.WaitMean != (0+9+18+27+0)/5.0 {
 		t.Errorf("policy %s mean wait %v", r.Policy, r.Metrics.WaitMean)
 	}
-	if _, _, err := runSimCmd(t, backfillSWF, "--config", writeFile(t, "bad.yaml", "cluster: x\n")); err == nil {
+	if _, _, err := runSimCmd(t, backfillSWF, "--config", writeSimFile(t, "bad.yaml", "cluster: x\n")); err == nil {
 		t.Error("a cluster file without partitions was accepted")
 	}
 }
