@@ -218,6 +218,15 @@ func parseSubmit(s string) (int64, error) {
 	if s == "" {
 		return 0, fmt.Errorf("is empty")
 	}
+	// A timestamp has ':' (or a date's second '-'); try it first, since a
+	// failed number parse costs an allocation per row.
+	if strings.IndexByte(s, ':') >= 0 || strings.Count(s, "-") >= 2 {
+		for _, layout := range csvTimeLayouts {
+			if ts, err := time.Parse(layout, s); err == nil {
+				return ts.Unix(), nil
+			}
+		}
+	}
 	if x, err := parseNumber(s); err == nil {
 		if x < 0 || x > 1<<40 {
 			return 0, fmt.Errorf("must be seconds between 0 and 2^40")

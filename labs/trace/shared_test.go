@@ -8,7 +8,7 @@ import (
 
 // sharedTrace finds a file of the shared trace collection, which lives in
 // ../shared/data/traces beside the module root (CI keeps a copy there).
-func sharedTrace(t *testing.T, name string) string {
+func sharedTrace(t testing.TB, name string) string {
 	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {

@@ -1,9 +1,10 @@
 package trace
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 )
 
@@ -175,11 +176,26 @@ func (c *collector) bad(e *LineError) error {
 }
 
 // sortJobs orders jobs by submit time, keeping file order among equals.
+// It sorts positions, not the (large) jobs, then permutes once.
 func sortJobs(jobs []Job) {
-	if sort.SliceIsSorted(jobs, func(i, j int) bool { return jobs[i].Submit < jobs[j].Submit }) {
+	if slices.IsSortedFunc(jobs, func(a, b Job) int { return cmp.Compare(a.Submit, b.Submit) }) {
 		return
 	}
-	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].Submit < jobs[j].Submit })
+	order := make([]int32, len(jobs))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		if c := cmp.Compare(jobs[a].Submit, jobs[b].Submit); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	sorted := make([]Job, len(jobs))
+	for i, k := range order {
+		sorted[i] = jobs[k]
+	}
+	copy(jobs, sorted)
 }
 
 // interner shares one string per distinct name: a million-job trace has a
