@@ -35,6 +35,9 @@ func TestPhillyOnGPULab(t *testing.T) {
 	if r.LabDescription != "128 GPU nodes x 8 GPUs = 1024 GPUs" || r.Capacity != 1024 || r.Unit != "GPUs" {
 		t.Errorf("capacity not stated: %q %d %s", r.LabDescription, r.Capacity, r.Unit)
 	}
+	if r.NoRequestedTime != n {
+		t.Errorf("%d jobs without requested time reported; Philly states none for its %d", r.NoRequestedTime, n)
+	}
 	if r.Metrics.Jobs != n || len(r.Rejected) != 0 || r.Metrics.GPUFragmentation == nil {
 		t.Errorf("jobs %d rejected %d fragmentation %v", r.Metrics.Jobs, len(r.Rejected), r.Metrics.GPUFragmentation)
 	}

@@ -20,16 +20,19 @@ type TraceInfo struct {
 type Result struct {
 	Policy Policy `json:"policy"`
 	// Lab is the --lab form; LabDescription states the capacity in words.
-	Lab                  string      `json:"lab"`
-	LabDescription       string      `json:"labDescription"`
-	Capacity             int         `json:"capacity"`
-	Unit                 string      `json:"unit"`
-	Estimates            Estimates   `json:"estimates"`
-	ExtendShortEstimates bool        `json:"extendShortEstimates"`
-	Trace                TraceInfo   `json:"trace"`
-	Metrics              Metrics     `json:"metrics"`
-	Users                []UserStats `json:"users"`
-	Series               Series      `json:"series"`
+	Lab                  string    `json:"lab"`
+	LabDescription       string    `json:"labDescription"`
+	Capacity             int       `json:"capacity"`
+	Unit                 string    `json:"unit"`
+	Estimates            Estimates `json:"estimates"`
+	ExtendShortEstimates bool      `json:"extendShortEstimates"`
+	// NoRequestedTime counts jobs that state no requested time (and the
+	// header no MaxRuntime): under user estimates their runtime stands in.
+	NoRequestedTime int         `json:"noRequestedTime"`
+	Trace           TraceInfo   `json:"trace"`
+	Metrics         Metrics     `json:"metrics"`
+	Users           []UserStats `json:"users"`
+	Series          Series      `json:"series"`
 	// Rejected jobs are larger than the lab; Unscheduled ones could not be
 	// placed by the scheduler at all. Neither is in the metrics.
 	Rejected    []Rejected `json:"rejected,omitempty"`
@@ -53,6 +56,13 @@ func (s *sim) result(tr *trace.Trace) *Result {
 		Rejected: s.rejected, Unscheduled: s.unscheduled, Passes: s.prog.Passes, Skipped: s.skipped,
 	}
 	r.LabDescription = s.m.lab.Describe()
+	if s.m.estimates == EstimatesUser && s.m.maxRun <= 0 {
+		for i := range tr.Jobs {
+			if tr.Jobs[i].Requested <= 0 {
+				r.NoRequestedTime++
+			}
+		}
+	}
 	if s.m.lab.Kind == LabGPU && !s.m.gpus {
 		r.LabDescription += fmt.Sprintf(" (%d CPUs used as processors)", s.m.capacity)
 	}

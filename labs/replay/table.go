@@ -24,6 +24,9 @@ func WriteTable(out io.Writer, results ...*Result) error {
 	}
 	fmt.Fprintf(w, "trace:     %s, %d jobs replayed of %d records (%s)\n", r0.Trace.Format, r0.Trace.Jobs, r0.Trace.Records, skippedText(r0.Trace))
 	fmt.Fprintf(w, "lab:       %s (capacity %d %s)\n", r0.LabDescription, r0.Capacity, r0.Unit)
+	if r0.NoRequestedTime > 0 {
+		est += fmt.Sprintf("; %d jobs state no requested time, so their runtime is their estimate", r0.NoRequestedTime)
+	}
 	fmt.Fprintf(w, "estimates: %s\n\n", est)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row := func(name string, f func(*Result) string) {
