@@ -1,6 +1,7 @@
 package core
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -18,11 +19,49 @@ func benchPass(b *testing.B, nodes, pending, running int) {
 	b.ReportMetric(float64(p.Stats.Running), "running")
 }
 
-func BenchmarkSchedule10k(b *testing.B) { benchPass(b, 1000, 10_000, 1000) }
+func BenchmarkSchedule10k(b *testing.B) { benchPass(b, 1000, 10_000, 2000) }
 
 func BenchmarkSchedule100k(b *testing.B) {
 	if testing.Short() {
 		b.Skip("100k pending jobs on 10,000 nodes: skipped under -short")
 	}
-	benchPass(b, 10_000, 100_000, 10_000)
+	benchPass(b, 10_000, 100_000, 20_000)
+}
+
+// TestBenchTableSmall runs the table printer on a tiny scenario so the CLI
+// path is exercised without a long benchmark.
+func TestBenchTableSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("benchmarks for about a second; skipped under -short")
+	}
+	var sb strings.Builder
+	if err := BenchTable(&sb, BenchSize{Name: "tiny", Nodes: 8, GPUsPerNode: 8, Pending: 50, Running: 10, TargetMS: 1000, TargetBytesPerJob: 1 << 30}); err != nil {
+		t.Fatal(err)
+	}
+	out := sb.String()
+	if !strings.Contains(out, "tiny") || !strings.Contains(out, "ms/pass") || !strings.Contains(out, "yes") {
+		t.Fatalf("table:\n%s", out)
+	}
+}
+
+// BenchmarkExplain measures one explanation on the 10k workload.
+func BenchmarkExplain(b *testing.B) {
+	snap, cfg, now := SyntheticCluster(1, 1000, 8, 10_000, 2000)
+	id := snap.Jobs[len(snap.Jobs)-1].ID
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := Explain(snap, cfg, now, id); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkConservative10k is the 10k case under conservative backfill.
+func BenchmarkConservative10k(b *testing.B) {
+	snap, cfg, now := SyntheticCluster(1, 1000, 8, 10_000, 2000)
+	cfg.Backfill = BackfillConservative
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		Schedule(snap, cfg, now)
+	}
 }

@@ -17,7 +17,7 @@ func (p *pass) commit(sh *shape, nodes []int32, end int64, skip int32) []NodeAll
 		n := int(n32)
 		cl := p.c.classes[p.c.nodeClass[n]]
 		nd := &p.c.snap.Nodes[n]
-		avail := p.st.freeMask[n] &^ p.st.blockedDuring(n, p.c.now, end, skip)
+		avail := p.st.availDuring(n, p.c.now, end, skip)
 		var devs uint64
 		var local []uint64
 		switch {
@@ -141,8 +141,7 @@ func (p *pass) reserve(sh *shape, nodes []int32, start int64, skip int32, tag in
 		n := int(n32)
 		cl := p.c.classes[p.c.nodeClass[n]]
 		nd := &p.c.snap.Nodes[n]
-		_, _, mask := p.st.capAt(n, start, skip)
-		avail := mask &^ p.st.blockedDuring(n, start, end, skip)
+		avail := p.st.availDuring(n, start, end, skip)
 		var devs uint64
 		cpus := sh.need.cpus
 		switch {

@@ -14,13 +14,54 @@ import (
 // time, so one fitting moment is enough; nodes with holds contribute the
 // exact intervals of start times their profile allows.
 func (p *pass) earliest(sh *shape, from int64, skip int32, pick bool) (int64, []int32, bool) {
+	// Capacity only shrinks during a pass, so a shape never starts earlier
+	// than it could last time it was asked: resume from there.
+	if sh.est.never {
+		return 0, nil, false
+	}
+	from = max(from, sh.est.lower)
+	t, nodes, ok := p.sweep(sh, from, skip, pick)
+	sh.est.lower, sh.est.never = t, !ok
+	return t, nodes, ok
+}
+
+func (p *pass) sweep(sh *shape, from int64, skip int32, pick bool) (int64, []int32, bool) {
 	p.stats.ExpectedStartComputations++
+	k := int(sh.nodes)
+	horizon := forever
+	if p.cfg.Window > 0 {
+		horizon = p.c.now + int64(p.cfg.Window.Seconds())
+	}
+	if k > 1 {
+		return p.sweepReleases(sh, from, skip, pick, p.dropIntervals(sh, from, skip), horizon)
+	}
+	// A one-node job needs only the first node to fit: nodes with holds
+	// are scanned for their first feasible start, bounded by the first
+	// moment a node without holds fits.
+	t, nodes, ok := p.sweepReleases(sh, from, skip, pick, nil, horizon)
+	bound := horizon + 1
+	if ok {
+		bound = t
+	}
+	if dt, n := p.firstOfDrops(sh, from, skip, bound); n >= 0 {
+		if !pick {
+			return dt, nil, true
+		}
+		return dt, append(p.pick[:0:0], int32(n)), true
+	}
+	return t, nodes, ok
+}
+
+// sweepReleases walks releases in time order from `from`, counting nodes
+// without holds that come to fit plus nodes with holds whose feasible
+// start intervals (iv) cover the moment, until k fit at once.
+func (p *pass) sweepReleases(sh *shape, from int64, skip int32, pick bool, iv []ivEvent, horizon int64) (int64, []int32, bool) {
 	st := p.st
 	k := int(sh.nodes)
 	p.gen++
 	gen := p.gen
 	fit := p.fit[:0]
-	// Nodes without holds that fit at `from` with what is free now.
+	// Nodes without holds that fit with what is free now.
 	p.eachCandidate(sh, func(n int) bool {
 		if !st.drop.has(n) && p.dynReason(sh, n, capacity{st.freeCPUs[n], st.freeMem[n], st.freeMask[n]}) == FilterOK {
 			p.fitGen[n] = gen
@@ -28,13 +69,8 @@ func (p *pass) earliest(sh *shape, from int64, skip int32, pick bool) (int64, []
 		}
 		return true
 	})
-	iv := p.dropIntervals(sh, from, skip)
 	rels := st.releases()
 	ri, ii, active := 0, 0, 0
-	horizon := forever
-	if p.cfg.Window > 0 {
-		horizon = p.c.now + int64(p.cfg.Window.Seconds())
-	}
 	t := from
 	for {
 		for ; ri < len(rels) && rels[ri].t <= t; ri++ {
@@ -63,6 +99,120 @@ func (p *pass) earliest(sh *shape, from int64, skip int32, pick bool) (int64, []
 		}
 		t = next
 	}
+}
+
+// firstOfDrops returns the earliest start before bound at which one
+// eligible node with holds can host the shape, and the node (-1: none).
+func (p *pass) firstOfDrops(sh *shape, from int64, skip int32, bound int64) (int64, int) {
+	best, bestNode := bound, -1
+	for w := range sh.eligible {
+		x := sh.eligible[w] & p.st.drop[w]
+		for x != 0 {
+			n := w<<6 | trailing(x)
+			x &= x - 1
+			if t := p.firstFeasible(sh, n, from, best, skip); t < best {
+				best, bestNode = t, n
+			}
+		}
+	}
+	return best, bestNode
+}
+
+// firstFeasible is the earliest start in [from, bound) at which node n
+// (which has holds) can host the shape, or bound.
+func (p *pass) firstFeasible(sh *shape, n int, from, bound int64, skip int32) int64 {
+	if p.st.hasAdminHold(n) {
+		return p.firstFeasibleSlow(sh, n, from, bound, skip)
+	}
+	if a, _, ok := p.nextWindow(sh, n, from, bound); ok {
+		return a
+	}
+	return bound
+}
+
+// nextWindow scans node n's profile from `from` for the first start a <
+// bound at which the shape fits for its whole time limit, and returns the
+// first start x > a at which it no longer does (every start in [a, x)
+// fits). A segment that cannot hold the shape alone rules out every start
+// whose window covers it, so the scan jumps past it; that keeps the scan
+// close to linear in the profile's length.
+func (p *pass) nextWindow(sh *shape, n int, from, bound int64) (a, x int64, ok bool) {
+	segs := p.st.segs[n]
+	full := capacity{cpus: 1<<31 - 1, mem: 1<<63 - 1, mask: ^uint64(0)}
+	a0, k := from, segAt(segs, from)
+	for k < len(segs) {
+		a = max(a0, segs[k].t)
+		if a >= bound {
+			return 0, 0, false
+		}
+		end := forever
+		if sh.limit < forever {
+			end = a + sh.limit
+		}
+		acc, j, bad := full, k, false
+		for ; j < len(segs) && (j == k || segs[j].t < end); j++ {
+			c := capacity{segs[j].cpus, segs[j].mem, segs[j].mask}
+			if p.dynReason(sh, n, c) != FilterOK {
+				bad = true
+				break
+			}
+			acc = meet(acc, c)
+		}
+		switch {
+		case bad:
+			a0, k = 0, j+1
+			continue
+		case p.dynReason(sh, n, acc) != FilterOK:
+			a0, k = 0, k+1
+			continue
+		}
+		x = forever
+		for ; j < len(segs); j++ {
+			c := capacity{segs[j].cpus, segs[j].mem, segs[j].mask}
+			next := meet(acc, c)
+			if p.dynReason(sh, n, c) != FilterOK || p.dynReason(sh, n, next) != FilterOK {
+				x = segs[j].t - sh.limit + 1
+				break
+			}
+			acc = next
+		}
+		return a, x, true
+	}
+	return 0, 0, false
+}
+
+func meet(a, b capacity) capacity {
+	return capacity{cpus: min(a.cpus, b.cpus), mem: min(a.mem, b.mem), mask: a.mask & b.mask}
+}
+
+// firstFeasibleSlow serves nodes with admin reservations: it tests every
+// moment capacity rises.
+func (p *pass) firstFeasibleSlow(sh *shape, n int, from, bound int64, skip int32) int64 {
+	st := p.st
+	try := func(a int64) bool {
+		end := forever
+		if sh.limit < forever {
+			end = a + sh.limit
+		}
+		c, ok := st.window(n, a, end, skip)
+		return ok && p.dynReason(sh, n, c) == FilterOK
+	}
+	best := bound
+	for _, h := range st.holds[n] {
+		if h.tag >= 0 && h.e > from && h.e < best && try(h.e) {
+			best = h.e
+		}
+	}
+	if from < best && try(from) {
+		return from
+	}
+	segs := st.segs[n]
+	for k := segAt(segs, from) + 1; k < len(segs) && segs[k].t < best; k++ {
+		if segs[k].t > from && try(segs[k].t) {
+			return segs[k].t
+		}
+	}
+	return best
 }
 
 // applyRelease adds one release to the sweep's view of a node without
@@ -113,24 +263,41 @@ func (p *pass) dropIntervals(sh *shape, from int64, skip int32) []ivEvent {
 }
 
 // nodeIntervals appends the feasible start intervals of one node with
-// holds. Capacity only changes at the node's own events, so feasibility is
-// constant from one candidate start until the next event or until the
-// window's end reaches the next hold.
+// holds. Feasibility can only begin where capacity rises (a segment start,
+// the end of an admin reservation) and only end where the window's end
+// reaches a segment start, so those are the only starts worth testing.
 func (p *pass) nodeIntervals(sh *shape, n int, from int64, skip int32, out []ivEvent) []ivEvent {
 	st := p.st
+	if !st.hasAdminHold(n) {
+		for t := from; t < forever; {
+			a, x, ok := p.nextWindow(sh, n, t, forever)
+			if !ok {
+				break
+			}
+			out = append(out, ivEvent{a, +1})
+			if x < forever {
+				out = append(out, ivEvent{x, -1})
+			}
+			t = x
+		}
+		return out
+	}
+	segs := st.segs[n]
 	cands := append(p.cands[:0], from)
-	for _, r := range st.rels[n] {
-		if r.t > from {
-			cands = append(cands, r.t)
+	for k := segAt(segs, from) + 1; k < len(segs); k++ {
+		cands = append(cands, segs[k].t)
+		if sh.limit < forever && segs[k].t-sh.limit+1 > from {
+			cands = append(cands, segs[k].t-sh.limit+1)
 		}
 	}
 	for _, h := range st.holds[n] {
-		if h.e > from && h.e < forever && (h.tag != skip || skip < 0) {
+		if h.tag >= 0 && h.e > from && h.e < forever {
 			cands = append(cands, h.e)
 		}
 	}
 	slices.Sort(cands)
 	p.cands = cands
+	open := false
 	for i, a := range cands {
 		if i > 0 && a == cands[i-1] {
 			continue
@@ -139,27 +306,13 @@ func (p *pass) nodeIntervals(sh *shape, n int, from int64, skip int32, out []ivE
 		if sh.limit < forever {
 			end = a + sh.limit
 		}
-		if p.fitsWindow(sh, n, a, end, skip) != FilterOK {
-			continue
-		}
-		until := forever
-		if i+1 < len(cands) {
-			until = cands[i+1]
-		}
-		for _, h := range st.holds[n] {
-			if h.tag == skip && skip >= 0 {
-				continue
+		if ok := p.fitsWindow(sh, n, a, end, skip) == FilterOK; ok != open {
+			delta := -1
+			if ok {
+				delta = 1
 			}
-			if h.s > a && h.s < until {
-				until = h.s
-			}
-			if end < forever && h.s >= end && h.s-sh.limit+1 < until {
-				until = h.s - sh.limit + 1
-			}
-		}
-		out = append(out, ivEvent{a, +1})
-		if until < forever {
-			out = append(out, ivEvent{until, -1})
+			out = append(out, ivEvent{a, delta})
+			open = ok
 		}
 	}
 	return out

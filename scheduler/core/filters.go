@@ -16,13 +16,14 @@ type dynFilter struct {
 }
 
 // dynamicChain is the order dynamic checks run in; the first rejection is
-// the node's "why not here". Exclusive jobs need the whole node idle.
+// the node's "why not here". Exclusive jobs need the whole node idle and
+// still as many devices of their type as they asked for.
 var dynamicChain = [...]dynFilter{
 	{FilterNotIdle, func(sh *shape, cl *class, usable uint64, c capacity) bool {
 		return sh.exclusive && (c.mask&usable != usable || c.cpus < cl.cpus)
 	}},
 	{FilterBusyDevices, func(sh *shape, cl *class, _ uint64, c capacity) bool {
-		return !sh.exclusive && sh.need.gpus > 0 && popcount(c.mask&sh.typeMask[cl.id]) < int(sh.need.gpus)
+		return sh.need.gpus > 0 && popcount(c.mask&sh.typeMask[cl.id]) < int(sh.need.gpus)
 	}},
 	{FilterBusyCPUs, func(sh *shape, _ *class, _ uint64, c capacity) bool {
 		return !sh.exclusive && c.cpus < sh.need.cpus
@@ -56,49 +57,30 @@ func (p *pass) fitsNow(sh *shape, n int, end int64, skip int32) FilterReason {
 }
 
 // fitsWindow reports whether node n can hold the shape during [s, e): the
-// devices must stay free for the whole window, CPUs and memory at its start
-// and at every hold that begins inside it.
+// devices must stay free for the whole window, and the CPUs and memory at
+// every moment of it.
 func (p *pass) fitsWindow(sh *shape, n int, s, e int64, skip int32) FilterReason {
-	st := p.st
-	cpus, mem, mask := st.capAt(n, s, skip)
-	c := capacity{cpus, mem, mask &^ st.blockedDuring(n, s, e, skip)}
-	if r := p.dynReason(sh, n, c); r != FilterOK {
-		return p.holdBlame(sh, n, s, r)
+	c, ok := p.st.window(n, s, e, skip)
+	if !ok {
+		if r := p.baseReason(sh, n, s); r != FilterOK {
+			return r
+		}
+		return FilterReserved
 	}
-	for _, h := range st.holds[n] {
-		if h.s <= s || h.s >= e || h.tag == skip && skip >= 0 {
-			continue
+	if r := p.dynReason(sh, n, c); r != FilterOK {
+		if p.st.drop.has(n) && p.baseReason(sh, n, s) == FilterOK {
+			return FilterHeldForHigher
 		}
-		cpus, mem, _ := st.capAt(n, h.s, skip)
-		if r := p.dynReason(sh, n, capacity{cpus, mem, c.mask}); r != FilterOK {
-			return p.holdBlame(sh, n, s, r)
-		}
+		return r
 	}
 	return FilterOK
 }
 
-// holdBlame turns a capacity rejection into "held for a reservation" when
-// the node would fit were it not for holds.
-func (p *pass) holdBlame(sh *shape, n int, s int64, r FilterReason) FilterReason {
-	st := p.st
-	if len(st.holds[n]) == 0 {
-		return r
-	}
-	cpus, mem, mask := st.freeCPUs[n], st.freeMem[n], st.freeMask[n]
-	for _, rel := range st.rels[n] {
-		if rel.t <= s {
-			cpus, mem, mask = cpus+rel.cpus, mem+rel.mem, mask|rel.mask
-		}
-	}
-	if p.dynReason(sh, n, capacity{cpus, mem, mask}) != FilterOK {
-		return r
-	}
-	for _, h := range st.holds[n] {
-		if h.tag >= 0 {
-			return FilterReserved
-		}
-	}
-	return FilterHeldForHigher
+// baseReason judges node n at time s on what running jobs leave, ignoring
+// every reservation: what the node would offer were nothing planned.
+func (p *pass) baseReason(sh *shape, n int, s int64) FilterReason {
+	cpus, mem, mask := p.st.capNoHolds(n, s)
+	return p.dynReason(sh, n, capacity{cpus, mem, mask})
 }
 
 // staticReason explains why node n is not eligible for the shape at all,

@@ -230,6 +230,29 @@ func TestPerGPUDrain(t *testing.T) {
 	}
 }
 
+// TestExclusiveCountsDevices: an exclusive job gets the whole node but
+// still needs as many usable devices as it asked for.
+func TestExclusiveCountsDevices(t *testing.T) {
+	for _, tc := range []struct {
+		gpus  int
+		start bool
+	}{{8, false}, {7, true}} {
+		n := gpuNode(t, "n1", "h100")
+		n.DrainedDevices = []string{"n1-gpu0"}
+		snap := snapshot(n)
+		j := job(1, 1, tc.gpus, "h100", time.Hour)
+		j.Exclusive = true
+		snap.Jobs = []Job{j}
+		p := Schedule(snap, DefaultConfig(), t0)
+		if got := decision(t, p, 1).Action == ActionStart; got != tc.start {
+			t.Fatalf("%d GPUs: started=%v, want %v", tc.gpus, got, tc.start)
+		}
+		if tc.start && (len(p.Starts[0].Nodes[0].Devices) != 7 || p.Starts[0].Nodes[0].CPUs.Count() != 64) {
+			t.Fatalf("exclusive job got %v and %d CPUs, want the 7 usable GPUs and all 64 CPUs", p.Starts[0].Nodes[0].Devices, p.Starts[0].Nodes[0].CPUs.Count())
+		}
+	}
+}
+
 // TestDrainedAndDownNodes: such nodes take no new work.
 func TestDrainedAndDownNodes(t *testing.T) {
 	a, b := gpuNode(t, "n1", "h100"), gpuNode(t, "n2", "h100")

@@ -19,7 +19,7 @@ func (p *pass) findNodes(sh *shape, end int64, skip int32) ([]int32, string) {
 		if n := p.findOne(sh, end, skip); n >= 0 {
 			return append(p.pick[:0], int32(n)), ""
 		}
-		return nil, fmt.Sprintf("no node has %s free now", describeNeed(sh.need, sh.exclusive))
+		return nil, "no node has " + describeNeed(sh.need, sh.exclusive) + " free now"
 	}
 	k := int(sh.nodes)
 	flat := p.c.snap.Switches == nil && !sh.contiguous
@@ -88,7 +88,7 @@ func (p *pass) findOne(sh *shape, end int64, skip int32) int {
 		cl := p.c.classes[p.c.nodeClass[n]]
 		avail := p.st.freeMask[n] & sh.typeMask[cl.id]
 		if p.st.drop.has(n) {
-			avail &^= p.st.blockedDuring(n, p.c.now, end, skip)
+			avail &= p.st.availDuring(n, p.c.now, end, skip)
 		}
 		islands := p.choose(cl, avail, g).islands
 		if islands < bestIslands {

@@ -1,9 +1,7 @@
 package core
 
 import (
-	"cmp"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/parityhpc/parity/scheduler/policy"
@@ -81,36 +79,7 @@ func (p *pass) rank(pend []pendingJob) {
 			jp.tier = c.snap.Partitions[k.part].PriorityTier
 		}
 	}
-	items := make([]sortItem, len(pend))
-	for i := range items {
-		jp := &p.prio[i]
-		// Totals are never negative or NaN, so their IEEE bits order like
-		// the numbers; inverting them sorts the highest first.
-		items[i] = sortItem{tier: -int32(jp.tier), idx: int32(i), prio: ^math.Float64bits(jp.total), submit: jp.submit, id: jp.id}
-	}
-	slices.SortFunc(items, func(a, b sortItem) int {
-		switch {
-		case a.tier != b.tier:
-			return cmp.Compare(a.tier, b.tier)
-		case a.prio != b.prio:
-			return cmp.Compare(a.prio, b.prio)
-		case a.submit != b.submit:
-			return cmp.Compare(a.submit, b.submit)
-		}
-		return cmp.Compare(a.id, b.id)
-	})
-	p.order = make([]int32, len(items))
-	for r := range items {
-		p.order[r] = items[r].idx
-	}
-}
-
-// sortItem is a pending job's queue position key, compact for the sort.
-type sortItem struct {
-	tier, idx int32
-	prio      uint64
-	submit    int64
-	id        JobID
+	p.order = p.queueOrder()
 }
 
 // total sums the weighted terms exactly as policy.JobPriority does (same
@@ -157,15 +126,13 @@ func (p *pass) accrueFrom(j *Job) time.Time {
 
 func (p *pass) prioKeyOf(j *Job, pj pendingJob) (prioKey, *shape) {
 	k := prioKey{shape: -1, part: -1, nodes: int32(max(j.Nodes, 1)), qos: -1}
-	if qi, ok := p.qos[j.QOS]; ok {
-		k.qos = int32(qi)
-	}
+	k.qos = pj.qos
 	if pj.shape >= 0 {
 		sh := p.shapes[pj.shape]
 		k.shape, k.part, k.nodes = pj.shape, sh.part, sh.nodes
 		return k, sh
 	}
-	if pi, ok := p.c.partIdx[j.Partition]; ok {
+	if pi, ok := p.partIndex(j.Partition); ok {
 		k.part = int32(pi)
 	}
 	return k, nil

@@ -12,7 +12,7 @@ import (
 // runs once per pending job per pass.
 func (p *pass) resolve(j *Job, ji int) (shapeKey, Reason, string) {
 	c := p.c
-	pi, ok := c.partIdx[j.Partition]
+	pi, ok := p.partIndex(j.Partition)
 	if !ok {
 		return shapeKey{}, ReasonPartitionConfig, fmt.Sprintf("unknown partition %q", j.Partition)
 	}

@@ -71,7 +71,7 @@ func (p *pass) decide(d *Decision, j *Job, pj pendingJob, bad []badRequest) {
 		return
 	}
 	want := p.jobTally(sh)
-	if r, fact, ok := p.admit(j, want); !ok {
+	if r, fact, ok := p.admit(j, pj.qos, want); !ok {
 		d.Reason, d.Detail = r, fact
 		return
 	}

@@ -3,6 +3,8 @@ package core
 import (
 	"fmt"
 	"time"
+
+	"github.com/parityhpc/parity/topology"
 )
 
 // pass is one scheduling pass: the static cluster view, the dynamic state
@@ -19,6 +21,7 @@ type pass struct {
 	staticErr map[staticKey]string
 	usage     *Usage
 	qos       map[string]int
+	names     names
 	parts     []partState
 	stats     Stats
 	plan      *Plan
@@ -48,6 +51,35 @@ type pendingJob struct {
 	ji    int32 // index in Snapshot.Jobs
 	shape int32 // -1 when the request itself is refused
 	bad   int32 // index into pass.bad when shape < 0
+	qos   int32 // index into Snapshot.QOS, -1 when undefined
+}
+
+// names resolves partition and QOS names, remembering the last hit:
+// consecutive jobs usually name the same ones, and a string compare is
+// cheaper than hashing it again.
+type names struct {
+	lastPart, lastQOS     string
+	lastPartIdx, lastQOSi int
+	partOK, qosOK         bool
+}
+
+func (p *pass) partIndex(name string) (int, bool) {
+	if name != p.names.lastPart || p.names.lastPartIdx < 0 {
+		i, ok := p.c.partIdx[name]
+		p.names.lastPart, p.names.lastPartIdx, p.names.partOK = name, i, ok
+	}
+	return p.names.lastPartIdx, p.names.partOK
+}
+
+func (p *pass) qosIndex(name string) int32 {
+	if name != p.names.lastQOS || p.names.lastQOSi == 0 {
+		i, ok := p.qos[name]
+		if !ok {
+			i = -1
+		}
+		p.names.lastQOS, p.names.lastQOSi, p.names.qosOK = name, i+1, ok
+	}
+	return int32(p.names.lastQOSi - 1)
 }
 
 // Schedule runs one pass over the snapshot at time now and returns the
@@ -170,8 +202,9 @@ func (p *pass) sizeReleases() {
 	}
 }
 
-// cpuBitsOf writes the members of set among the node's CPUs into buf.
-func cpuBitsOf(buf cpuBits, set interface{ Contains(int) bool }, within []uint64) cpuBits {
+// cpuBitsOf writes the members of set among the node's CPUs into buf,
+// stopping once all of them are found (allocations are usually low ids).
+func cpuBitsOf(buf cpuBits, set topology.CPUSet, within []uint64) cpuBits {
 	if cap(buf) < len(within) {
 		buf = make(cpuBits, len(within))
 	}
@@ -179,10 +212,12 @@ func cpuBitsOf(buf cpuBits, set interface{ Contains(int) bool }, within []uint64
 	for i := range buf {
 		buf[i] = 0
 	}
+	left := set.Count()
 	for w, word := range within {
-		for x := word; x != 0; x &= x - 1 {
+		for x := word; x != 0 && left > 0; x &= x - 1 {
 			if cpu := w*64 + trailing(x); set.Contains(cpu) {
 				buf[w] |= 1 << uint(cpu%64)
+				left--
 			}
 		}
 	}
@@ -253,8 +288,9 @@ func (p *pass) resolveAll() ([]pendingJob, []badRequest) {
 			continue
 		}
 		key, reason, detail := p.resolve(j, ji)
+		qi := p.qosIndex(j.QOS)
 		if reason != "" {
-			pend = append(pend, pendingJob{ji: int32(ji), shape: -1, bad: int32(len(bad))})
+			pend = append(pend, pendingJob{ji: int32(ji), shape: -1, bad: int32(len(bad)), qos: qi})
 			bad = append(bad, badRequest{reason, detail})
 			continue
 		}
@@ -264,7 +300,7 @@ func (p *pass) resolveAll() ([]pendingJob, []badRequest) {
 			p.shapes = append(p.shapes, p.buildShape(key, j))
 			p.shapeIdx[key] = si
 		}
-		pend = append(pend, pendingJob{ji: int32(ji), shape: si})
+		pend = append(pend, pendingJob{ji: int32(ji), shape: si, qos: qi})
 	}
 	p.stats.Pending = len(pend)
 	p.stats.Shapes = len(p.shapes)
@@ -278,8 +314,8 @@ func (p *pass) jobTally(sh *shape) Tally {
 }
 
 // admit runs the QOS limit and the configured limiters.
-func (p *pass) admit(j *Job, want Tally) (Reason, string, bool) {
-	if qi, ok := p.qos[j.QOS]; ok {
+func (p *pass) admit(j *Job, qi int32, want Tally) (Reason, string, bool) {
+	if qi >= 0 {
 		q := p.c.snap.QOS[qi]
 		if q.MaxGPUsPerUser <= 0 || want.GPUs == 0 {
 			// no GPU limit applies

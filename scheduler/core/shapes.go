@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -52,6 +53,8 @@ type estimate struct {
 	done  bool
 	ok    bool
 	start int64
+	lower int64 // no start is possible before this (monotone within a pass)
+	never bool  // no start found within the horizon
 }
 
 // staticKey caches the partition/feature/reservation bitset shared by shapes.
@@ -186,28 +189,36 @@ func (p *pass) nodeListSet(names []string, required bool) bitset {
 }
 
 // describeNeed renders a per-node need for people: "8 h100, 16 CPUs, 64 GiB".
+// It runs once per failing shape, so it builds the text in one allocation.
 func describeNeed(n need, exclusive bool) string {
-	var parts []string
+	b := make([]byte, 0, 48)
 	if exclusive {
-		parts = append(parts, "the whole node")
+		b = append(b, "the whole node, "...)
 	}
 	if n.gpus > 0 {
 		typ := n.gpuType
 		if typ == "" {
 			typ = "GPU"
 		}
-		parts = append(parts, fmt.Sprintf("%d %s", n.gpus, typ))
+		b = strconv.AppendInt(b, int64(n.gpus), 10)
+		b = append(b, ' ')
+		b = append(b, typ...)
+		b = append(b, ", "...)
 	}
-	parts = append(parts, fmt.Sprintf("%d CPUs", n.cpus))
+	b = strconv.AppendInt(b, int64(n.cpus), 10)
+	b = append(b, " CPUs"...)
 	if n.mem > 0 {
-		parts = append(parts, formatMB(n.mem))
+		b = append(b, ", "...)
+		b = appendMB(b, n.mem)
 	}
-	return strings.Join(parts, ", ")
+	return string(b)
 }
 
-func formatMB(mb int64) string {
+func appendMB(b []byte, mb int64) []byte {
 	if mb >= 1024 && mb%1024 == 0 {
-		return fmt.Sprintf("%d GiB", mb/1024)
+		return append(strconv.AppendInt(b, mb/1024, 10), " GiB"...)
 	}
-	return fmt.Sprintf("%d MiB", mb)
+	return append(strconv.AppendInt(b, mb, 10), " MiB"...)
 }
+
+func formatMB(mb int64) string { return string(appendMB(nil, mb)) }

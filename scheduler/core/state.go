@@ -39,7 +39,9 @@ type state struct {
 	open     bitset   // usable nodes with at least one free CPU
 	rels     [][]release
 	holds    [][]hold
-	drop     bitset // nodes with holds: capacity may fall in the future
+	segs     [][]seg // capacity profiles of nodes with holds
+	drop     bitset  // nodes with holds: capacity may fall in the future
+	admin    bitset  // nodes with admin reservation holds
 	relDirty bool
 	allRels  []nodeRelease
 }
@@ -52,8 +54,8 @@ type nodeRelease struct {
 
 func newState(c *cluster) *state {
 	st := &state{c: c, freeMask: make([]uint64, c.n), freeCPUs: make([]int32, c.n), freeMem: make([]int64, c.n),
-		cpuOff: make([]int32, c.n+1), open: newBitset(c.n), rels: make([][]release, c.n), holds: make([][]hold, c.n),
-		drop: newBitset(c.n), relDirty: true}
+		cpuOff: make([]int32, c.n+1), open: newBitset(c.n), rels: make([][]release, c.n), holds: make([][]hold, c.n), segs: make([][]seg, c.n),
+		drop: newBitset(c.n), admin: newBitset(c.n), relDirty: true}
 	words := 0
 	for i := 0; i < c.n; i++ {
 		st.cpuOff[i] = int32(words)
@@ -129,6 +131,9 @@ func (st *state) take(n int, cpus cpuBits, mem int64, mask uint64, end int64) {
 	}
 	st.freeCPUs[n] -= taken
 	st.freeMem[n] -= mem
+	if st.segs[n] != nil {
+		st.subtract(n, st.c.now, end, taken, mem, mask)
+	}
 	if st.c.usable.has(n) {
 		st.refile(n, old)
 	}
@@ -141,42 +146,14 @@ func (st *state) take(n int, cpus cpuBits, mem int64, mask uint64, end int64) {
 
 // addHold plans resources away from node n during [s, e).
 func (st *state) addHold(n int, h hold) {
+	st.ensureSegs(n)
 	st.holds[n] = append(st.holds[n], h)
 	st.drop.set(n)
-}
-
-// capAt returns what node n has free at time t given releases and holds,
-// ignoring holds tagged skip. Counts may go negative under overlapping holds.
-func (st *state) capAt(n int, t int64, skip int32) (cpus int32, mem int64, mask uint64) {
-	cpus, mem, mask = st.freeCPUs[n], st.freeMem[n], st.freeMask[n]
-	for _, r := range st.rels[n] {
-		if r.t <= t {
-			cpus += r.cpus
-			mem += r.mem
-			mask |= r.mask
-		}
+	if h.tag < 0 {
+		st.subtract(n, h.s, h.e, h.cpus, h.mem, h.mask)
+	} else {
+		st.admin.set(n)
 	}
-	var blocked uint64
-	for _, h := range st.holds[n] {
-		if h.tag == skip && skip >= 0 || h.s > t || h.e <= t {
-			continue
-		}
-		cpus -= h.cpus
-		mem -= h.mem
-		blocked |= h.mask
-	}
-	return cpus, mem, mask &^ blocked
-}
-
-// blockedDuring returns the devices held by holds overlapping [s, e).
-func (st *state) blockedDuring(n int, s, e int64, skip int32) uint64 {
-	var m uint64
-	for _, h := range st.holds[n] {
-		if (h.tag != skip || skip < 0) && h.s < e && h.e > s {
-			m |= h.mask
-		}
-	}
-	return m
 }
 
 // releases returns every pending release, ordered by time then node, for

@@ -1,0 +1,90 @@
+package core
+
+import (
+	"fmt"
+	"io"
+	"testing"
+	"text/tabwriter"
+)
+
+// BenchSize is one scenario of the scheduling benchmark.
+type BenchSize struct {
+	Name        string
+	Nodes       int
+	GPUsPerNode int
+	Pending     int
+	Running     int // the most running jobs to pack (the generator stops near 95% busy)
+	TargetMS    float64
+	// TargetBytesPerJob bounds what one pass allocates per pending job (0 = 1 KiB).
+	TargetBytesPerJob float64
+}
+
+// DefaultBenchSizes are the issue's targets on a 2-core machine: one full
+// pass (priority, placement, EASY backfill to full depth) over 10k pending
+// jobs on 1,000 8-GPU nodes in 20 ms, and over 100k pending jobs on 10,000
+// nodes (80k GPUs) in 300 ms, each within 1 KiB per pending job.
+func DefaultBenchSizes() []BenchSize {
+	return []BenchSize{
+		{Name: "10k pending / 1k nodes", Nodes: 1000, GPUsPerNode: 8, Pending: 10_000, Running: 2_000, TargetMS: 20},
+		{Name: "100k pending / 10k nodes", Nodes: 10_000, GPUsPerNode: 8, Pending: 100_000, Running: 20_000, TargetMS: 300},
+	}
+}
+
+// BenchResult is one measured scenario.
+type BenchResult struct {
+	Size               BenchSize
+	Running, GPUs      int
+	Started, Reserved  int
+	Shapes             int
+	MSPerPass          float64
+	BytesPerPendingJob float64
+	AllocsPerPass      int64
+	Met                bool
+}
+
+// RunBench measures one scenario with testing.Benchmark over a
+// SyntheticCluster workload (seed 1).
+func RunBench(size BenchSize) BenchResult {
+	snap, cfg, now := SyntheticCluster(1, size.Nodes, size.GPUsPerNode, size.Pending, size.Running)
+	var last Plan
+	r := testing.Benchmark(func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			last = Schedule(snap, cfg, now)
+		}
+	})
+	res := BenchResult{Size: size, Running: last.Stats.Running, GPUs: size.Nodes * size.GPUsPerNode,
+		Started: last.Stats.Started, Reserved: last.Stats.Reserved, Shapes: last.Stats.Shapes,
+		MSPerPass: float64(r.NsPerOp()) / 1e6, AllocsPerPass: r.AllocsPerOp()}
+	if size.Pending > 0 {
+		res.BytesPerPendingJob = float64(r.AllocedBytesPerOp()) / float64(size.Pending)
+	}
+	limit := size.TargetBytesPerJob
+	if limit == 0 {
+		limit = 1024
+	}
+	res.Met = (size.TargetMS == 0 || res.MSPerPass <= size.TargetMS) && res.BytesPerPendingJob <= limit
+	return res
+}
+
+// BenchTable measures each scenario (DefaultBenchSizes when none is given)
+// and prints a table: scenario, pending, nodes, GPUs, running, ms/pass,
+// bytes allocated per pending job, allocations per pass and whether the
+// target is met. It takes seconds; the CLI runs it as `parity bench sched`.
+func BenchTable(w io.Writer, sizes ...BenchSize) error {
+	if len(sizes) == 0 {
+		sizes = DefaultBenchSizes()
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scenario\tpending\tnodes\tGPUs\trunning\tstarted\treserved\tshapes\tms/pass\ttarget ms\tB/pending job\tallocs/pass\tmet\t")
+	for _, s := range sizes {
+		r := RunBench(s)
+		met := "yes"
+		if !r.Met {
+			met = "NO"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\t%.0f\t%.0f\t%d\t%s\t\n", s.Name, s.Pending, s.Nodes, r.GPUs,
+			r.Running, r.Started, r.Reserved, r.Shapes, r.MSPerPass, s.TargetMS, r.BytesPerPendingJob, r.AllocsPerPass, met)
+	}
+	return tw.Flush()
+}
