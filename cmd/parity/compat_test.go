@@ -1,0 +1,216 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// testRoot is a root command with the user verbs, built on env.
+func testRoot(env userEnv, stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{Use: "parity", SilenceUsage: true, SilenceErrors: true}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(newSubmitCmdWith(env), newQueueCmdWith(env), newNodesCmdWith(env), newShowCmdWith(env),
+		newCancelCmdWith(env), newUpdateCmdWith(env), newHoldCmdWith(env), newReleaseCmdWith(env),
+		newRequeueCmdWith(env), newExplainCmdWith(env), newPrioCmdWith(env), newEventsCmdWith(env),
+		newScontrolCmdWith(env), newInstallCompatCmd())
+	return root
+}
+
+// runCLI runs argv (argv[0] decides the verb, as for the real binary) the
+// way main's run does and returns stdout, stderr and the exit status.
+func runCLI(env userEnv, argv ...string) (string, string, int) {
+	var out, errb bytes.Buffer
+	root := testRoot(env, &out, &errb)
+	root.SetArgs(compatArgs(argv))
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		fmt.Fprintln(&errb, "parity:", err)
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return out.String(), errb.String(), ee.code
+		}
+		return out.String(), errb.String(), 1
+	}
+	return out.String(), errb.String(), 0
+}
+
+var testNow = time.Date(2025, 6, 2, 9, 0, 0, 0, time.UTC)
+
+// testEnv is a user environment with fixed time, the given variables and
+// working directory, and stdin.
+func testEnv(dir string, vars map[string]string, stdin string) userEnv {
+	return userEnv{
+		now: func() time.Time { return testNow }, loc: time.UTC,
+		getenv: func(k string) string { return vars[k] },
+		environ: func() []string {
+			var out []string
+			for k, v := range vars {
+				out = append(out, k+"="+v)
+			}
+			slices.Sort(out)
+			return out
+		},
+		getwd:    func() (string, error) { return dir, nil },
+		hostname: func() (string, error) { return "login1", nil },
+		stdin:    strings.NewReader(stdin),
+	}
+}
+
+func TestSlurmCompatVerb(t *testing.T) {
+	cases := map[string]string{"sbatch": "submit", "squeue": "queue", "sinfo": "nodes", "scancel": "cancel",
+		"scontrol": "scontrol", "sprio": "prio", "sacct": "acct", "sshare": "share", "sreport": "report"}
+	for name, want := range cases {
+		got, ok := slurmCompatVerb(name)
+		if !ok || got != want {
+			t.Errorf("slurmCompatVerb(%q) = %q, %v; want %q", name, got, ok, want)
+		}
+	}
+	for _, name := range []string{"parity", "srun", "salloc", "SBATCH", "sbatch.sh", ""} {
+		if v, ok := slurmCompatVerb(name); ok {
+			t.Errorf("slurmCompatVerb(%q) = %q, want no mapping", name, v)
+		}
+	}
+	if got := slurmCommandNames(); len(got) != len(cases) || !slices.IsSorted(got) {
+		t.Errorf("slurmCommandNames = %v", got)
+	}
+	args := []struct{ in, want []string }{
+		{[]string{"/usr/bin/sbatch", "-p", "gpu", "x.sh"}, []string{"submit", "-p", "gpu", "x.sh"}},
+		{[]string{"squeue", "-u", "alice"}, []string{"queue", "-u", "alice"}},
+		{[]string{"./scontrol", "show", "job", "12"}, []string{"scontrol", "show", "job", "12"}},
+		{[]string{"/opt/parity/bin/parity", "queue"}, []string{"queue"}},
+		{nil, nil},
+	}
+	for _, c := range args {
+		if got := compatArgs(c.in); !slices.Equal(got, c.want) {
+			t.Errorf("compatArgs(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestParseScontrol(t *testing.T) {
+	cases := []struct {
+		words             []string
+		command           string
+		args              []string
+		oneLiner, details bool
+		json              bool
+		controller, token string
+		wantErr, wantHelp bool
+	}{
+		{words: []string{"show", "job", "12"}, command: "show", args: []string{"job", "12"}},
+		{words: []string{"-o", "show", "node", "n1"}, command: "show", args: []string{"node", "n1"}, oneLiner: true},
+		{words: []string{"-dd", "show", "job"}, command: "show", args: []string{"job"}, details: true},
+		{words: []string{"show", "job", "12", "--json", "--controller", "h:1", "--token=t"}, command: "show", args: []string{"job", "12"},
+			json: true, controller: "h:1", token: "t"},
+		{words: []string{"UPDATE", "JobId=12", "TimeLimit=2:00:00"}, command: "update", args: []string{"JobId=12", "TimeLimit=2:00:00"}},
+		{words: []string{"update", "NodeName=n[1-2]", "State=DRAIN", "Reason=bad fan"}, command: "update",
+			args: []string{"NodeName=n[1-2]", "State=DRAIN", "Reason=bad fan"}},
+		{words: []string{"requeuehold", "5,6"}, command: "requeuehold", args: []string{"5,6"}},
+		{words: []string{"--help"}, wantHelp: true},
+		{words: []string{"-x", "show"}, wantErr: true},
+		{words: []string{"show", "--controller"}, wantErr: true},
+	}
+	for _, c := range cases {
+		a, err := parseScontrol(c.words)
+		if (err != nil) != c.wantErr {
+			t.Errorf("parseScontrol(%q) error = %v", c.words, err)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		if a.command != c.command || !slices.Equal(a.args, c.args) || a.show.oneLiner != c.oneLiner || a.show.details != c.details ||
+			a.client.json != c.json || a.client.controller != c.controller || a.client.token != c.token || a.help != c.wantHelp {
+			t.Errorf("parseScontrol(%q) = %+v", c.words, a)
+		}
+	}
+}
+
+func TestScontrolOffline(t *testing.T) {
+	env := testEnv(t.TempDir(), map[string]string{"SLURM_JOB_NODELIST": "gpu[01-03],cpu1"}, "")
+	cases := []struct {
+		argv []string
+		out  string
+		code int
+		err  string
+	}{
+		{[]string{"scontrol", "show", "hostnames", "n[1-3]"}, "n1\nn2\nn3\n", 0, ""},
+		{[]string{"scontrol", "show", "hostnames"}, "gpu01\ngpu02\ngpu03\ncpu1\n", 0, ""},
+		{[]string{"scontrol", "show", "hostlist", "n1,n2,n3,x"}, "n[1-3],x\n", 0, ""},
+		{[]string{"scontrol", "show", "hostlistsorted", "n3,n1,n2"}, "n[1-3]\n", 0, ""},
+		{[]string{"parity", "show", "hostnames", "n[1-"}, "", 1, "parity: show: hostnames: invalid hostlist"},
+		{[]string{"scontrol", "frobnicate", "12"}, "", 1, "parity: scontrol: invalid keyword: frobnicate"},
+		{[]string{"scontrol", "show", "widget"}, "", 1, `parity: scontrol: unknown entity "widget"`},
+		{[]string{"scontrol", "update", "JobId=1", "Frobs=2"}, "", 1, `parity: scontrol: unknown parameter "frobs"`},
+		{[]string{"scontrol", "hold"}, "", 1, "parity: scontrol: hold: missing arguments"},
+	}
+	for _, c := range cases {
+		out, errs, code := runCLI(env, c.argv...)
+		if out != c.out || code != c.code || !strings.HasPrefix(errs, c.err) {
+			t.Errorf("%q: out=%q err=%q code=%d; want out=%q err prefix %q code %d", c.argv, out, errs, code, c.out, c.err, c.code)
+		}
+	}
+}
+
+func TestInstallCompat(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "bin")
+	self := filepath.Join(t.TempDir(), "parity")
+	if err := os.WriteFile(self, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(hard, force bool) (string, string, error) {
+		var out, errb bytes.Buffer
+		cmd := &cobra.Command{}
+		cmd.SetOut(&out)
+		cmd.SetErr(&errb)
+		err := installCompat(cmd, dir, self, hard, force)
+		return out.String(), errb.String(), err
+	}
+	out, _, err := run(false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range slurmCommandNames() {
+		target, err := os.Readlink(filepath.Join(dir, name))
+		if err != nil || target != self {
+			t.Errorf("%s -> %q, %v; want %s", name, target, err, self)
+		}
+		if !strings.Contains(out, filepath.Join(dir, name)+" -> "+self) {
+			t.Errorf("output does not report %s:\n%s", name, out)
+		}
+	}
+	// Again: every link is already there.
+	if out, _, err = run(false, false); err != nil || strings.Count(out, "already there") != len(slurmCommands) {
+		t.Errorf("second run: %v\n%s", err, out)
+	}
+	// A foreign file is kept unless --force.
+	foreign := filepath.Join(dir, "squeue")
+	os.Remove(foreign)
+	os.WriteFile(foreign, []byte("other"), 0o755)
+	_, errs, err := run(false, false)
+	if err == nil || !strings.Contains(errs, "squeue exists") {
+		t.Errorf("foreign file: err=%v stderr=%q", err, errs)
+	}
+	if b, _ := os.ReadFile(foreign); string(b) != "other" {
+		t.Error("foreign file was replaced without --force")
+	}
+	if _, _, err := run(true, true); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := os.Stat(foreign)
+	b, _ := os.Stat(self)
+	if fi, _ := os.Lstat(foreign); fi.Mode()&os.ModeSymlink != 0 || !os.SameFile(a, b) {
+		t.Error("--hard --force did not make a hard link to the binary")
+	}
+}
