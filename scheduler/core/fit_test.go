@@ -272,3 +272,39 @@ func TestDrainedAndDownNodes(t *testing.T) {
 		t.Fatalf("2-node job with one usable node: %s known=%v (%s), want Resources with unknown start", d.Reason, d.StartKnown, d.Detail)
 	}
 }
+
+// TestRequestForms: --gpus spreads over the nodes it needs; per-GPU CPUs
+// and memory scale with the GPUs on each node.
+func TestRequestForms(t *testing.T) {
+	snap := snapshot(gpuNode(t, "n1", "h100"), gpuNode(t, "n2", "h100"), gpuNode(t, "n3", "h100"))
+	perJob := Job{ID: 1, State: JobPending, Partition: "gpu", TimeLimit: time.Hour, Submit: t0.Add(-time.Hour),
+		GRES: gres.JobRequest{PerJob: gres.Requests{{Name: "gpu", Count: 16}}}, CPUsPerGPU: 2, MemPerGPUMB: 1024}
+	snap.Jobs = []Job{perJob}
+	s := mustStart(t, Schedule(snap, DefaultConfig(), t0), 1)
+	if len(s.Nodes) != 2 {
+		t.Fatalf("--gpus=16 on 8-GPU nodes took %d nodes, want 2", len(s.Nodes))
+	}
+	for _, a := range s.Nodes {
+		if len(a.Devices) != 8 || a.CPUs.Count() != 16 || a.MemoryMB != 8*1024 {
+			t.Fatalf("%s: %d GPUs, %d CPUs, %d MiB; want 8, 16, 8192", a.Node, len(a.Devices), a.CPUs.Count(), a.MemoryMB)
+		}
+	}
+}
+
+// TestWindow: expected starts beyond the planning window are unknown.
+func TestWindow(t *testing.T) {
+	later := t0.Add(2 * time.Hour)
+	snap := snapshot(gpuNode(t, "n1", "h100"))
+	snap.Jobs = []Job{busy(90, "n1", []int{0, 1, 2, 3, 4, 5, 6, 7}, topology.CPURange(0, 3), 0, later), job(1, 1, 1, "h100", time.Hour)}
+	for _, tc := range []struct {
+		window time.Duration
+		known  bool
+	}{{0, true}, {time.Hour, false}, {3 * time.Hour, true}} {
+		cfg := DefaultConfig()
+		cfg.Window = tc.window
+		d := decision(t, Schedule(snap, cfg, t0), 1)
+		if d.StartKnown != tc.known || tc.known && !d.ExpectedStart.Equal(later) {
+			t.Errorf("window %v: expected %v known=%v, want known=%v at %v", tc.window, d.ExpectedStart, d.StartKnown, tc.known, later)
+		}
+	}
+}

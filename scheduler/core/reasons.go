@@ -72,6 +72,7 @@ const (
 	ActionReserve               // blocked; resources reserved at its expected start
 )
 
+// String names the action as the decision log prints it.
 func (a Action) String() string {
 	switch a {
 	case ActionStart:
