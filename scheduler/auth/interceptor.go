@@ -2,7 +2,9 @@ package auth
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -53,6 +55,38 @@ type Authenticator struct {
 	// Public lists full method names callable without a token (none by
 	// default; health probes, for example).
 	Public map[string]bool
+
+	// cache remembers verified tokens (a client sends the same one on
+	// every call); expiry is still checked on every use.
+	mu    sync.Mutex
+	cache map[string]Claims
+}
+
+// maxCached bounds the verified-token cache; it is emptied when full.
+const maxCached = 4096
+
+// verify checks a token, from the cache when it was verified before.
+func (a *Authenticator) verify(tok string, now time.Time) (Claims, error) {
+	a.mu.Lock()
+	c, ok := a.cache[tok]
+	a.mu.Unlock()
+	if ok {
+		if !c.Expires.IsZero() && !now.Before(c.Expires) {
+			return Claims{}, fmt.Errorf("%w at %s", ErrExpired, c.Expires.UTC().Format(time.RFC3339))
+		}
+		return c, nil
+	}
+	c, err := Verify(a.Key, tok, now)
+	if err != nil {
+		return Claims{}, err
+	}
+	a.mu.Lock()
+	if a.cache == nil || len(a.cache) >= maxCached {
+		a.cache = make(map[string]Claims)
+	}
+	a.cache[tok] = c
+	a.mu.Unlock()
+	return c, nil
 }
 
 // agentService prefixes the methods only agents (and admins) may call.
@@ -74,7 +108,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, method string) (Identi
 	if a.Now != nil {
 		now = a.Now
 	}
-	c, err := Verify(a.Key, tok, now())
+	c, err := a.verify(tok, now())
 	if err != nil {
 		return Identity{}, status.Errorf(codes.Unauthenticated, "authentication failure: %v", err)
 	}

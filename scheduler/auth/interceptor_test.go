@@ -61,3 +61,24 @@ func TestAuthenticate(t *testing.T) {
 		})
 	}
 }
+
+// A token verified once is cached, but its expiry still counts.
+func TestCachedTokenStillExpires(t *testing.T) {
+	key := testKey(t)
+	now := t0
+	a := &Authenticator{Key: key, Now: func() time.Time { return now }}
+	tok, err := Sign(key, Claims{User: "alice", Role: RoleUser, IssuedAt: t0, Expires: t0.Add(time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs(MetadataKey, "Bearer "+tok))
+	for i := range 2 {
+		if _, err := a.Authenticate(ctx, "/parity.v1.Jobs/List"); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	now = t0.Add(time.Minute)
+	if _, err := a.Authenticate(ctx, "/parity.v1.Jobs/List"); status.Code(err) != codes.Unauthenticated {
+		t.Fatalf("expired cached token: %v", err)
+	}
+}

@@ -84,7 +84,7 @@ func (s *agentService) Register(ctx context.Context, req *pb.RegisterRequest) (*
 			if j.state == StateRunning && (j.spec.GetRequeue() || c.cfg.RequeueOnNodeFail) {
 				j.requeueOnEnd = true
 			}
-			w, after := c.endLocked(j, StateNodeFail, fmt.Sprintf("node %s re-registered without the job", n.name), 0, 0, "agent:"+n.name)
+			w, after := c.endLocked(j, StateNodeFail, fmt.Sprintf("node %s re-registered without the job", n.name), 0, 0, "agent:"+n.name, n.name)
 			ws = append(ws, w...)
 			afters = append(afters, after)
 		}
@@ -190,7 +190,7 @@ func (s *agentService) JobEnded(ctx context.Context, req *pb.JobEndedRequest) (*
 			reason = "launch failed on " + n.name + ": " + req.GetReason()
 			state = StateFailed
 		}
-		ws, after := c.endLocked(j, state, reason, req.GetExitCode(), req.GetSignal(), "agent:"+n.name)
+		ws, after := c.endLocked(j, state, reason, req.GetExitCode(), req.GetSignal(), "agent:"+n.name, n.name)
 		c.log.Info("job state", "job", j.core.ID, "state", j.state, "exit", fmt.Sprintf("%d:%d", req.GetExitCode(), req.GetSignal()), "node", n.name)
 		return ws, func() { after(); c.trigger() }, nil
 	})

@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
@@ -44,14 +45,17 @@ func (s *jobsService) Submit(ctx context.Context, req *pb.SubmitRequest) (*pb.Su
 
 // prepared is a validated submission waiting for an id.
 type prepared struct {
-	job  *job
+	job *job
+	// rec is the durable record encoded without its id: insertLocked
+	// prepends the id field, so the writer does no encoding under the lock.
+	rec  []byte
 	cold []byte // script, env and argv
 }
 
 // prepareSubmit is the in-memory submit path outside the writer: resolve
-// defaults, validate against the cluster, build the record.
-func (c *Controller) prepareSubmit(user string, in *pb.JobSpec) (*prepared, error) {
-	spec := proto.CloneOf(in)
+// defaults, validate against the cluster, build and encode the record. It
+// takes ownership of spec (a request message gRPC decoded for this call).
+func (c *Controller) prepareSubmit(user string, spec *pb.JobSpec) (*prepared, error) {
 	cold, err := proto.Marshal(&pb.JobSpec{Script: spec.GetScript(), Env: spec.GetEnv(), Argv: spec.GetArgv()})
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "submit: %v", err)
@@ -74,34 +78,48 @@ func (c *Controller) prepareSubmit(user string, in *pb.JobSpec) (*prepared, erro
 			cj.TimeLimit = p.MaxTime
 		}
 	}
-	return &prepared{job: &job{core: cj, spec: spec, state: StatePending, reason: string(core.ReasonNone)}, cold: cold}, nil
+	j := &job{core: cj, spec: spec, state: StatePending, reason: string(core.ReasonNone)}
+	rec, err := j.marshal()
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "submit: %v", err)
+	}
+	return &prepared{job: j, rec: rec, cold: cold}, nil
 }
 
 // submitPrepared assigns the id and commits the job.
 func (c *Controller) submitPrepared(ctx context.Context, p *prepared) (core.JobID, error) {
 	var jid core.JobID
 	err := c.mutate(ctx, func() ([]write, func(), error) {
-		st := c.st
-		jid = st.nextID
-		st.nextID++
-		j := p.job
-		j.core.ID = jid
-		val, err := j.marshal()
+		id, ws, err := c.insertLocked(p)
 		if err != nil {
 			return nil, nil, err
 		}
-		st.jobs[jid] = j
-		st.active = append(st.active, j)
-		key := jobKey(jid)
-		return []write{{bucket: bucketJobs, key: key, val: val}, {bucket: bucketScripts, key: key, val: p.cold},
-				{bucket: bucketMeta, key: keyNextID, val: u64(uint64(st.nextID))}},
-			func() {
-				c.metrics.submitted.Inc()
-				c.log.Debug("job submitted", "job", jid, "user", j.core.User, "partition", j.core.Partition, "state", StatePending)
-				c.trigger()
-			}, nil
+		jid = id
+		return ws, func() {
+			c.metrics.submitted.Inc()
+			c.log.Info("job state", "job", id, "user", p.job.core.User, "partition", p.job.core.Partition, "state", StatePending)
+			c.trigger()
+		}, nil
 	})
 	return jid, err
+}
+
+// insertLocked assigns the next id, indexes the job and returns the writes
+// that make it durable (c.mu held).
+func (c *Controller) insertLocked(p *prepared) (core.JobID, []write, error) {
+	st := c.st
+	jid := st.nextID
+	j := p.job
+	j.core.ID = jid
+	// Field 1 (id) first, then the rest: protobuf merges fields in any order.
+	val := protowire.AppendVarint(protowire.AppendTag(make([]byte, 0, len(p.rec)+11), 1, protowire.VarintType), uint64(jid))
+	val = append(val, p.rec...)
+	st.nextID++
+	st.jobs[jid] = j
+	st.active = append(st.active, j)
+	key := jobKey(jid)
+	return jid, []write{{bucket: bucketJobs, key: key, val: val}, {bucket: bucketScripts, key: key, val: p.cold},
+		{bucket: bucketMeta, key: keyNextID, val: u64(uint64(st.nextID))}}, nil
 }
 
 func (s *jobsService) Get(ctx context.Context, req *pb.GetJobRequest) (*pb.Job, error) {

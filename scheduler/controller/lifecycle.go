@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"slices"
 	"time"
 
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
@@ -19,10 +20,12 @@ func (c *Controller) releaseLocked(j *job) {
 // endLocked settles a job whose processes ended (or can no longer run):
 // a pending requeue puts it back in the queue with the same id; otherwise
 // it finishes in state. It returns the writes (record and events) and
-// kill orders for the job's other nodes to send after the commit.
-func (c *Controller) endLocked(j *job, state, reason string, exit, sig int32, actor string) ([]write, func()) {
+// kill orders for the job's nodes other than except (the node that
+// reported the end, or failed) to send after the commit.
+func (c *Controller) endLocked(j *job, state, reason string, exit, sig int32, actor, except string) ([]write, func()) {
 	now := c.now()
-	others := allocNodes(j)
+	all := allocNodes(j)
+	others := slices.DeleteFunc(slices.Clone(all), func(n string) bool { return n == except })
 	c.releaseLocked(j)
 	var ev *pb.Event
 	switch {
@@ -40,13 +43,17 @@ func (c *Controller) endLocked(j *job, state, reason string, exit, sig int32, ac
 			kind = EventNodeFail
 		}
 		ev = jobEvent(kind, j, actor)
-		ev.Nodes, ev.Reason = others, reason
+		ev.Nodes, ev.Reason = all, reason
 		c.metrics.ended(state)
 	}
 	ws := c.jobWrites(j)
 	ws = append(ws, c.record(ev)...)
 	c.hookAccounting(j)
-	return ws, func() { c.killOn(j.core.ID, others, reason) }
+	return ws, func() {
+		if len(others) > 0 {
+			c.killOn(j.core.ID, others, reason)
+		}
+	}
 }
 
 // requeueLocked returns a job to the queue (same id, one more restart).
@@ -106,7 +113,7 @@ func (c *Controller) failNodeJobsLocked(n *node, reason string) ([]write, []func
 		if j.state == StateRunning && (j.spec.GetRequeue() || c.cfg.RequeueOnNodeFail) {
 			j.requeueOnEnd = true
 		}
-		w, after := c.endLocked(j, StateNodeFail, reason, 0, 0, "scheduler")
+		w, after := c.endLocked(j, StateNodeFail, reason, 0, 0, "scheduler", n.name)
 		ws = append(ws, w...)
 		afters = append(afters, after)
 	}
