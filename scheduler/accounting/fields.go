@@ -75,7 +75,15 @@ var fields = []Field{
 	{"JobID", -12, func(r *JobRecord, _ View) string { return r.IDString() }},
 	{"JobIDRaw", -12, func(r *JobRecord, _ View) string { return r.RawIDString() }},
 	{"JobName", 10, func(r *JobRecord, _ View) string {
-		if r.Name == "" && !alloc(r) {
+		// sacct names batch/extern/interactive lines after the step;
+		// numbered steps carry their own name (the srun command).
+		switch r.Step {
+		case "":
+			return r.Name
+		case StepBatch, StepExtern, StepInteractive:
+			return r.Step
+		}
+		if r.Name == "" {
 			return r.Step
 		}
 		return r.Name

@@ -152,6 +152,16 @@ func TestFieldValues(t *testing.T) {
 		{"Eligible", 3, "Unknown"},
 		{"Submit", 3, "2024-03-13T09:00:00"},
 	}
+	named := recs[1]
+	named.Name = "train" // a batch line is called batch whatever the job's name
+	numbered := recs[1]
+	numbered.Step, numbered.Name = "3", "python"
+	recs = append(recs, named, numbered)
+	tests = append(tests, []struct {
+		field string
+		rec   int
+		want  string
+	}{{"JobName", 5, "batch"}, {"JobName", 6, "python"}, {"JobID", 6, "100.3"}}...)
 	for _, tc := range tests {
 		f, ok := LookupField(tc.field)
 		if !ok {

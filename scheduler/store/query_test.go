@@ -107,7 +107,7 @@ func TestQueryAgreesWithFilterMatches(t *testing.T) {
 	for i := range recs {
 		recs[i].Normalize()
 	}
-	for i := range 200 {
+	for i := range 120 {
 		f := randomFilter(rng, recs)
 		got, err := s.Query(ctx, f)
 		if err != nil {

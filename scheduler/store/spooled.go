@@ -35,7 +35,7 @@ type Spooled struct {
 	spool *Spool
 	opt   SpoolOptions
 
-	mu       sync.Mutex // serialises writes, keeping their order
+	mu       sync.Mutex // guards the spool and the fields below; held while draining
 	pending  int
 	retryAt  time.Time
 	lastFail error
@@ -95,17 +95,29 @@ func (s *Spooled) RecordMany(ctx context.Context, in []JobRecord) error {
 		recs[i] = p
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.pending > 0 && !s.opt.Now().Before(s.retryAt) {
 		s.drainLocked(ctx) //nolint:errcheck // the failure is kept in lastFail and logged
 	}
-	if s.pending == 0 && !s.opt.Now().Before(s.retryAt) {
-		err := s.write(ctx, recs)
-		if err == nil || errors.Is(err, ErrInvalidRecord) {
-			return err
-		}
-		s.failed(err)
+	if s.pending > 0 || s.opt.Now().Before(s.retryAt) {
+		defer s.mu.Unlock()
+		return s.spoolLocked(recs)
 	}
+	// Nothing queued: write without the lock, so concurrent callers share
+	// the ledger's transactions. Calls that overlap have no order to keep;
+	// a caller's own records stay in order because it waits for each.
+	s.mu.Unlock()
+	err := s.write(ctx, recs)
+	if err == nil || errors.Is(err, ErrInvalidRecord) {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failed(err)
+	return s.spoolLocked(recs)
+}
+
+// spoolLocked appends recs behind everything spooled.
+func (s *Spooled) spoolLocked(recs []JobRecord) error {
 	if err := s.spool.Append(recs...); err != nil {
 		return fmt.Errorf("store: ledger unavailable (%v) and %w", s.lastFail, err)
 	}
