@@ -70,7 +70,9 @@ func RunBench(size BenchSize) BenchResult {
 // BenchTable measures each scenario (DefaultBenchSizes when none is given)
 // and prints a table: scenario, pending, nodes, GPUs, running, ms/pass,
 // bytes allocated per pending job, allocations per pass and whether the
-// target is met. It takes seconds; the CLI runs it as `parity bench sched`.
+// target is met. ms/pass is wall-clock time as testing.Benchmark measures
+// it, so on a shared machine it includes time spent waiting for a CPU. It
+// takes seconds; the CLI runs it as `parity bench sched`.
 func BenchTable(w io.Writer, sizes ...BenchSize) error {
 	if len(sizes) == 0 {
 		sizes = DefaultBenchSizes()
