@@ -2,7 +2,7 @@
 GO ?= go
 FUZZTIME ?= 3s
 
-.PHONY: all build test vet unit fuzz bench-sched devices
+.PHONY: all build test vet unit fuzz bench bench-sched devices
 
 all: build
 
@@ -21,6 +21,13 @@ fuzz:
 	FUZZTIME=$(FUZZTIME) ./.ci/fuzz.sh
 
 test: vet fuzz unit
+
+# Benchmarks print tables; run them on a quiet machine.
+bench-sched:
+	$(GO) run ./cmd/parity bench sched
+
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem ./scheduler/... ./labs/replay/...
 
 devices: build
 	./parity devices --sim dgx-h100

@@ -93,7 +93,7 @@ isolation and accounting behave the same on every vendor.`,
 		newDevicesCmd(),
 		newControllerCmd(), newConfigCmd(), newTokenCmd(),
 		newAcctCmd(), newReportCmd(), newShareCmd(),
-		newSimCmd(),
+		newSimCmd(), newBenchCmd(),
 	)
 	return root
 }
