@@ -110,3 +110,25 @@ func (r *Runtime) reattach(dir string, rec Record) (bool, error) {
 	r.log.Info("re-attached to running job", "job", id, "shimPid", pid, "deadline", rec.Deadline, "ending", rec.Ending)
 	return true, nil
 }
+
+// Ended lists the recorded ends not yet passed to Forget, by job id: what
+// an agent must report before it registers, so the controller does not
+// mistake a job that finished during an agent restart for a lost one.
+func (r *Runtime) Ended() ([]JobEnd, error) {
+	entries, err := os.ReadDir(r.cfg.SpoolDir)
+	if err != nil {
+		return nil, fmt.Errorf("launch: read spool %s: %w", r.cfg.SpoolDir, err)
+	}
+	var out []JobEnd
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "job_") {
+			continue
+		}
+		rec, err := readRecord(filepath.Join(r.cfg.SpoolDir, e.Name(), stateFile))
+		if err == nil && rec.End != nil {
+			out = append(out, *rec.End)
+		}
+	}
+	slices.SortFunc(out, func(a, b JobEnd) int { return compareUint(a.JobID, b.JobID) })
+	return out, nil
+}

@@ -149,11 +149,17 @@ func TestUnacknowledgedEndIsDeliveredAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	again := e.waitEnd()
+	if ended, err := e.rt.Ended(); err != nil || len(ended) != 1 || ended[0].JobID != 404 {
+		t.Errorf("Ended() = %+v, %v; want job 404's end", ended, err)
+	}
 	if again.JobID != 404 || again.State != first.State || again.ExitString() != "5:0" {
 		t.Errorf("redelivered end %+v, first %+v", again, first)
 	}
 	if err := e.rt.Forget(404); err != nil {
 		t.Fatal(err)
+	}
+	if ended, _ := e.rt.Ended(); len(ended) != 0 {
+		t.Errorf("Ended() after Forget = %+v", ended)
 	}
 	if _, err := os.Stat(e.rt.jobDir(404)); !os.IsNotExist(err) {
 		t.Errorf("forgotten job's spool directory remains: %v", err)

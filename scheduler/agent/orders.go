@@ -1,0 +1,200 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os/user"
+	"slices"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/parityhpc/parity/scheduler/accounting"
+	"github.com/parityhpc/parity/scheduler/agent/launch"
+	"github.com/parityhpc/parity/scheduler/api"
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/jobspec"
+	"github.com/parityhpc/parity/topology"
+	"github.com/parityhpc/parity/vendors"
+)
+
+// Order kinds on the wire.
+const (
+	orderLaunch = "launch"
+	orderKill   = "kill"
+	orderSignal = "signal"
+)
+
+// stateLaunchFailed tells the controller a job's batch step never started.
+const stateLaunchFailed = "LAUNCH_FAILED"
+
+// Identity is a user as this node knows them.
+type Identity struct {
+	UID, GID uint32
+	Groups   []uint32
+}
+
+// lookupUser resolves a user name in the node's user database.
+func lookupUser(name string) (Identity, error) {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return Identity{}, fmt.Errorf("agent: user %q: %w", name, err)
+	}
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err := errors.Join(err1, err2); err != nil {
+		return Identity{}, fmt.Errorf("agent: user %q has a non-numeric id: %w", name, err)
+	}
+	id := Identity{UID: uint32(uid), GID: uint32(gid)}
+	gids, err := u.GroupIds()
+	if err != nil {
+		return Identity{}, fmt.Errorf("agent: groups of user %q: %w", name, err)
+	}
+	for _, g := range gids {
+		if n, err := strconv.ParseUint(g, 10, 32); err == nil {
+			id.Groups = append(id.Groups, uint32(n))
+		}
+	}
+	return id, nil
+}
+
+// handle carries out one order. Orders are idempotent by job and kind:
+// the controller may send one again until it sees the result.
+func (a *Agent) handle(ctx context.Context, o *pb.Order) {
+	id := o.GetJobId()
+	switch o.GetKind() {
+	case orderLaunch:
+		if err := a.launch(ctx, o.GetLaunch()); err != nil {
+			a.log.Error("launch failed", "job", id, "err", err)
+			a.reportEnd(ctx, &pb.JobEndedRequest{Node: a.cfg.Node, JobId: id, State: stateLaunchFailed, ExitCode: 1,
+				EndTime: api.Timestamp(time.Now()), Reason: err.Error()})
+			a.release(ctx, id)
+		}
+	case orderKill:
+		// The controller knows why (cancel, requeue, preemption, limit)
+		// and settles the job itself; to the runtime it is a cancel.
+		err := a.cfg.Runtime.Terminate(ctx, id, accounting.StateCancelled)
+		if err != nil && !errors.Is(err, launch.ErrUnknownJob) {
+			a.log.Error("kill failed", "job", id, "err", err)
+		}
+		a.log.Info("kill order", "job", id, "reason", o.GetReason(), "running", err == nil)
+	case orderSignal:
+		sig := syscall.Signal(o.GetSignal())
+		if sig < 1 || sig > 64 {
+			a.log.Warn("signal order with an invalid signal; ignored", "job", id, "signal", o.GetSignal())
+			return
+		}
+		if err := a.cfg.Runtime.Signal(ctx, id, sig); err != nil && !errors.Is(err, launch.ErrUnknownJob) {
+			a.log.Error("signal failed", "job", id, "signal", sig, "err", err)
+		}
+	default:
+		a.log.Warn("unknown order kind; ignored", "kind", o.GetKind(), "job", id)
+	}
+}
+
+// launch starts the batch step when this node is the batch host; the other
+// nodes of a job hold their share for steps and run nothing yet.
+func (a *Agent) launch(ctx context.Context, o *pb.LaunchOrder) error {
+	j := o.GetJob()
+	if j == nil || o.GetAlloc() == nil {
+		return fmt.Errorf("agent: launch order without job or allocation")
+	}
+	if batch := batchHost(o); batch != a.cfg.Node {
+		a.log.Info("allocation held for a job whose batch step runs elsewhere", "job", j.GetId(), "batchHost", batch)
+		return nil
+	}
+	spec, err := a.spec(ctx, o)
+	if err != nil {
+		return err
+	}
+	return a.cfg.Runtime.Launch(ctx, spec)
+}
+
+func batchHost(o *pb.LaunchOrder) string {
+	if h := o.GetJob().GetBatchHost(); h != "" {
+		return h
+	}
+	if all := o.GetAll(); len(all) > 0 {
+		return all[0].GetNode()
+	}
+	return o.GetAlloc().GetNode()
+}
+
+// spec turns a launch order into the runtime's Spec: the user's identity
+// on this node, the CPUs, memory and devices of this node's share (each
+// vendor driver preparing its own devices), the environment and the limits.
+func (a *Agent) spec(ctx context.Context, o *pb.LaunchOrder) (launch.Spec, error) {
+	j, s, alloc := o.GetJob(), o.GetJob().GetSpec(), o.GetAlloc()
+	who, err := a.cfg.LookupUser(j.GetUser())
+	if err != nil {
+		return launch.Spec{}, err
+	}
+	cpus, err := topology.ParseCPUList(alloc.GetCpus())
+	if err != nil {
+		return launch.Spec{}, fmt.Errorf("agent: job %d: allocation cpus %q: %w", j.GetId(), alloc.GetCpus(), err)
+	}
+	spec := launch.Spec{JobID: j.GetId(), Name: s.GetName(), User: j.GetUser(), UID: who.UID, GID: who.GID, Groups: who.Groups,
+		Script: s.GetScript(), Args: s.GetArgv(), WorkDir: s.GetWorkdir(), Output: s.GetOutput(), Error: s.GetError(), Input: s.GetInput(),
+		Append: s.GetOpenMode() == "append", CPUs: cpus, MemoryBytes: alloc.GetMemoryMb() << 20, GPUs: slices.Clone(alloc.GetDevices())}
+	for _, a := range o.GetAll() {
+		spec.Nodes = append(spec.Nodes, a.GetNode())
+	}
+	if lim := o.GetTimeLimitSeconds(); lim > 0 {
+		spec.TimeLimit = time.Duration(lim) * time.Second
+	}
+	if sig := s.GetSignal(); sig != "" {
+		p, err := jobspec.ParseSignal(sig)
+		if err != nil {
+			return launch.Spec{}, fmt.Errorf("agent: job %d: %w", j.GetId(), err)
+		}
+		spec.Signal = &p
+	}
+	spec.Env = maps.Clone(s.GetEnv())
+	if spec.Env == nil {
+		spec.Env = map[string]string{}
+	}
+	maps.Copy(spec.Env, slurmEnv(o, cpus, a.cfg.Inventory))
+	if err := a.prepare(ctx, &spec); err != nil {
+		return launch.Spec{}, err
+	}
+	return spec, nil
+}
+
+// prepare asks each driver for access to the allocated devices it owns.
+func (a *Agent) prepare(ctx context.Context, spec *launch.Spec) error {
+	byVendor := map[string][]string{}
+	for _, u := range spec.GPUs {
+		d, ok := a.cfg.Inventory.Device(u)
+		if !ok {
+			return fmt.Errorf("agent: job %d: device %s is not in this node's inventory", spec.JobID, u)
+		}
+		byVendor[d.Vendor] = append(byVendor[d.Vendor], u)
+	}
+	for _, drv := range a.cfg.Drivers {
+		uuids := byVendor[drv.Info().Vendor]
+		if len(uuids) == 0 {
+			continue
+		}
+		p, err := drv.Prepare(ctx, vendors.Allocation{ID: strconv.FormatUint(spec.JobID, 10), Devices: uuids})
+		if err != nil {
+			return fmt.Errorf("agent: job %d: prepare %s devices: %w", spec.JobID, drv.Info().Name, err)
+		}
+		spec.AddPrepared(p)
+		delete(byVendor, drv.Info().Vendor)
+	}
+	for v, uuids := range byVendor {
+		return fmt.Errorf("agent: job %d: no driver for vendor %q prepares devices %v", spec.JobID, v, uuids)
+	}
+	return nil
+}
+
+// release undoes every driver's Prepare for a job (idempotent).
+func (a *Agent) release(ctx context.Context, id uint64) {
+	for _, drv := range a.cfg.Drivers {
+		if err := drv.Release(ctx, strconv.FormatUint(id, 10)); err != nil {
+			a.log.Warn("device release failed", "job", id, "driver", drv.Info().Name, "err", err)
+		}
+	}
+}
