@@ -104,9 +104,16 @@ func OpenSQLite(ctx context.Context, path string, opt Options) (*SQLite, error) 
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	w.SetMaxOpenConns(1)
-	if err := migrate(ctx, w, migrations); err != nil {
+	before, err := schemaVersion(ctx, w)
+	if err == nil {
+		err = migrate(ctx, w, migrations)
+	}
+	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("store: %s: %w", path, err)
+	}
+	if before != latestVersion() {
+		s.log.Info("accounting ledger schema migrated", "path", path, "from", before, "to", latestVersion())
 	}
 	q.Del("_journal_mode")
 	q.Del("_txlock")
