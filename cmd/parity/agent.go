@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parityhpc/parity/labs/presets"
+	"github.com/parityhpc/parity/scheduler/agent"
+	"github.com/parityhpc/parity/scheduler/agent/cgroup"
+	"github.com/parityhpc/parity/scheduler/agent/launch"
+	"github.com/parityhpc/parity/scheduler/agent/shim"
+	"github.com/parityhpc/parity/scheduler/agent/telemetry"
+	"github.com/parityhpc/parity/scheduler/client"
+	"github.com/parityhpc/parity/vendors"
+	"github.com/parityhpc/parity/vendors/builtin"
+)
+
+// newAgentCmd is the node agent (the slurmd role) and, hidden below it,
+// the per-job shim the agent re-executes this binary as.
+func newAgentCmd() *cobra.Command {
+	var (
+		addr, token, node, spool, cgroupRoot, metricsAddr, logLevel string
+		simName, simRoot                                            string
+		seed                                                        int64
+		killWait, sampleEvery                                       time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Run the node agent: register, heartbeat, launch and supervise jobs (the slurmd role)",
+		Long: `Runs the node agent. It discovers the node's devices with the vendor drivers,
+registers with the controller, and launches each batch job as its owner in
+a cgroup with the allocated CPUs, a memory limit and a device allow-list
+(every other GPU's device node gives EPERM). Jobs run under a shim, so an
+agent restart re-attaches to them and still reports their real exit codes.
+Device telemetry is served on --metrics-addr under dcgm-exporter's names.
+
+Without usable cgroups jobs still run, without isolation; the agent says so
+at start. With --sim the real drivers run on a built-in simulated machine
+(` + strings.Join(presets.Names(), ", ") + `), whose CPUs the agent maps onto this host's.`,
+		Example: `  parity agent --controller ctl:6817 --token-file /etc/parity/n1.token --node n1
+  parity agent --node sim1 --sim dgx-h100 --spool /tmp/parity/sim1`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return fmt.Errorf("--log-level=%s: %w", logLevel, err)
+			}
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+			return runAgent(cmd.Context(), log, agentOptions{addr: addr, token: token, node: node, spool: spool,
+				cgroupRoot: cgroupRoot, metricsAddr: metricsAddr, simName: simName, simRoot: simRoot, seed: seed,
+				killWait: killWait, sampleEvery: sampleEvery})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&addr, "controller", "", "controller address (default $PARITY_CONTROLLER or "+client.DefaultAddr+")")
+	f.StringVar(&token, "token", "", "agent token bound to this node (default $PARITY_TOKEN or the token file)")
+	f.StringVar(&node, "node", "", "node name (default: the host name)")
+	f.StringVar(&spool, "spool", "", "spool directory for job scripts and state (default /var/spool/parity/NODE)")
+	f.StringVar(&cgroupRoot, "cgroup-root", "/parity", "cgroup parent of every job group")
+	f.StringVar(&metricsAddr, "metrics-addr", ":9400", `Prometheus /metrics address ("off" disables)`)
+	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	f.StringVar(&simName, "sim", "", "run the drivers on a built-in simulated machine (template name)")
+	f.StringVar(&simRoot, "sim-root", "", "directory for the simulated machine's files (default: under the spool)")
+	f.Int64Var(&seed, "seed", 1, "seed for simulated device identities")
+	f.DurationVar(&killWait, "kill-wait", launch.DefaultKillWait, "time between SIGTERM and SIGKILL when a job is cancelled or times out")
+	f.DurationVar(&sampleEvery, "sample-interval", time.Second, "device sampling period")
+	cmd.AddCommand(&cobra.Command{
+		Use:    "shim CONFIG",
+		Short:  "Supervise one job (started by the agent, not by hand)",
+		Hidden: true,
+		Args:   cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if code := shim.Main(args); code != 0 {
+				return &exitError{code: code, err: fmt.Errorf("shim for %s failed", args[0])}
+			}
+			return nil
+		},
+	})
+	return cmd
+}
+
+type agentOptions struct {
+	addr, token, node, spool, cgroupRoot, metricsAddr string
+	simName, simRoot                                  string
+	seed                                              int64
+	killWait, sampleEvery                             time.Duration
+}
+
+func runAgent(ctx context.Context, log *slog.Logger, o agentOptions) error {
+	if o.node == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return fmt.Errorf("--node not given and no host name: %w", err)
+		}
+		o.node, _, _ = strings.Cut(h, ".")
+	}
+	if o.spool == "" {
+		o.spool = filepath.Join("/var/spool/parity", o.node)
+	}
+	tok, err := client.ResolveToken(o.token)
+	if err != nil {
+		return err
+	}
+	drivers, closeDrivers, err := agentDrivers(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer closeDrivers()
+	found, err := vendors.DiscoverAll(ctx, drivers)
+	if err != nil {
+		return err
+	}
+	for name, why := range found.Skipped {
+		log.Info("driver skipped", "driver", name, "why", why)
+	}
+	mode, why := cgroup.Detect()
+	mgr, err := cgroup.NewManager(mode)
+	if err != nil {
+		log.Error("JOB ISOLATION UNAVAILABLE: jobs will run without cpuset, memory limit or device allow-list", "cgroups", why, "err", err)
+		mgr = nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find this binary for the job shim: %w", err)
+	}
+	rt, err := launch.New(launch.Config{Node: o.node, SpoolDir: o.spool, Cgroups: mgr, CgroupRoot: o.cgroupRoot,
+		Shim: []string{exe, "agent", "shim"}, KillWait: o.killWait, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	cl, err := client.Dial(ctx, client.ResolveAddr(o.addr), tok)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	col := telemetry.NewCollector(found.Inventory, telemetry.CollectorOptions{Hostname: o.node, Holders: rt.Holders,
+		Running: func() int { return len(rt.Running()) }})
+	if o.metricsAddr != "off" && o.metricsAddr != "" {
+		stop, err := serveMetrics(o.metricsAddr, col, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	ag, err := agent.New(agent.Config{Node: o.node, Controller: cl, Runtime: rt, Drivers: found.Active, Inventory: found.Inventory,
+		Collector: col, SampleInterval: o.sampleEvery, Version: version, Logger: log})
+	if err != nil {
+		return err
+	}
+	err = ag.Run(ctx)
+	if errors.Is(err, context.Canceled) {
+		log.Info("agent stopping; jobs keep running under their shims")
+		return nil
+	}
+	return err
+}
+
+// agentDrivers are this host's in-tree drivers, or those of a simulated
+// machine built under the spool.
+func agentDrivers(ctx context.Context, o agentOptions) ([]vendors.Driver, func(), error) {
+	if o.simName == "" {
+		d := builtin.Drivers(builtin.Options{})
+		return d, func() { builtin.Close(d) }, nil
+	}
+	tmpl, err := presets.Lookup(o.simName)
+	if err != nil {
+		return nil, nil, err
+	}
+	root := o.simRoot
+	if root == "" {
+		root = filepath.Join(o.spool, "sim-"+o.simName)
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, nil, err
+	}
+	m, err := tmpl.Build(ctx, presets.Options{Root: root, Seed: o.seed, Hostname: o.node})
+	if err != nil {
+		return nil, nil, err
+	}
+	return m.Drivers, func() { m.Close() }, nil
+}
+
+func serveMetrics(addr string, col *telemetry.Collector, log *slog.Logger) (func(), error) {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr=%s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", col.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics server", "err", err)
+		}
+	}()
+	log.Info("serving metrics", "addr", lis.Addr().String())
+	return func() { srv.Close() }, nil
+}
