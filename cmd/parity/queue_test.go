@@ -49,7 +49,7 @@ func TestSubmitAndQueueEndToEnd(t *testing.T) {
 		got := rows(cl.ok(olga, c.argv...))
 		if c.argv[1] == "-h" {
 			got = strings.Fields(cl.ok(olga, c.argv...)) // no header: every line is a row
-			c.want = []string{"3", "1", "2"} // partition order: debug before gpu
+			c.want = []string{"3", "1", "2"}             // partition order: debug before gpu
 		}
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%q:\n got %q\nwant %q", c.argv, got, c.want)
