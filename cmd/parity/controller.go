@@ -11,10 +11,11 @@ import (
 
 	"github.com/parityhpc/parity/scheduler/config"
 	"github.com/parityhpc/parity/scheduler/controller"
+	"github.com/parityhpc/parity/scheduler/store"
 )
 
 func newControllerCmd() *cobra.Command {
-	var cfgPath, listen, stateDir, metricsAddr, addrFile, logLevel string
+	var cfgPath, listen, stateDir, metricsAddr, addrFile, logLevel, ledgerPath string
 	cmd := &cobra.Command{
 		Use:   "controller",
 		Short: "Run the controller: the cluster's state, gRPC API and scheduler (the slurmctld role)",
@@ -37,12 +38,38 @@ on first start.`,
 				return fmt.Errorf("--log-level=%s: %w", logLevel, err)
 			}
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
-			c, err := controller.New(controller.Options{Config: cfg, Listen: listen, StateDir: stateDir,
-				MetricsAddr: metricsAddr, Logger: log, Version: version})
+			ctx := cmd.Context()
+			dir := stateDir
+			if dir == "" {
+				dir = cfg.Controller.StateDir
+			}
+			opts := controller.Options{Config: cfg, Listen: listen, StateDir: stateDir, MetricsAddr: metricsAddr, Logger: log, Version: version}
+			if ledgerPath != "off" {
+				if ledgerPath == "" {
+					ledgerPath = filepath.Join(dir, "accounting.db")
+				}
+				if err := os.MkdirAll(filepath.Dir(ledgerPath), 0o700); err != nil {
+					return err
+				}
+				db, err := store.OpenSQLite(ctx, ledgerPath, store.Options{Logger: log})
+				if err != nil {
+					return fmt.Errorf("--ledger: %w", err)
+				}
+				// The spool keeps every record through a database outage.
+				spooled, err := store.NewSpooled(db, ledgerPath+".spool", store.SpoolOptions{Logger: log})
+				if err != nil {
+					db.Close()
+					return fmt.Errorf("--ledger: %w", err)
+				}
+				opts.Ledger = spooled
+			}
+			c, err := controller.New(opts)
 			if err != nil {
+				if opts.Ledger != nil {
+					opts.Ledger.Close()
+				}
 				return err
 			}
-			ctx := cmd.Context()
 			if err := c.Start(ctx); err != nil {
 				c.Close()
 				return err
@@ -65,6 +92,7 @@ on first start.`,
 	f.StringVar(&metricsAddr, "metrics-addr", "", `Prometheus /metrics address (overrides controller.metrics; "off" disables)`)
 	f.StringVar(&addrFile, "address-file", "", "write the API's actual address to this file once listening")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	f.StringVar(&ledgerPath, "ledger", "", `accounting ledger (SQLite; default <state dir>/accounting.db, "off" disables)`)
 	return cmd
 }
 

@@ -2,10 +2,13 @@ package controller
 
 import (
 	"slices"
+	"strconv"
 	"time"
 
+	"github.com/parityhpc/parity/scheduler/accounting"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/core"
+	ledger "github.com/parityhpc/parity/scheduler/store"
 )
 
 // releaseLocked detaches a job from its nodes (c.mu held).
@@ -28,8 +31,14 @@ func (c *Controller) endLocked(j *job, state, reason string, exit, sig int32, ac
 	others := slices.DeleteFunc(slices.Clone(all), func(n string) bool { return n == except })
 	c.releaseLocked(j)
 	var ev *pb.Event
+	var run ledger.JobRecord // this run's final accounting line
 	switch {
 	case j.requeueOnEnd:
+		run = c.ledgerRecord(j)
+		run.End, run.State = now, accounting.StateRequeued
+		if state == StateNodeFail {
+			run.State = accounting.StateNodeFail
+		}
 		ev = c.requeueLocked(j, actor, reason)
 	default:
 		if j.cancelledBy != "" && (state == StateCompleted || state == StateFailed) {
@@ -45,11 +54,22 @@ func (c *Controller) endLocked(j *job, state, reason string, exit, sig int32, ac
 		ev = jobEvent(kind, j, actor)
 		ev.Nodes, ev.Reason = all, reason
 		c.metrics.ended(state)
+		run = c.ledgerRecord(j)
 	}
 	ws := c.jobWrites(j)
 	ws = append(ws, c.record(ev)...)
-	c.hookAccounting(j)
+	run.EndDecision = strconv.FormatUint(ev.GetSeq(), 10)
+	var final *pb.Job
+	if c.opts.OnJobEnd != nil {
+		final = j.record()
+	}
 	return ws, func() {
+		// After the commit: the ledger never hears of a change the
+		// state store does not hold.
+		c.sendLedger(run)
+		if final != nil {
+			c.opts.OnJobEnd(final)
+		}
 		if len(others) > 0 {
 			c.killOn(j.core.ID, others, reason)
 		}
@@ -129,11 +149,3 @@ func sortedJobIDs(m map[core.JobID]struct{}) []core.JobID {
 	return out
 }
 
-// hookAccounting is where finished runs go to the accounting ledger
-// (scheduler/store.Ledger, owned by the accounting engineer). Until that
-// ledger is wired in, the decision log and the job record carry the facts.
-func (c *Controller) hookAccounting(j *job) {
-	if c.opts.OnJobEnd != nil {
-		c.opts.OnJobEnd(j.record())
-	}
-}

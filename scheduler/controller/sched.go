@@ -145,6 +145,7 @@ func (c *Controller) launch(jobs []*job) {
 			continue
 		}
 		c.metrics.started.Inc()
+		c.accountLocked(j)
 		c.log.Info("job state", "job", j.core.ID, "state", StateRunning, "nodes", allocNodes(j), "user", j.core.User)
 		for i, a := range j.core.Alloc {
 			// Each node gets its own record: its stream fills in the script.

@@ -20,6 +20,7 @@ import (
 	"github.com/parityhpc/parity/scheduler/auth"
 	"github.com/parityhpc/parity/scheduler/config"
 	"github.com/parityhpc/parity/scheduler/core"
+	ledger "github.com/parityhpc/parity/scheduler/store"
 )
 
 // Options configure a controller. Config is required; the other fields
@@ -38,10 +39,14 @@ type Options struct {
 	Version string
 	// NoScheduler disables the scheduling loop (benchmarks of the submit path).
 	NoScheduler bool
-	// OnJobEnd, when set, receives the record of every run that ended
-	// (the hook for the accounting ledger). It runs with the state locked
-	// and must not call back into the controller.
+	// OnJobEnd, when set, receives the record of every job that ended,
+	// after its commit, on the writer goroutine: it must return quickly.
 	OnJobEnd func(*pb.Job)
+	// Ledger, when set, receives an accounting line per job run at start
+	// and at end (in order, from one goroutine); wrap it in
+	// ledger.NewSpooled so a database outage loses nothing. The controller
+	// closes it.
+	Ledger ledger.Ledger
 }
 
 // Controller is the running daemon.
@@ -64,6 +69,8 @@ type Controller struct {
 	stopping   chan struct{}
 	writerDone chan struct{}
 	metrics    *metrics
+	ledgerCh   chan ledger.JobRecord
+	ledgerDone chan struct{}
 
 	lis      net.Listener
 	grpc     *grpc.Server
@@ -118,6 +125,19 @@ func New(opts Options) (*Controller, error) {
 	if err != nil {
 		c.store.close()
 		return nil, err
+	}
+	if opts.Ledger != nil {
+		c.ledgerCh, c.ledgerDone = make(chan ledger.JobRecord, accountingQueue), make(chan struct{})
+		go c.runLedger(opts.Ledger)
+		// Re-record what memory holds: a crash may have come between a
+		// commit and its ledger line (the ledger upserts, so this is safe).
+		c.mu.Lock()
+		for _, id := range sortedJobIDsOf(c.st.jobs) {
+			if j := c.st.jobs[id]; j.state != StatePending {
+				c.accountLocked(j)
+			}
+		}
+		c.mu.Unlock()
 	}
 	c.log.Info("state loaded", "dir", dir, "jobs", len(c.st.jobs), "active", len(c.st.active), "nodes", len(c.st.nodes), "next_job_id", c.st.nextID)
 	return c, nil
@@ -254,6 +274,13 @@ func (c *Controller) Close() error {
 		}
 		close(c.stopping)
 		c.wg.Wait()
+		if c.ledgerCh != nil {
+			close(c.ledgerCh)
+			<-c.ledgerDone
+			if lerr := c.opts.Ledger.Close(); lerr != nil {
+				c.log.Error("close ledger", "err", lerr)
+			}
+		}
 		err = c.store.close()
 	})
 	return err

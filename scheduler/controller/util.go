@@ -32,3 +32,12 @@ func cloneSpec(s *pb.JobSpec) *pb.JobSpec {
 	}
 	return proto.CloneOf(s)
 }
+
+func sortedJobIDsOf(m map[core.JobID]*job) []core.JobID {
+	out := make([]core.JobID, 0, len(m))
+	for id := range m {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
+}
