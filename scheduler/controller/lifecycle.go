@@ -148,4 +148,3 @@ func sortedJobIDs(m map[core.JobID]struct{}) []core.JobID {
 	sortIDs(out)
 	return out
 }
-
