@@ -81,7 +81,7 @@ submit order. To reproduce published SWF figures use --extend-estimates
 	fl.BoolVar(&f.gpus, "gpus", false, "SWF processors are GPUs (needs a gpu lab)")
 	fl.BoolVar(&f.strict, "strict", false, "fail on the first corrupt trace line and on a job larger than the lab")
 	fl.StringVar(&f.jsonPath, "json", "", "write the results (metrics, users, chart series) as JSON to this file; - for stdout instead of the table")
-	fl.IntVar(&f.maxReservations, "max-reservations", 0, "conservative backfill: reservations per pass (0: the config's, else 1000; -1: no cap)")
+	fl.IntVar(&f.maxReservations, "max-reservations", 0, "conservative backfill: reservations per pass (0: the config's, else 100; -1: no cap)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress lines on stderr")
 	return cmd
 }

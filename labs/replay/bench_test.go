@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"testing"
 
@@ -81,4 +82,32 @@ func BenchmarkReplayMillion(b *testing.B) {
 	b.ReportMetric(float64(r.Metrics.Jobs)*float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
 	b.ReportMetric(float64(peak)/(1<<20), "MiB-peak-heap")
 	b.ReportMetric(r.Metrics.BoundedSlowdown, "bsld")
+}
+
+// BenchmarkReplayOverloaded replays the first KTH-SP2 jobs on 30 of its
+// 100 processors (jobs wider than 30 are left out), so the queue grows
+// into the hundreds: per-job cost that rises with n means the replay has
+// gone quadratic in the queue.
+func BenchmarkReplayOverloaded(b *testing.B) {
+	kth, err := trace.Open(sharedTracePath(b, "KTH-SP2-1996-2.swf"), trace.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	lab := Lab{Kind: LabPool, Nodes: 1, PerNode: 30}
+	for _, p := range Policies() {
+		for _, n := range []int{2500, 5000} {
+			b.Run(fmt.Sprintf("%s/%d", p, n), func(b *testing.B) {
+				tr := *kth
+				tr.Jobs = kth.Jobs[:n]
+				var r *Result
+				for i := 0; i < b.N; i++ {
+					if r, err = Run(context.Background(), &tr, Options{Policy: p, Lab: lab, ExtendShortEstimates: true}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(r.Metrics.Jobs), "ns/job")
+				b.ReportMetric(r.Series.maxQueue(), "max-queue")
+			})
+		}
+	}
 }

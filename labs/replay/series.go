@@ -74,3 +74,12 @@ func (r *recorder) series(from, to int64, capacity int) Series {
 	}
 	return s
 }
+
+// maxQueue is the largest bucket-average queue length.
+func (s Series) maxQueue() float64 {
+	m := 0.0
+	for _, q := range s.Queue {
+		m = max(m, q)
+	}
+	return m
+}
