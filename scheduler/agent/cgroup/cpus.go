@@ -25,6 +25,9 @@ type CPUMapping struct {
 
 // String says what happened, for the job's record and logs.
 func (m CPUMapping) String() string {
+	if m.Allocated.IsEmpty() {
+		return "cpus inherited from the parent group"
+	}
 	if !m.Mapped {
 		return "cpus " + m.Allocated.String()
 	}
