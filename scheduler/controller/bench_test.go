@@ -11,6 +11,7 @@ import (
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
 	"github.com/parityhpc/parity/scheduler/config"
+	"github.com/parityhpc/parity/scheduler/core"
 )
 
 func benchController(b *testing.B) *harness {
@@ -104,35 +105,49 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// BenchmarkQueueMemory reports the heap held per queued job with 100k
-// jobs in memory (target ≤ 300 MB in all).
+// BenchmarkQueueMemory reports the heap held by a queue of 100k jobs
+// (target ≤ 300 MB) and checks that 1M queued jobs work: inserted,
+// snapshotted and scheduled in one pass.
 func BenchmarkQueueMemory(b *testing.B) {
-	const n = 100_000
-	for b.Loop() {
-		h := benchController(b)
-		c := h.c
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		for range n {
-			p, err := c.prepareSubmit("alice", benchSpec())
-			if err != nil {
-				b.Fatal(err)
+	for _, n := range []int{100_000, 1_000_000} {
+		b.Run(strconv.Itoa(n/1000)+"k", func(b *testing.B) {
+			for b.Loop() {
+				queueMemory(b, n)
 			}
-			c.mu.Lock()
-			c.insertLocked(p)
-			c.mu.Unlock()
+		})
+	}
+}
+
+func queueMemory(b *testing.B, n int) {
+	h := benchController(b)
+	c := h.c
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range n {
+		p, err := c.prepareSubmit("alice", benchSpec())
+		if err != nil {
+			b.Fatal(err)
 		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "MB/100k-jobs")
-		// A scheduling snapshot of the whole queue on top.
 		c.mu.Lock()
-		snap := c.snapshotLocked(h.clock.Now())
+		c.insertLocked(p)
 		c.mu.Unlock()
-		if len(snap.Jobs) != n {
-			b.Fatalf("snapshot has %d jobs", len(snap.Jobs))
-		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "MB-heap")
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(n), "B/job")
+	c.mu.Lock()
+	snap := c.snapshotLocked(h.clock.Now())
+	c.mu.Unlock()
+	if len(snap.Jobs) != n {
+		b.Fatalf("snapshot has %d jobs", len(snap.Jobs))
+	}
+	t0 := time.Now()
+	plan := core.Schedule(snap, c.coreCfg, h.clock.Now())
+	b.ReportMetric(time.Since(t0).Seconds(), "s/pass")
+	if len(plan.Decisions) != n {
+		b.Fatalf("a pass over %d jobs decided %d", n, len(plan.Decisions))
 	}
 }
 

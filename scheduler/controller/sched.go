@@ -159,10 +159,14 @@ func (c *Controller) launch(jobs []*job) {
 
 // alternatives explains where else the first few started jobs could have
 // gone (the fitting nodes core.Explain reports), for the decision log.
-// Explaining costs a pass per job, so only a handful per pass are explained.
+// Explaining costs a pass per job, so only a handful per pass are
+// explained, and none when the queue is deep.
 func (c *Controller) alternatives(snap core.Snapshot, now time.Time, plan core.Plan) map[core.JobID][]string {
-	const maxExplained = 4
+	const maxExplained, maxQueue = 4, 5000
 	out := map[core.JobID][]string{}
+	if len(snap.Jobs) > maxQueue {
+		return out
+	}
 	for i, s := range plan.Starts {
 		if i >= maxExplained {
 			break

@@ -20,6 +20,7 @@ import (
 	"github.com/parityhpc/parity/scheduler/auth"
 	"github.com/parityhpc/parity/scheduler/config"
 	"github.com/parityhpc/parity/scheduler/core"
+	"github.com/parityhpc/parity/scheduler/policy"
 	ledger "github.com/parityhpc/parity/scheduler/store"
 )
 
@@ -53,6 +54,10 @@ type Options struct {
 type Controller struct {
 	cfg     *config.Cluster
 	coreCfg core.Config
+	// Snapshot parts that depend only on the configuration.
+	assocs     []policy.Association
+	qos        []core.QOS
+	partitions []core.Partition
 	opts    Options
 	log     *slog.Logger
 	now     func() time.Time
@@ -93,6 +98,7 @@ func New(opts Options) (*Controller, error) {
 		return nil, fmt.Errorf("controller: %w", err)
 	}
 	c := &Controller{cfg: cfg, coreCfg: coreCfg, opts: opts, log: opts.Logger, now: opts.Now,
+		assocs: cfg.Associations(), qos: cfg.CoreQOS(), partitions: cfg.CorePartitions(),
 		ops: make(chan *op, maxBatch), kick: make(chan struct{}, 1), stopping: make(chan struct{}), writerDone: make(chan struct{})}
 	if c.log == nil {
 		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))

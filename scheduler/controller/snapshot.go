@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"maps"
 	"slices"
 	"time"
 
@@ -12,7 +13,9 @@ import (
 // one slice, compacting finished jobs out of the active list on the way.
 func (c *Controller) snapshotLocked(now time.Time) core.Snapshot {
 	st := c.st
-	snap := core.Snapshot{Associations: c.cfg.Associations(), Usage: st.usage, QOS: c.cfg.CoreQOS()}
+	// Configuration-derived parts are built once (New) and shared: the core
+	// never modifies a snapshot.
+	snap := core.Snapshot{Associations: c.assocs, Usage: maps.Clone(st.usage), QOS: c.qos}
 	usable := make(map[string]bool, len(st.nodes))
 	snap.Nodes = make([]core.Node, 0, len(st.nodes))
 	for _, name := range st.names {
@@ -30,8 +33,10 @@ func (c *Controller) snapshotLocked(now time.Time) core.Snapshot {
 		snap.Nodes = append(snap.Nodes, cn)
 		usable[name] = true
 	}
-	for _, p := range c.cfg.CorePartitions() {
-		p.Nodes = slices.DeleteFunc(slices.Clone(p.Nodes), func(n string) bool { return !usable[n] })
+	for _, p := range c.partitions {
+		if len(usable) < len(st.nodes) {
+			p.Nodes = slices.DeleteFunc(slices.Clone(p.Nodes), func(n string) bool { return !usable[n] })
+		}
 		snap.Partitions = append(snap.Partitions, p)
 	}
 	kept := st.active[:0]
