@@ -58,12 +58,12 @@ type Controller struct {
 	assocs     []policy.Association
 	qos        []core.QOS
 	partitions []core.Partition
-	opts    Options
-	log     *slog.Logger
-	now     func() time.Time
-	started time.Time
-	key     auth.Key
-	authn   *auth.Authenticator
+	opts       Options
+	log        *slog.Logger
+	now        func() time.Time
+	started    time.Time
+	key        auth.Key
+	authn      *auth.Authenticator
 
 	mu    sync.Mutex
 	st    *state
