@@ -144,6 +144,17 @@ func statusHint(err error, addr string) string {
 	return ""
 }
 
+// argsBetween checks a verb's positional argument count, reporting it as
+// "<verb>: ..." like every other usage error.
+func argsBetween(lo, hi int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < lo || (hi >= 0 && len(args) > hi) {
+			return usageError(cmd.Name(), "want %s (see --help)", what)
+		}
+		return nil
+	}
+}
+
 // usageError reports bad command-line input for verb, exit status 1.
 func usageError(verb, format string, args ...any) error {
 	return &exitError{code: 1, err: fmt.Errorf("%s: "+format, append([]any{verb}, args...)...)}

@@ -47,12 +47,12 @@ accounts:
 // state in a temporary directory and no scheduling loop, so jobs stay
 // pending and every observation is deterministic.
 type cliCluster struct {
-	t   *testing.T
+	t   testing.TB
 	c   *controller.Controller
 	dir string
 }
 
-func startCLICluster(t *testing.T) *cliCluster {
+func startCLICluster(t testing.TB) *cliCluster {
 	t.Helper()
 	cfg, err := config.Parse("cli.yaml", []byte(e2eCluster))
 	if err != nil {

@@ -66,7 +66,7 @@ existing scripts, wrappers and habits keep working: invoked as sbatch it
 behaves as sbatch (parity submit), as squeue as parity queue, and so on.
 Links are symbolic unless --hard. An existing file is left alone (and
 reported) unless --force; a link that already points here is kept.`,
-		Args: cobra.ExactArgs(1),
+		Args: argsBetween(1, 1, "the directory to put the links in"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			self, err := os.Executable()
 			if err != nil {

@@ -214,3 +214,32 @@ func TestInstallCompat(t *testing.T) {
 		t.Error("--hard --force did not make a hard link to the binary")
 	}
 }
+
+func TestHelpAndUsage(t *testing.T) {
+	env := testEnv(t.TempDir(), nil, "")
+	cases := []struct {
+		argv []string
+		code int
+		out  string // in stdout
+		err  string // in stderr
+	}{
+		{[]string{"sbatch", "--help"}, 0, "#SBATCH directives are read", ""},
+		{[]string{"squeue", "--help"}, 0, "--noheader", ""},
+		{[]string{"sinfo", "--help"}, 0, "--gpus", ""},
+		{[]string{"sprio", "--help"}, 0, "--weights", ""},
+		{[]string{"scontrol", "--help"}, 0, "requeuehold", ""},
+		{[]string{"scontrol"}, 0, "show job|node|partition", ""},
+		{[]string{"parity", "show"}, 1, "", "parity: show: want job|node|partition"},
+		{[]string{"parity", "update"}, 1, "", "parity: update: want JobId=ID"},
+		{[]string{"parity", "hold"}, 1, "", "parity: hold: want one or more job ids"},
+		{[]string{"parity", "explain", "1", "2"}, 1, "", "parity: explain: want one job id"},
+		{[]string{"parity", "install-compat"}, 1, "", "parity: install-compat: want the directory"},
+		{[]string{"scancel", "--bogus"}, 1, "", "unknown flag: --bogus"},
+	}
+	for _, c := range cases {
+		out, errs, code := runCLI(env, c.argv...)
+		if code != c.code || !strings.Contains(out, c.out) || !strings.Contains(errs, c.err) {
+			t.Errorf("%q: exit %d\nstdout %.200q\nstderr %q", c.argv, code, out, errs)
+		}
+	}
+}

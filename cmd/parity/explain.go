@@ -22,7 +22,7 @@ the facts behind it (nodes that do not fit and why, jobs ahead of it), its
 priority factors, its expected start and what-if suggestions; for other jobs
 their state. --history adds the job's decision log (submit, start,
 preemption, requeue, ... with the inputs that decided each).`,
-		Args: cobra.ExactArgs(1),
+		Args: argsBetween(1, 1, "one job id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ids, err := parseJobIDs("explain", args)
 			if err != nil {
@@ -45,9 +45,6 @@ preemption, requeue, ... with the inputs that decided each).`,
 				return writeMessageJSON(w, resp)
 			}
 			text := resp.GetText()
-			if resp.GetExpectedStart() != nil && !strings.Contains(text, "start") {
-				text += fmt.Sprintf("Expected start: %s\n", format.Stamp(resp.GetExpectedStart(), env.loc, ""))
-			}
 			if !strings.HasSuffix(text, "\n") {
 				text += "\n"
 			}

@@ -52,7 +52,7 @@ func jobActionCmd(env userEnv, use, short, long string, actionFor func(hold bool
 		Use:   use,
 		Short: short,
 		Long:  long,
-		Args:  cobra.MinimumNArgs(1),
+		Args:  argsBetween(1, -1, "one or more job ids"),
 	}
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		hold, _ := cmd.Flags().GetBool("hold")

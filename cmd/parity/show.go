@@ -36,7 +36,7 @@ indented, a blank line after each record (-o: one line each). Without an ID
 every job (recently finished ones included), node or partition is shown.
 "show hostnames EXPR" expands a hostlist one name a line ($SLURM_JOB_NODELIST
 when EXPR is omitted); "show hostlist a,b,c" compresses names.`,
-		Args: cobra.RangeArgs(1, 2),
+		Args: argsBetween(1, 2, "job|node|partition [ID], or hostnames|hostlist EXPR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runShow(cmd, env, &cf, sf, "show", args)
 		},

@@ -1,12 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/parityhpc/parity/scheduler/auth"
 )
 
 func TestSplitSubmitArgs(t *testing.T) {
@@ -173,4 +179,91 @@ func TestVerbsNeedAToken(t *testing.T) {
 			t.Errorf("%q: exit %d, stderr %q", argv, code, errs)
 		}
 	}
+}
+
+// TestSubmitHelperProcess is not a test: BenchmarkSubmitProcesses runs
+// the test binary as a stand-in `parity` process through it when no
+// binary serving `submit` is at hand.
+func TestSubmitHelperProcess(t *testing.T) {
+	if os.Getenv("PARITY_SUBMIT_HELPER") != "1" {
+		t.Skip("helper process for BenchmarkSubmitProcesses")
+	}
+	args := os.Args
+	for i, a := range args {
+		if a == "--" {
+			args = args[i+1:]
+			break
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	root := testRoot(realUserEnv(), &stdout, &stderr)
+	root.SetArgs(compatArgs(args))
+	code := 0
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(&stderr, "parity:", err)
+		code = 1
+	}
+	os.Stdout.Write(stdout.Bytes())
+	os.Stderr.Write(stderr.Bytes())
+	os.Exit(code)
+}
+
+// submitBinary finds a program that serves `parity submit`: $PARITY_BIN,
+// else this package built with the Go toolchain (when main registers the
+// verb), else the test binary through TestSubmitHelperProcess. It returns
+// the command line prefix to run.
+func submitBinary(b *testing.B) (prefix []string, what string) {
+	if bin := os.Getenv("PARITY_BIN"); bin != "" {
+		return []string{bin, "submit"}, bin
+	}
+	if goBin, err := exec.LookPath("go"); err == nil {
+		bin := filepath.Join(b.TempDir(), "parity")
+		if out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput(); err == nil {
+			if exec.Command(bin, "submit", "--help").Run() == nil {
+				return []string{bin, "submit"}, "parity built from this package"
+			}
+		} else {
+			b.Logf("go build: %v\n%s", err, out)
+		}
+	}
+	return []string{os.Args[0], "-test.run=^TestSubmitHelperProcess$", "--", "sbatch"}, "the test binary (main does not serve submit yet)"
+}
+
+// BenchmarkSubmitProcesses measures `parity submit` as one process per
+// job, sequentially, against a running controller (committing each job
+// to disk before it answers): what batch pipelines that call sbatch in a
+// loop see. Slurm 22.05's sbatch manages about 49 a second; the target is
+// ten times that. Run it with -benchtime=500x for the issue's figure.
+func BenchmarkSubmitProcesses(b *testing.B) {
+	cl := startCLICluster(b)
+	prefix, what := submitBinary(b)
+	b.Logf("submitting with %s", what)
+	env := append(os.Environ(), "PARITY_SUBMIT_HELPER=1", "PARITY_CONTROLLER="+cl.c.Addr(),
+		"PARITY_TOKEN="+cl.token("alice", auth.RoleUser, ""))
+	args := append(prefix, "--parsable", "--wrap", "hostname")
+	b.ResetTimer()
+	for i := range b.N {
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != strconv.Itoa(i+1) {
+			b.Fatalf("submit %d: %v: %s", i+1, err, out)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "submits/s")
+}
+
+// BenchmarkSubmitInProcess is the same submission without the process:
+// option parsing, dialling and the controller's durable commit.
+func BenchmarkSubmitInProcess(b *testing.B) {
+	cl := startCLICluster(b)
+	env := cl.as("alice", nil)
+	b.ResetTimer()
+	for i := range b.N {
+		out, errs, code := runCLI(env, "sbatch", "--parsable", "--wrap", "hostname")
+		if code != 0 || strings.TrimSpace(out) != strconv.Itoa(i+1) {
+			b.Fatalf("submit %d: %s", i+1, errs)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "submits/s")
 }

@@ -28,7 +28,7 @@ current limit), Nice=, Partition=, QOS=, JobName=, Comment=, Account=.
 Nodes: NodeName=gpu[001-004] State=DRAIN|DOWN|RESUME|UNDRAIN with Reason=
 (required to drain or down a node); Devices=0,3 (indices or UUIDs) limits the
 change to those GPUs of one node. Nothing is printed on success.`,
-		Args: cobra.MinimumNArgs(1),
+		Args: argsBetween(1, -1, "JobId=ID KEY=VALUE... or NodeName=NODES State=STATE [Reason=TEXT]"),
 		RunE: func(cmd *cobra.Command, args []string) error { return runUpdate(cmd, env, &cf, "update", args) },
 	}
 	cf.register(cmd)
