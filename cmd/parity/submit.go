@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/client"
 	"github.com/parityhpc/parity/scheduler/client/format"
 	"github.com/parityhpc/parity/scheduler/jobspec"
 )
@@ -105,10 +107,11 @@ func runSubmit(cmd *cobra.Command, env userEnv, args []string) error {
 		fmt.Fprintf(errw, "parity: submit: warning: %s\n", w)
 	}
 	if req.ParseOnly {
+		shown := redactToken(req)
 		if f.json {
-			return format.WriteJSON(out, req)
+			return format.WriteJSON(out, shown)
 		}
-		return writeRequestText(out, req)
+		return writeRequestText(out, shown)
 	}
 	s, err := f.dial(cmd, "submit", env)
 	if err != nil {
@@ -148,6 +151,18 @@ func runSubmit(cmd *cobra.Command, env userEnv, args []string) error {
 		return err
 	}
 	return waitForJob(cmd.Context(), s, id, fail)
+}
+
+// redactToken hides the API token in what --parse-only prints, so that
+// pasting the output into a ticket does not hand out the credential.
+func redactToken(req *jobspec.Request) *jobspec.Request {
+	if _, ok := req.Env[client.EnvToken]; !ok {
+		return req
+	}
+	shown := *req
+	shown.Env = maps.Clone(req.Env)
+	shown.Env[client.EnvToken] = "<redacted>"
+	return &shown
 }
 
 // parseSubmission resolves the sbatch request from the command line, the

@@ -85,7 +85,8 @@ func parseOnly(t *testing.T, env userEnv, args ...string) map[string]any {
 func TestSubmitParseOnlyPrecedence(t *testing.T) {
 	dir := t.TempDir()
 	writeScript(t, dir, "train.sh", trainScript)
-	vars := map[string]string{"SBATCH_TIMELIMIT": "30", "SBATCH_PARTITION": "gpu", "USER": "alice", "HOME": "/home/alice", "PATH": "/bin"}
+	vars := map[string]string{"SBATCH_TIMELIMIT": "30", "SBATCH_PARTITION": "gpu", "USER": "alice", "HOME": "/home/alice", "PATH": "/bin",
+		"PARITY_TOKEN": "pt1.secret"}
 	// No token, no controller: nothing is submitted.
 	req := parseOnly(t, testEnv(dir, vars, ""), "-p", "big", "--ntasks-per-node=4", "train.sh", "--lr", "3e-4")
 	want := map[string]any{
@@ -112,6 +113,9 @@ func TestSubmitParseOnlyPrecedence(t *testing.T) {
 		if src[field] != from {
 			t.Errorf("sources[%s] = %v, want %q", field, src[field], from)
 		}
+	}
+	if env := req["env"].(map[string]any); env["PARITY_TOKEN"] != "<redacted>" || env["HOME"] != "/home/alice" {
+		t.Errorf("env = %v: the token must be hidden, the rest kept", env)
 	}
 	gres := req["gres"].(map[string]any)
 	if pn := gres["perNode"].([]any); len(pn) != 1 {
