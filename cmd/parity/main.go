@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -37,7 +36,7 @@ func (e *exitError) Unwrap() error { return e.err }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd(stdout, stderr)
-	root.SetArgs(multiCallArgs(args))
+	root.SetArgs(compatArgs(args))
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(stderr, "parity:", err)
 		var ee *exitError
@@ -47,33 +46,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-// slurmVerb maps the Slurm command a user typed (via a symlink to this
-// binary) to the Parity verb that serves it. Verbs join as they land.
-func slurmVerb(name string) (string, bool) {
-	switch name {
-	case "sacct":
-		return "acct", true
-	case "sreport":
-		return "report", true
-	case "sshare":
-		return "share", true
-	default:
-		return "", false
-	}
-}
-
-// multiCallArgs turns "sbatch x.sh" into "parity submit x.sh" when the
-// binary runs under a Slurm name; otherwise it drops argv[0].
-func multiCallArgs(args []string) []string {
-	if len(args) == 0 {
-		return nil
-	}
-	if verb, ok := slurmVerb(filepath.Base(args[0])); ok {
-		return append([]string{verb}, args[1:]...)
-	}
-	return args[1:]
 }
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -91,9 +63,12 @@ isolation and accounting behave the same on every vendor.`,
 	root.SetErr(stderr)
 	root.AddCommand(
 		newDevicesCmd(),
-		newControllerCmd(), newConfigCmd(), newTokenCmd(),
+		newControllerCmd(), newConfigCmd(), newTokenCmd(), newAgentCmd(),
 		newAcctCmd(), newReportCmd(), newShareCmd(),
 		newSimCmd(), newBenchCmd(),
+		newSubmitCmd(), newQueueCmd(), newNodesCmd(), newShowCmd(), newCancelCmd(), newUpdateCmd(),
+		newHoldCmd(), newReleaseCmd(), newRequeueCmd(), newExplainCmd(), newPrioCmd(), newEventsCmd(),
+		newScontrolCmd(), newInstallCompatCmd(),
 	)
 	return root
 }
