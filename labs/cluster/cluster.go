@@ -1,0 +1,351 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/parityhpc/parity/gres"
+	"github.com/parityhpc/parity/labs/labfile"
+	"github.com/parityhpc/parity/labs/presets"
+	"github.com/parityhpc/parity/scheduler/agent"
+	"github.com/parityhpc/parity/scheduler/agent/cgroup"
+	"github.com/parityhpc/parity/scheduler/agent/launch"
+	"github.com/parityhpc/parity/scheduler/auth"
+	"github.com/parityhpc/parity/scheduler/client"
+	"github.com/parityhpc/parity/scheduler/config"
+	"github.com/parityhpc/parity/scheduler/controller"
+	"github.com/parityhpc/parity/vendors"
+)
+
+// Options say how to run a lab.
+type Options struct {
+	Lab *labfile.Lab
+	// Dir holds everything the lab writes (controller state, node roots,
+	// spools); it is created if missing.
+	Dir string
+	// Shim is the command that supervises each job (default: this
+	// executable's `agent shim`); tests pass a re-exec of the test binary.
+	Shim []string
+	// Users may submit jobs (account "lab"); "root", "admin" and "nobody" always can.
+	Users []string
+	// Admins are users with the admin role besides "root" and "admin".
+	Admins []string
+	Logger *slog.Logger
+	// NoIsolation runs jobs without cgroups even where they work.
+	NoIsolation bool
+}
+
+// Node is one running lab node.
+type Node struct {
+	Name, Template string
+	Machine        *presets.Machine
+	Inventory      gres.Inventory
+	Runtime        *launch.Runtime
+	cancel         context.CancelFunc
+	done           chan error
+}
+
+// Cluster is a running lab.
+type Cluster struct {
+	Lab  *labfile.Lab
+	Dir  string
+	Addr string
+	// Isolation says whether jobs run in cgroups, and if not, why.
+	Isolation   bool
+	IsolationOf string
+
+	log        *slog.Logger
+	ctl        *controller.Controller
+	key        auth.Key
+	cgroupRoot string
+	mu         sync.Mutex
+	nodes      map[string]*Node
+	order      []string
+}
+
+// Up builds every node's simulated machine, starts the controller and the
+// agents, and returns once every node has registered.
+func Up(ctx context.Context, opts Options) (*Cluster, error) {
+	if opts.Lab == nil {
+		return nil, errors.New("cluster: no lab")
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	shim := opts.Shim
+	if len(shim) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("cluster: find the parity binary for job shims: %w", err)
+		}
+		shim = []string{exe, "agent", "shim"}
+	}
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{Lab: opts.Lab, Dir: dir, log: log, nodes: map[string]*Node{},
+		cgroupRoot: "/parity-lab/" + opts.Lab.Name}
+	users := append([]string{"root", "admin", "nobody"}, opts.Users...)
+	if err := c.startController(ctx, append([]string{"root", "admin"}, opts.Admins...), users); err != nil {
+		return nil, err
+	}
+	mgr := c.cgroups(opts.NoIsolation)
+	for i, n := range opts.Lab.NodeList() {
+		if err := c.startNode(ctx, n, opts.Lab.Seed+int64(i), mgr, shim); err != nil {
+			c.Down(context.Background())
+			return nil, err
+		}
+	}
+	if err := c.waitRegistered(ctx); err != nil {
+		c.Down(context.Background())
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Cluster) startController(ctx context.Context, admins, users []string) error {
+	stateDir := filepath.Join(c.Dir, "controller")
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return err
+	}
+	text := controllerYAML(c.Lab, stateDir, admins, users)
+	path := filepath.Join(c.Dir, "cluster.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		return err
+	}
+	cfg, err := config.Parse(path, []byte(text))
+	if err != nil {
+		return fmt.Errorf("cluster: lab %s as a cluster config: %w", c.Lab.Name, err)
+	}
+	ctl, err := controller.New(controller.Options{Config: cfg, Listen: "127.0.0.1:0", StateDir: stateDir,
+		MetricsAddr: "off", Logger: c.log.With("daemon", "controller")})
+	if err != nil {
+		return err
+	}
+	if err := ctl.Start(ctx); err != nil {
+		ctl.Close()
+		return err
+	}
+	c.ctl, c.key, c.Addr = ctl, ctl.Key(), ctl.Addr()
+	return nil
+}
+
+// cgroups returns the job cgroup manager, or nil (with the reason kept)
+// when isolation is off or unavailable.
+func (c *Cluster) cgroups(off bool) *cgroup.Manager {
+	if off {
+		c.IsolationOf = "isolation disabled by the caller"
+		return nil
+	}
+	mode, why := cgroup.Detect()
+	mgr, err := cgroup.NewManager(mode)
+	if err != nil {
+		c.IsolationOf = fmt.Sprintf("cgroups unusable (%s): %v", why, err)
+		c.log.Error("JOB ISOLATION UNAVAILABLE", "why", c.IsolationOf)
+		return nil
+	}
+	if os.Geteuid() != 0 {
+		c.IsolationOf = "not root: device nodes cannot be created"
+		return nil
+	}
+	c.Isolation, c.IsolationOf = true, string(why)
+	return mgr
+}
+
+func (c *Cluster) startNode(ctx context.Context, n labfile.Node, seed int64, mgr *cgroup.Manager, shim []string) error {
+	tmpl, err := presets.Lookup(n.Template)
+	if err != nil {
+		return err
+	}
+	base := filepath.Join(c.Dir, "nodes", n.Name)
+	root, spool := filepath.Join(base, "root"), filepath.Join(base, "spool")
+	for _, d := range []string{root, spool} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	m, err := tmpl.Build(ctx, presets.Options{Root: root, Seed: seed, Hostname: n.Name})
+	if err != nil {
+		return err
+	}
+	found, err := vendors.DiscoverAll(ctx, m.Drivers)
+	if err != nil {
+		m.Close()
+		return fmt.Errorf("cluster: node %s: %w", n.Name, err)
+	}
+	if c.Isolation {
+		if err := makeDeviceNodes(found.Inventory); err != nil {
+			m.Close()
+			return err
+		}
+	}
+	log := c.log.With("daemon", "agent", "node", n.Name)
+	rt, err := launch.New(launch.Config{Node: n.Name, SpoolDir: spool, Cgroups: mgr, CgroupRoot: c.cgroupRoot,
+		Shim: shim, KillWait: 2 * time.Second, Logger: log})
+	if err != nil {
+		m.Close()
+		return err
+	}
+	tok, err := auth.Sign(c.key, auth.Claims{User: "agent:" + n.Name, Role: auth.RoleAgent, Node: n.Name, IssuedAt: time.Now()})
+	if err != nil {
+		return err
+	}
+	cl, err := client.Dial(ctx, c.Addr, tok)
+	if err != nil {
+		return err
+	}
+	ag, err := agent.New(agent.Config{Node: n.Name, Controller: cl, Runtime: rt, Drivers: found.Active,
+		Inventory: found.Inventory, SampleInterval: time.Second, Logger: log, RetryMin: 100 * time.Millisecond, RetryMax: time.Second})
+	if err != nil {
+		return err
+	}
+	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	node := &Node{Name: n.Name, Template: n.Template, Machine: m, Inventory: found.Inventory, Runtime: rt, cancel: cancel, done: make(chan error, 1)}
+	go func() {
+		err := ag.Run(actx)
+		cl.Close()
+		node.done <- err
+	}()
+	c.mu.Lock()
+	c.nodes[n.Name] = node
+	c.order = append(c.order, n.Name)
+	c.mu.Unlock()
+	return nil
+}
+
+// waitRegistered polls the controller until every lab node is known and up.
+func (c *Cluster) waitRegistered(ctx context.Context) error {
+	cl, err := c.Client(ctx, "admin")
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		nodes, err := cl.ListNodes(ctx, nil)
+		if err == nil {
+			up := 0
+			for _, n := range nodes {
+				if n.GetRegistered() {
+					up++
+				}
+			}
+			if up >= len(c.order) {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cluster: not every node registered: %w (last error: %v)", ctx.Err(), err)
+		case <-tick.C:
+		}
+	}
+}
+
+// Token signs a token for user with role (auth.RoleUser when empty).
+func (c *Cluster) Token(user string, role auth.Role) (string, error) {
+	if role == "" {
+		role = auth.RoleUser
+		if user == "root" || user == "admin" {
+			role = auth.RoleAdmin
+		}
+	}
+	return auth.Sign(c.key, auth.Claims{User: user, Role: role, IssuedAt: time.Now()})
+}
+
+// Client dials the lab's controller as user.
+func (c *Cluster) Client(ctx context.Context, user string) (*client.Client, error) {
+	tok, err := c.Token(user, "")
+	if err != nil {
+		return nil, err
+	}
+	return client.Dial(ctx, c.Addr, tok)
+}
+
+// Node returns a running lab node by name.
+func (c *Cluster) Node(name string) (*Node, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, ok := c.nodes[name]
+	return n, ok
+}
+
+// Nodes returns the lab nodes in lab order.
+func (c *Cluster) Nodes() []*Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*Node, 0, len(c.order))
+	for _, name := range c.order {
+		out = append(out, c.nodes[name])
+	}
+	return out
+}
+
+// Down stops every agent (cancelling their jobs first), the controller,
+// and removes the lab's cgroups. The directory is left for inspection
+// unless the caller removes it.
+func (c *Cluster) Down(ctx context.Context) error {
+	var errs []error
+	for _, n := range c.Nodes() {
+		for _, j := range n.Runtime.Running() {
+			if err := n.Runtime.Cancel(ctx, j.JobID); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	for _, n := range c.Nodes() {
+		n.waitIdle(ctx)
+		n.cancel()
+		<-n.done
+		errs = append(errs, n.Runtime.Close(), n.Machine.Close())
+	}
+	if c.ctl != nil {
+		errs = append(errs, c.ctl.Close())
+	}
+	errs = append(errs, removeCgroupTree(c.cgroupRoot))
+	return errors.Join(errs...)
+}
+
+// waitIdle gives cancelled jobs a moment to end so their groups go away.
+func (n *Node) waitIdle(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for len(n.Runtime.Running()) > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// NodeNames returns the names of the lab nodes built from templates whose
+// devices carry the given vendor ("" = nodes without accelerators).
+func (c *Cluster) NodeNames(vendor string) []string {
+	var out []string
+	for _, n := range c.Nodes() {
+		v := ""
+		if len(n.Inventory.Devices) > 0 {
+			v = n.Inventory.Devices[0].Vendor
+		}
+		if v == vendor {
+			out = append(out, n.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

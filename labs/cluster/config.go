@@ -1,0 +1,54 @@
+package cluster
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/parityhpc/parity/labs/labfile"
+)
+
+// controllerYAML renders the lab as a cluster configuration, so a lab's
+// controller reads exactly what an operator's would.
+func controllerYAML(lab *labfile.Lab, stateDir string, admins, users []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "cluster: %s\n", lab.Name)
+	fmt.Fprintf(&b, "controller:\n  listen: 127.0.0.1:0\n  stateDir: %q\n", stateDir)
+	fmt.Fprintf(&b, "admins: [%s]\n", strings.Join(quoteAll(admins), ", "))
+	b.WriteString("heartbeatInterval: 1s\nnodeDownTimeout: 30s\nrequeueOnNodeFail: true\n")
+	b.WriteString("scheduler:\n  interval: 1s\n")
+	fmt.Fprintf(&b, "accounts:\n  - name: lab\n    users: [%s]\n", strings.Join(quoteAll(users), ", "))
+	b.WriteString("nodes:\n")
+	for _, ns := range lab.Nodes {
+		fmt.Fprintf(&b, "  - names: %q\n", ns.Names)
+		if len(ns.Features) > 0 {
+			fmt.Fprintf(&b, "    features: [%s]\n", strings.Join(quoteAll(ns.Features), ", "))
+		}
+	}
+	parts := lab.Partitions
+	if len(parts) == 0 {
+		var all []string
+		for _, ns := range lab.Nodes {
+			all = append(all, ns.Names)
+		}
+		parts = []labfile.Partition{{Name: "all", Nodes: strings.Join(all, ","), Default: true}}
+	}
+	b.WriteString("partitions:\n")
+	for _, p := range parts {
+		fmt.Fprintf(&b, "  - name: %q\n    nodes: %q\n", p.Name, p.Nodes)
+		if p.Default {
+			b.WriteString("    default: true\n")
+		}
+		if p.MaxTime != "" {
+			fmt.Fprintf(&b, "    maxTime: %q\n", p.MaxTime)
+		}
+	}
+	return b.String()
+}
+
+func quoteAll(xs []string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = fmt.Sprintf("%q", x)
+	}
+	return out
+}
