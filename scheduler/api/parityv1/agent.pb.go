@@ -220,11 +220,14 @@ func (x *RegisterResponse) GetNodeState() string {
 }
 
 type HeartbeatRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Node          string                 `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
-	Samples       []*Sample              `protobuf:"bytes,2,rep,name=samples,proto3" json:"samples,omitempty"`
-	Conditions    []*Condition           `protobuf:"bytes,3,rep,name=conditions,proto3" json:"conditions,omitempty"`
-	Running       []*RunningJob          `protobuf:"bytes,4,rep,name=running,proto3" json:"running,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Node       string                 `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
+	Samples    []*Sample              `protobuf:"bytes,2,rep,name=samples,proto3" json:"samples,omitempty"`
+	Conditions []*Condition           `protobuf:"bytes,3,rep,name=conditions,proto3" json:"conditions,omitempty"`
+	Running    []*RunningJob          `protobuf:"bytes,4,rep,name=running,proto3" json:"running,omitempty"`
+	// diagnoses answer diagnose orders; node_checks are the node's own checks.
+	Diagnoses     []*Diagnosis `protobuf:"bytes,5,rep,name=diagnoses,proto3" json:"diagnoses,omitempty"`
+	NodeChecks    []*NodeCheck `protobuf:"bytes,6,rep,name=node_checks,json=nodeChecks,proto3" json:"node_checks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -283,6 +286,20 @@ func (x *HeartbeatRequest) GetConditions() []*Condition {
 func (x *HeartbeatRequest) GetRunning() []*RunningJob {
 	if x != nil {
 		return x.Running
+	}
+	return nil
+}
+
+func (x *HeartbeatRequest) GetDiagnoses() []*Diagnosis {
+	if x != nil {
+		return x.Diagnoses
+	}
+	return nil
+}
+
+func (x *HeartbeatRequest) GetNodeChecks() []*NodeCheck {
+	if x != nil {
+		return x.NodeChecks
 	}
 	return nil
 }
@@ -447,12 +464,16 @@ func (x *LaunchOrder) GetTimeLimitSeconds() int64 {
 
 type Order struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// kind: "launch", "kill", "signal".
-	Kind          string       `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
-	JobId         uint64       `protobuf:"varint,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
-	Launch        *LaunchOrder `protobuf:"bytes,3,opt,name=launch,proto3" json:"launch,omitempty"`
-	Signal        int32        `protobuf:"varint,4,opt,name=signal,proto3" json:"signal,omitempty"`
-	Reason        string       `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	// kind: "launch", "kill", "signal", "diagnose".
+	Kind   string       `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	JobId  uint64       `protobuf:"varint,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Launch *LaunchOrder `protobuf:"bytes,3,opt,name=launch,proto3" json:"launch,omitempty"`
+	Signal int32        `protobuf:"varint,4,opt,name=signal,proto3" json:"signal,omitempty"`
+	Reason string       `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	// device and level: a diagnose order runs the owning driver's active
+	// check at this level on this device and reports it in a heartbeat.
+	Device        string `protobuf:"bytes,6,opt,name=device,proto3" json:"device,omitempty"`
+	Level         int32  `protobuf:"varint,7,opt,name=level,proto3" json:"level,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -520,6 +541,20 @@ func (x *Order) GetReason() string {
 		return x.Reason
 	}
 	return ""
+}
+
+func (x *Order) GetDevice() string {
+	if x != nil {
+		return x.Device
+	}
+	return ""
+}
+
+func (x *Order) GetLevel() int32 {
+	if x != nil {
+		return x.Level
+	}
+	return 0
 }
 
 type JobEndedRequest struct {
@@ -673,14 +708,17 @@ const file_parity_v1_agent_proto_rawDesc = "" +
 	"\x06orders\x18\x01 \x03(\v2\x10.parity.v1.OrderR\x06orders\x12<\n" +
 	"\x1aheartbeat_interval_seconds\x18\x02 \x01(\x03R\x18heartbeatIntervalSeconds\x12\x1d\n" +
 	"\n" +
-	"node_state\x18\x03 \x01(\tR\tnodeState\"\xba\x01\n" +
+	"node_state\x18\x03 \x01(\tR\tnodeState\"\xa5\x02\n" +
 	"\x10HeartbeatRequest\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12+\n" +
 	"\asamples\x18\x02 \x03(\v2\x11.parity.v1.SampleR\asamples\x124\n" +
 	"\n" +
 	"conditions\x18\x03 \x03(\v2\x14.parity.v1.ConditionR\n" +
 	"conditions\x12/\n" +
-	"\arunning\x18\x04 \x03(\v2\x15.parity.v1.RunningJobR\arunning\"=\n" +
+	"\arunning\x18\x04 \x03(\v2\x15.parity.v1.RunningJobR\arunning\x122\n" +
+	"\tdiagnoses\x18\x05 \x03(\v2\x14.parity.v1.DiagnosisR\tdiagnoses\x125\n" +
+	"\vnode_checks\x18\x06 \x03(\v2\x14.parity.v1.NodeCheckR\n" +
+	"nodeChecks\"=\n" +
 	"\x11HeartbeatResponse\x12(\n" +
 	"\x06orders\x18\x01 \x03(\v2\x10.parity.v1.OrderR\x06orders\"#\n" +
 	"\rOrdersRequest\x12\x12\n" +
@@ -689,13 +727,15 @@ const file_parity_v1_agent_proto_rawDesc = "" +
 	"\x03job\x18\x01 \x01(\v2\x0e.parity.v1.JobR\x03job\x12*\n" +
 	"\x05alloc\x18\x02 \x01(\v2\x14.parity.v1.NodeAllocR\x05alloc\x12&\n" +
 	"\x03all\x18\x03 \x03(\v2\x14.parity.v1.NodeAllocR\x03all\x12,\n" +
-	"\x12time_limit_seconds\x18\x04 \x01(\x03R\x10timeLimitSeconds\"\x92\x01\n" +
+	"\x12time_limit_seconds\x18\x04 \x01(\x03R\x10timeLimitSeconds\"\xc0\x01\n" +
 	"\x05Order\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\x04R\x05jobId\x12.\n" +
 	"\x06launch\x18\x03 \x01(\v2\x16.parity.v1.LaunchOrderR\x06launch\x12\x16\n" +
 	"\x06signal\x18\x04 \x01(\x05R\x06signal\x12\x16\n" +
-	"\x06reason\x18\x05 \x01(\tR\x06reason\"\xd6\x01\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\x12\x16\n" +
+	"\x06device\x18\x06 \x01(\tR\x06device\x12\x14\n" +
+	"\x05level\x18\a \x01(\x05R\x05level\"\xd6\x01\n" +
 	"\x0fJobEndedRequest\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\x04R\x05jobId\x12\x1b\n" +
@@ -739,8 +779,10 @@ var file_parity_v1_agent_proto_goTypes = []any{
 	(*Inventory)(nil),             // 11: parity.v1.Inventory
 	(*Sample)(nil),                // 12: parity.v1.Sample
 	(*Condition)(nil),             // 13: parity.v1.Condition
-	(*Job)(nil),                   // 14: parity.v1.Job
-	(*NodeAlloc)(nil),             // 15: parity.v1.NodeAlloc
+	(*Diagnosis)(nil),             // 14: parity.v1.Diagnosis
+	(*NodeCheck)(nil),             // 15: parity.v1.NodeCheck
+	(*Job)(nil),                   // 16: parity.v1.Job
+	(*NodeAlloc)(nil),             // 17: parity.v1.NodeAlloc
 }
 var file_parity_v1_agent_proto_depIdxs = []int32{
 	10, // 0: parity.v1.RunningJob.start_time:type_name -> google.protobuf.Timestamp
@@ -750,25 +792,27 @@ var file_parity_v1_agent_proto_depIdxs = []int32{
 	12, // 4: parity.v1.HeartbeatRequest.samples:type_name -> parity.v1.Sample
 	13, // 5: parity.v1.HeartbeatRequest.conditions:type_name -> parity.v1.Condition
 	0,  // 6: parity.v1.HeartbeatRequest.running:type_name -> parity.v1.RunningJob
-	7,  // 7: parity.v1.HeartbeatResponse.orders:type_name -> parity.v1.Order
-	14, // 8: parity.v1.LaunchOrder.job:type_name -> parity.v1.Job
-	15, // 9: parity.v1.LaunchOrder.alloc:type_name -> parity.v1.NodeAlloc
-	15, // 10: parity.v1.LaunchOrder.all:type_name -> parity.v1.NodeAlloc
-	6,  // 11: parity.v1.Order.launch:type_name -> parity.v1.LaunchOrder
-	10, // 12: parity.v1.JobEndedRequest.end_time:type_name -> google.protobuf.Timestamp
-	1,  // 13: parity.v1.Agent.Register:input_type -> parity.v1.RegisterRequest
-	3,  // 14: parity.v1.Agent.Heartbeat:input_type -> parity.v1.HeartbeatRequest
-	5,  // 15: parity.v1.Agent.Orders:input_type -> parity.v1.OrdersRequest
-	8,  // 16: parity.v1.Agent.JobEnded:input_type -> parity.v1.JobEndedRequest
-	2,  // 17: parity.v1.Agent.Register:output_type -> parity.v1.RegisterResponse
-	4,  // 18: parity.v1.Agent.Heartbeat:output_type -> parity.v1.HeartbeatResponse
-	7,  // 19: parity.v1.Agent.Orders:output_type -> parity.v1.Order
-	9,  // 20: parity.v1.Agent.JobEnded:output_type -> parity.v1.JobEndedResponse
-	17, // [17:21] is the sub-list for method output_type
-	13, // [13:17] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	14, // 7: parity.v1.HeartbeatRequest.diagnoses:type_name -> parity.v1.Diagnosis
+	15, // 8: parity.v1.HeartbeatRequest.node_checks:type_name -> parity.v1.NodeCheck
+	7,  // 9: parity.v1.HeartbeatResponse.orders:type_name -> parity.v1.Order
+	16, // 10: parity.v1.LaunchOrder.job:type_name -> parity.v1.Job
+	17, // 11: parity.v1.LaunchOrder.alloc:type_name -> parity.v1.NodeAlloc
+	17, // 12: parity.v1.LaunchOrder.all:type_name -> parity.v1.NodeAlloc
+	6,  // 13: parity.v1.Order.launch:type_name -> parity.v1.LaunchOrder
+	10, // 14: parity.v1.JobEndedRequest.end_time:type_name -> google.protobuf.Timestamp
+	1,  // 15: parity.v1.Agent.Register:input_type -> parity.v1.RegisterRequest
+	3,  // 16: parity.v1.Agent.Heartbeat:input_type -> parity.v1.HeartbeatRequest
+	5,  // 17: parity.v1.Agent.Orders:input_type -> parity.v1.OrdersRequest
+	8,  // 18: parity.v1.Agent.JobEnded:input_type -> parity.v1.JobEndedRequest
+	2,  // 19: parity.v1.Agent.Register:output_type -> parity.v1.RegisterResponse
+	4,  // 20: parity.v1.Agent.Heartbeat:output_type -> parity.v1.HeartbeatResponse
+	7,  // 21: parity.v1.Agent.Orders:output_type -> parity.v1.Order
+	9,  // 22: parity.v1.Agent.JobEnded:output_type -> parity.v1.JobEndedResponse
+	19, // [19:23] is the sub-list for method output_type
+	15, // [15:19] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_parity_v1_agent_proto_init() }

@@ -803,6 +803,189 @@ func (x *Identity) GetNode() string {
 	return ""
 }
 
+type ReclaimReportRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Since         *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=since,proto3" json:"since,omitempty"`
+	Until         *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=until,proto3" json:"until,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReclaimReportRequest) Reset() {
+	*x = ReclaimReportRequest{}
+	mi := &file_parity_v1_cluster_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReclaimReportRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReclaimReportRequest) ProtoMessage() {}
+
+func (x *ReclaimReportRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_parity_v1_cluster_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReclaimReportRequest.ProtoReflect.Descriptor instead.
+func (*ReclaimReportRequest) Descriptor() ([]byte, []int) {
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ReclaimReportRequest) GetSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Since
+	}
+	return nil
+}
+
+func (x *ReclaimReportRequest) GetUntil() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Until
+	}
+	return nil
+}
+
+// AccountReclaim is one account's reclaimed jobs and GPU-hours: idle
+// GPU-hours are what the jobs held unused before they were reclaimed,
+// freed GPU-hours what their remaining time limits would have held.
+type AccountReclaim struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Account       string                 `protobuf:"bytes,1,opt,name=account,proto3" json:"account,omitempty"`
+	Jobs          int32                  `protobuf:"varint,2,opt,name=jobs,proto3" json:"jobs,omitempty"`
+	IdleGpuHours  float64                `protobuf:"fixed64,3,opt,name=idle_gpu_hours,json=idleGpuHours,proto3" json:"idle_gpu_hours,omitempty"`
+	FreedGpuHours float64                `protobuf:"fixed64,4,opt,name=freed_gpu_hours,json=freedGpuHours,proto3" json:"freed_gpu_hours,omitempty"`
+	Warnings      int32                  `protobuf:"varint,5,opt,name=warnings,proto3" json:"warnings,omitempty"`
+	DryRunJobs    int32                  `protobuf:"varint,6,opt,name=dry_run_jobs,json=dryRunJobs,proto3" json:"dry_run_jobs,omitempty"` // would have been reclaimed (dry-run)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AccountReclaim) Reset() {
+	*x = AccountReclaim{}
+	mi := &file_parity_v1_cluster_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AccountReclaim) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AccountReclaim) ProtoMessage() {}
+
+func (x *AccountReclaim) ProtoReflect() protoreflect.Message {
+	mi := &file_parity_v1_cluster_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AccountReclaim.ProtoReflect.Descriptor instead.
+func (*AccountReclaim) Descriptor() ([]byte, []int) {
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *AccountReclaim) GetAccount() string {
+	if x != nil {
+		return x.Account
+	}
+	return ""
+}
+
+func (x *AccountReclaim) GetJobs() int32 {
+	if x != nil {
+		return x.Jobs
+	}
+	return 0
+}
+
+func (x *AccountReclaim) GetIdleGpuHours() float64 {
+	if x != nil {
+		return x.IdleGpuHours
+	}
+	return 0
+}
+
+func (x *AccountReclaim) GetFreedGpuHours() float64 {
+	if x != nil {
+		return x.FreedGpuHours
+	}
+	return 0
+}
+
+func (x *AccountReclaim) GetWarnings() int32 {
+	if x != nil {
+		return x.Warnings
+	}
+	return 0
+}
+
+func (x *AccountReclaim) GetDryRunJobs() int32 {
+	if x != nil {
+		return x.DryRunJobs
+	}
+	return 0
+}
+
+type ReclaimReportResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Accounts      []*AccountReclaim      `protobuf:"bytes,1,rep,name=accounts,proto3" json:"accounts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReclaimReportResponse) Reset() {
+	*x = ReclaimReportResponse{}
+	mi := &file_parity_v1_cluster_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReclaimReportResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReclaimReportResponse) ProtoMessage() {}
+
+func (x *ReclaimReportResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_parity_v1_cluster_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReclaimReportResponse.ProtoReflect.Descriptor instead.
+func (*ReclaimReportResponse) Descriptor() ([]byte, []int) {
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ReclaimReportResponse) GetAccounts() []*AccountReclaim {
+	if x != nil {
+		return x.Accounts
+	}
+	return nil
+}
+
 var File_parity_v1_cluster_proto protoreflect.FileDescriptor
 
 const file_parity_v1_cluster_proto_rawDesc = "" +
@@ -884,12 +1067,26 @@ const file_parity_v1_cluster_proto_rawDesc = "" +
 	"\bIdentity\x12\x12\n" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12\x12\n" +
 	"\x04role\x18\x02 \x01(\tR\x04role\x12\x12\n" +
-	"\x04node\x18\x03 \x01(\tR\x04node2\xfe\x01\n" +
+	"\x04node\x18\x03 \x01(\tR\x04node\"z\n" +
+	"\x14ReclaimReportRequest\x120\n" +
+	"\x05since\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x120\n" +
+	"\x05until\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05until\"\xca\x01\n" +
+	"\x0eAccountReclaim\x12\x18\n" +
+	"\aaccount\x18\x01 \x01(\tR\aaccount\x12\x12\n" +
+	"\x04jobs\x18\x02 \x01(\x05R\x04jobs\x12$\n" +
+	"\x0eidle_gpu_hours\x18\x03 \x01(\x01R\fidleGpuHours\x12&\n" +
+	"\x0ffreed_gpu_hours\x18\x04 \x01(\x01R\rfreedGpuHours\x12\x1a\n" +
+	"\bwarnings\x18\x05 \x01(\x05R\bwarnings\x12 \n" +
+	"\fdry_run_jobs\x18\x06 \x01(\x05R\n" +
+	"dryRunJobs\"N\n" +
+	"\x15ReclaimReportResponse\x125\n" +
+	"\baccounts\x18\x01 \x03(\v2\x19.parity.v1.AccountReclaimR\baccounts2\xd2\x02\n" +
 	"\aCluster\x126\n" +
 	"\x04Info\x12\x16.parity.v1.InfoRequest\x1a\x16.parity.v1.ClusterInfo\x12=\n" +
 	"\x06Events\x12\x18.parity.v1.EventsRequest\x1a\x19.parity.v1.EventsResponse\x12C\n" +
 	"\bPriority\x12\x1a.parity.v1.PriorityRequest\x1a\x1b.parity.v1.PriorityResponse\x127\n" +
-	"\x06WhoAmI\x12\x18.parity.v1.WhoAmIRequest\x1a\x13.parity.v1.IdentityB=Z;github.com/parityhpc/parity/scheduler/api/parityv1;parityv1b\x06proto3"
+	"\x06WhoAmI\x12\x18.parity.v1.WhoAmIRequest\x1a\x13.parity.v1.Identity\x12R\n" +
+	"\rReclaimReport\x12\x1f.parity.v1.ReclaimReportRequest\x1a .parity.v1.ReclaimReportResponseB=Z;github.com/parityhpc/parity/scheduler/api/parityv1;parityv1b\x06proto3"
 
 var (
 	file_parity_v1_cluster_proto_rawDescOnce sync.Once
@@ -903,7 +1100,7 @@ func file_parity_v1_cluster_proto_rawDescGZIP() []byte {
 	return file_parity_v1_cluster_proto_rawDescData
 }
 
-var file_parity_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_parity_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_parity_v1_cluster_proto_goTypes = []any{
 	(*InfoRequest)(nil),           // 0: parity.v1.InfoRequest
 	(*Partition)(nil),             // 1: parity.v1.Partition
@@ -916,41 +1113,49 @@ var file_parity_v1_cluster_proto_goTypes = []any{
 	(*PriorityResponse)(nil),      // 8: parity.v1.PriorityResponse
 	(*WhoAmIRequest)(nil),         // 9: parity.v1.WhoAmIRequest
 	(*Identity)(nil),              // 10: parity.v1.Identity
-	nil,                           // 11: parity.v1.ClusterInfo.JobsByStateEntry
-	nil,                           // 12: parity.v1.ClusterInfo.NodesByStateEntry
-	nil,                           // 13: parity.v1.PriorityWeights.TresEntry
-	(*timestamppb.Timestamp)(nil), // 14: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 15: google.protobuf.Duration
-	(*Event)(nil),                 // 16: parity.v1.Event
-	(*PriorityFactors)(nil),       // 17: parity.v1.PriorityFactors
+	(*ReclaimReportRequest)(nil),  // 11: parity.v1.ReclaimReportRequest
+	(*AccountReclaim)(nil),        // 12: parity.v1.AccountReclaim
+	(*ReclaimReportResponse)(nil), // 13: parity.v1.ReclaimReportResponse
+	nil,                           // 14: parity.v1.ClusterInfo.JobsByStateEntry
+	nil,                           // 15: parity.v1.ClusterInfo.NodesByStateEntry
+	nil,                           // 16: parity.v1.PriorityWeights.TresEntry
+	(*timestamppb.Timestamp)(nil), // 17: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 18: google.protobuf.Duration
+	(*Event)(nil),                 // 19: parity.v1.Event
+	(*PriorityFactors)(nil),       // 20: parity.v1.PriorityFactors
 }
 var file_parity_v1_cluster_proto_depIdxs = []int32{
 	1,  // 0: parity.v1.ClusterInfo.partitions:type_name -> parity.v1.Partition
-	11, // 1: parity.v1.ClusterInfo.jobs_by_state:type_name -> parity.v1.ClusterInfo.JobsByStateEntry
-	12, // 2: parity.v1.ClusterInfo.nodes_by_state:type_name -> parity.v1.ClusterInfo.NodesByStateEntry
-	14, // 3: parity.v1.ClusterInfo.last_pass:type_name -> google.protobuf.Timestamp
-	15, // 4: parity.v1.ClusterInfo.last_pass_duration:type_name -> google.protobuf.Duration
-	14, // 5: parity.v1.ClusterInfo.started:type_name -> google.protobuf.Timestamp
-	14, // 6: parity.v1.EventsRequest.since:type_name -> google.protobuf.Timestamp
-	14, // 7: parity.v1.EventsRequest.until:type_name -> google.protobuf.Timestamp
-	16, // 8: parity.v1.EventsResponse.events:type_name -> parity.v1.Event
-	17, // 9: parity.v1.JobPriority.factors:type_name -> parity.v1.PriorityFactors
-	13, // 10: parity.v1.PriorityWeights.tres:type_name -> parity.v1.PriorityWeights.TresEntry
+	14, // 1: parity.v1.ClusterInfo.jobs_by_state:type_name -> parity.v1.ClusterInfo.JobsByStateEntry
+	15, // 2: parity.v1.ClusterInfo.nodes_by_state:type_name -> parity.v1.ClusterInfo.NodesByStateEntry
+	17, // 3: parity.v1.ClusterInfo.last_pass:type_name -> google.protobuf.Timestamp
+	18, // 4: parity.v1.ClusterInfo.last_pass_duration:type_name -> google.protobuf.Duration
+	17, // 5: parity.v1.ClusterInfo.started:type_name -> google.protobuf.Timestamp
+	17, // 6: parity.v1.EventsRequest.since:type_name -> google.protobuf.Timestamp
+	17, // 7: parity.v1.EventsRequest.until:type_name -> google.protobuf.Timestamp
+	19, // 8: parity.v1.EventsResponse.events:type_name -> parity.v1.Event
+	20, // 9: parity.v1.JobPriority.factors:type_name -> parity.v1.PriorityFactors
+	16, // 10: parity.v1.PriorityWeights.tres:type_name -> parity.v1.PriorityWeights.TresEntry
 	6,  // 11: parity.v1.PriorityResponse.jobs:type_name -> parity.v1.JobPriority
 	7,  // 12: parity.v1.PriorityResponse.weights:type_name -> parity.v1.PriorityWeights
-	0,  // 13: parity.v1.Cluster.Info:input_type -> parity.v1.InfoRequest
-	3,  // 14: parity.v1.Cluster.Events:input_type -> parity.v1.EventsRequest
-	5,  // 15: parity.v1.Cluster.Priority:input_type -> parity.v1.PriorityRequest
-	9,  // 16: parity.v1.Cluster.WhoAmI:input_type -> parity.v1.WhoAmIRequest
-	2,  // 17: parity.v1.Cluster.Info:output_type -> parity.v1.ClusterInfo
-	4,  // 18: parity.v1.Cluster.Events:output_type -> parity.v1.EventsResponse
-	8,  // 19: parity.v1.Cluster.Priority:output_type -> parity.v1.PriorityResponse
-	10, // 20: parity.v1.Cluster.WhoAmI:output_type -> parity.v1.Identity
-	17, // [17:21] is the sub-list for method output_type
-	13, // [13:17] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	17, // 13: parity.v1.ReclaimReportRequest.since:type_name -> google.protobuf.Timestamp
+	17, // 14: parity.v1.ReclaimReportRequest.until:type_name -> google.protobuf.Timestamp
+	12, // 15: parity.v1.ReclaimReportResponse.accounts:type_name -> parity.v1.AccountReclaim
+	0,  // 16: parity.v1.Cluster.Info:input_type -> parity.v1.InfoRequest
+	3,  // 17: parity.v1.Cluster.Events:input_type -> parity.v1.EventsRequest
+	5,  // 18: parity.v1.Cluster.Priority:input_type -> parity.v1.PriorityRequest
+	9,  // 19: parity.v1.Cluster.WhoAmI:input_type -> parity.v1.WhoAmIRequest
+	11, // 20: parity.v1.Cluster.ReclaimReport:input_type -> parity.v1.ReclaimReportRequest
+	2,  // 21: parity.v1.Cluster.Info:output_type -> parity.v1.ClusterInfo
+	4,  // 22: parity.v1.Cluster.Events:output_type -> parity.v1.EventsResponse
+	8,  // 23: parity.v1.Cluster.Priority:output_type -> parity.v1.PriorityResponse
+	10, // 24: parity.v1.Cluster.WhoAmI:output_type -> parity.v1.Identity
+	13, // 25: parity.v1.Cluster.ReclaimReport:output_type -> parity.v1.ReclaimReportResponse
+	21, // [21:26] is the sub-list for method output_type
+	16, // [16:21] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_parity_v1_cluster_proto_init() }
@@ -965,7 +1170,7 @@ func file_parity_v1_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_parity_v1_cluster_proto_rawDesc), len(file_parity_v1_cluster_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   14,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

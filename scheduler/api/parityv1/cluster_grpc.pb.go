@@ -19,10 +19,11 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Cluster_Info_FullMethodName     = "/parity.v1.Cluster/Info"
-	Cluster_Events_FullMethodName   = "/parity.v1.Cluster/Events"
-	Cluster_Priority_FullMethodName = "/parity.v1.Cluster/Priority"
-	Cluster_WhoAmI_FullMethodName   = "/parity.v1.Cluster/WhoAmI"
+	Cluster_Info_FullMethodName          = "/parity.v1.Cluster/Info"
+	Cluster_Events_FullMethodName        = "/parity.v1.Cluster/Events"
+	Cluster_Priority_FullMethodName      = "/parity.v1.Cluster/Priority"
+	Cluster_WhoAmI_FullMethodName        = "/parity.v1.Cluster/WhoAmI"
+	Cluster_ReclaimReport_FullMethodName = "/parity.v1.Cluster/ReclaimReport"
 )
 
 // ClusterClient is the client API for Cluster service.
@@ -37,6 +38,9 @@ type ClusterClient interface {
 	Priority(ctx context.Context, in *PriorityRequest, opts ...grpc.CallOption) (*PriorityResponse, error)
 	// WhoAmI returns the caller's identity as the controller sees it.
 	WhoAmI(ctx context.Context, in *WhoAmIRequest, opts ...grpc.CallOption) (*Identity, error)
+	// ReclaimReport sums idle-GPU reclamations from the decision log per
+	// account (dry-run decisions are counted apart).
+	ReclaimReport(ctx context.Context, in *ReclaimReportRequest, opts ...grpc.CallOption) (*ReclaimReportResponse, error)
 }
 
 type clusterClient struct {
@@ -87,6 +91,16 @@ func (c *clusterClient) WhoAmI(ctx context.Context, in *WhoAmIRequest, opts ...g
 	return out, nil
 }
 
+func (c *clusterClient) ReclaimReport(ctx context.Context, in *ReclaimReportRequest, opts ...grpc.CallOption) (*ReclaimReportResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReclaimReportResponse)
+	err := c.cc.Invoke(ctx, Cluster_ReclaimReport_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ClusterServer is the server API for Cluster service.
 // All implementations must embed UnimplementedClusterServer
 // for forward compatibility.
@@ -99,6 +113,9 @@ type ClusterServer interface {
 	Priority(context.Context, *PriorityRequest) (*PriorityResponse, error)
 	// WhoAmI returns the caller's identity as the controller sees it.
 	WhoAmI(context.Context, *WhoAmIRequest) (*Identity, error)
+	// ReclaimReport sums idle-GPU reclamations from the decision log per
+	// account (dry-run decisions are counted apart).
+	ReclaimReport(context.Context, *ReclaimReportRequest) (*ReclaimReportResponse, error)
 	mustEmbedUnimplementedClusterServer()
 }
 
@@ -120,6 +137,9 @@ func (UnimplementedClusterServer) Priority(context.Context, *PriorityRequest) (*
 }
 func (UnimplementedClusterServer) WhoAmI(context.Context, *WhoAmIRequest) (*Identity, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method WhoAmI not implemented")
+}
+func (UnimplementedClusterServer) ReclaimReport(context.Context, *ReclaimReportRequest) (*ReclaimReportResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ReclaimReport not implemented")
 }
 func (UnimplementedClusterServer) mustEmbedUnimplementedClusterServer() {}
 func (UnimplementedClusterServer) testEmbeddedByValue()                 {}
@@ -214,6 +234,24 @@ func _Cluster_WhoAmI_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Cluster_ReclaimReport_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReclaimReportRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClusterServer).ReclaimReport(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Cluster_ReclaimReport_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClusterServer).ReclaimReport(ctx, req.(*ReclaimReportRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Cluster_ServiceDesc is the grpc.ServiceDesc for Cluster service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -236,6 +274,10 @@ var Cluster_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "WhoAmI",
 			Handler:    _Cluster_WhoAmI_Handler,
+		},
+		{
+			MethodName: "ReclaimReport",
+			Handler:    _Cluster_ReclaimReport_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

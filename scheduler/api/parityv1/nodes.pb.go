@@ -173,7 +173,9 @@ type UpdateNodeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// nodes is a hostlist expression ("gpu[001-004]").
 	Nodes string `protobuf:"bytes,1,opt,name=nodes,proto3" json:"nodes,omitempty"`
-	// state: DRAIN, RESUME, DOWN, UNDRAIN (case-insensitive).
+	// state: DRAIN, RESUME, DOWN, UNDRAIN (case-insensitive); with devices
+	// also EXEMPT and UNEXEMPT (health decisions about them are logged,
+	// not applied).
 	State string `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
 	// reason is mandatory for DRAIN and DOWN.
 	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`

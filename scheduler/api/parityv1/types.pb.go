@@ -702,7 +702,17 @@ type Job struct {
 	RequeuePending bool `protobuf:"varint,24,opt,name=requeue_pending,json=requeuePending,proto3" json:"requeue_pending,omitempty"`
 	HoldOnRequeue  bool `protobuf:"varint,25,opt,name=hold_on_requeue,json=holdOnRequeue,proto3" json:"hold_on_requeue,omitempty"`
 	// batch_host is the node that runs the batch script (the first allocated).
-	BatchHost     string `protobuf:"bytes,26,opt,name=batch_host,json=batchHost,proto3" json:"batch_host,omitempty"`
+	BatchHost string `protobuf:"bytes,26,opt,name=batch_host,json=batchHost,proto3" json:"batch_host,omitempty"`
+	// fault_reason and fault_state: the controller stopped this run itself
+	// (a failed GPU, idle-GPU reclamation); when its processes end the run
+	// ends with this reason and, unless it is requeued, this state.
+	FaultReason string `protobuf:"bytes,27,opt,name=fault_reason,json=faultReason,proto3" json:"fault_reason,omitempty"`
+	FaultState  string `protobuf:"bytes,28,opt,name=fault_state,json=faultState,proto3" json:"fault_state,omitempty"`
+	// last_requeue_reason is why the job last returned to the queue.
+	LastRequeueReason string `protobuf:"bytes,29,opt,name=last_requeue_reason,json=lastRequeueReason,proto3" json:"last_requeue_reason,omitempty"`
+	// admin_comment is set by the controller's policies (an idle-GPU
+	// warning), as Slurm's AdminComment.
+	AdminComment  string `protobuf:"bytes,30,opt,name=admin_comment,json=adminComment,proto3" json:"admin_comment,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -919,16 +929,55 @@ func (x *Job) GetBatchHost() string {
 	return ""
 }
 
+func (x *Job) GetFaultReason() string {
+	if x != nil {
+		return x.FaultReason
+	}
+	return ""
+}
+
+func (x *Job) GetFaultState() string {
+	if x != nil {
+		return x.FaultState
+	}
+	return ""
+}
+
+func (x *Job) GetLastRequeueReason() string {
+	if x != nil {
+		return x.LastRequeueReason
+	}
+	return ""
+}
+
+func (x *Job) GetAdminComment() string {
+	if x != nil {
+		return x.AdminComment
+	}
+	return ""
+}
+
 // GPU is one device of a node as the controller tracks it.
 type GPU struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Uuid          string                 `protobuf:"bytes,1,opt,name=uuid,proto3" json:"uuid,omitempty"`
-	Type          string                 `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
-	Index         int32                  `protobuf:"varint,3,opt,name=index,proto3" json:"index,omitempty"`
-	State         string                 `protobuf:"bytes,4,opt,name=state,proto3" json:"state,omitempty"` // "idle", "alloc", "drain"
-	DrainReason   string                 `protobuf:"bytes,5,opt,name=drain_reason,json=drainReason,proto3" json:"drain_reason,omitempty"`
-	JobId         uint64                 `protobuf:"varint,6,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"` // holder when allocated
-	Parent        string                 `protobuf:"bytes,7,opt,name=parent,proto3" json:"parent,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Uuid        string                 `protobuf:"bytes,1,opt,name=uuid,proto3" json:"uuid,omitempty"`
+	Type        string                 `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	Index       int32                  `protobuf:"varint,3,opt,name=index,proto3" json:"index,omitempty"`
+	State       string                 `protobuf:"bytes,4,opt,name=state,proto3" json:"state,omitempty"` // "idle", "alloc", "drain"
+	DrainReason string                 `protobuf:"bytes,5,opt,name=drain_reason,json=drainReason,proto3" json:"drain_reason,omitempty"`
+	JobId       uint64                 `protobuf:"varint,6,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"` // holder when allocated
+	Parent      string                 `protobuf:"bytes,7,opt,name=parent,proto3" json:"parent,omitempty"`
+	// health is the health policy's verdict: "unknown", "healthy",
+	// "suspect", "failed" ("" when health checks are off); health_reason
+	// names what failed it.
+	Health       string `protobuf:"bytes,8,opt,name=health,proto3" json:"health,omitempty"`
+	HealthReason string `protobuf:"bytes,9,opt,name=health_reason,json=healthReason,proto3" json:"health_reason,omitempty"`
+	// health_held: it flapped and only an admin resume returns it.
+	HealthHeld bool `protobuf:"varint,10,opt,name=health_held,json=healthHeld,proto3" json:"health_held,omitempty"`
+	// health_exempt: an admin exempted it; health decisions are logged, not applied.
+	HealthExempt bool `protobuf:"varint,11,opt,name=health_exempt,json=healthExempt,proto3" json:"health_exempt,omitempty"`
+	// drained_by is who drained it: a user, or "health" for the policy.
+	DrainedBy     string `protobuf:"bytes,12,opt,name=drained_by,json=drainedBy,proto3" json:"drained_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1008,6 +1057,41 @@ func (x *GPU) GetJobId() uint64 {
 func (x *GPU) GetParent() string {
 	if x != nil {
 		return x.Parent
+	}
+	return ""
+}
+
+func (x *GPU) GetHealth() string {
+	if x != nil {
+		return x.Health
+	}
+	return ""
+}
+
+func (x *GPU) GetHealthReason() string {
+	if x != nil {
+		return x.HealthReason
+	}
+	return ""
+}
+
+func (x *GPU) GetHealthHeld() bool {
+	if x != nil {
+		return x.HealthHeld
+	}
+	return false
+}
+
+func (x *GPU) GetHealthExempt() bool {
+	if x != nil {
+		return x.HealthExempt
+	}
+	return false
+}
+
+func (x *GPU) GetDrainedBy() string {
+	if x != nil {
+		return x.DrainedBy
 	}
 	return ""
 }
@@ -1905,6 +1989,214 @@ func (x *Condition) GetAction() string {
 	return ""
 }
 
+// DiagnosisTest is one named check of a Diagnosis.
+type DiagnosisTest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Passed        bool                   `protobuf:"varint,2,opt,name=passed,proto3" json:"passed,omitempty"`
+	Message       string                 `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiagnosisTest) Reset() {
+	*x = DiagnosisTest{}
+	mi := &file_parity_v1_types_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiagnosisTest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiagnosisTest) ProtoMessage() {}
+
+func (x *DiagnosisTest) ProtoReflect() protoreflect.Message {
+	mi := &file_parity_v1_types_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiagnosisTest.ProtoReflect.Descriptor instead.
+func (*DiagnosisTest) Descriptor() ([]byte, []int) {
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *DiagnosisTest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *DiagnosisTest) GetPassed() bool {
+	if x != nil {
+		return x.Passed
+	}
+	return false
+}
+
+func (x *DiagnosisTest) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+// Diagnosis mirrors gres.Diagnosis: an active check's outcome on one device.
+type Diagnosis struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Uuid          string                 `protobuf:"bytes,1,opt,name=uuid,proto3" json:"uuid,omitempty"`
+	Passed        bool                   `protobuf:"varint,2,opt,name=passed,proto3" json:"passed,omitempty"`
+	Level         int32                  `protobuf:"varint,3,opt,name=level,proto3" json:"level,omitempty"`
+	Tests         []*DiagnosisTest       `protobuf:"bytes,4,rep,name=tests,proto3" json:"tests,omitempty"`
+	Time          *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=time,proto3" json:"time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Diagnosis) Reset() {
+	*x = Diagnosis{}
+	mi := &file_parity_v1_types_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Diagnosis) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Diagnosis) ProtoMessage() {}
+
+func (x *Diagnosis) ProtoReflect() protoreflect.Message {
+	mi := &file_parity_v1_types_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Diagnosis.ProtoReflect.Descriptor instead.
+func (*Diagnosis) Descriptor() ([]byte, []int) {
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *Diagnosis) GetUuid() string {
+	if x != nil {
+		return x.Uuid
+	}
+	return ""
+}
+
+func (x *Diagnosis) GetPassed() bool {
+	if x != nil {
+		return x.Passed
+	}
+	return false
+}
+
+func (x *Diagnosis) GetLevel() int32 {
+	if x != nil {
+		return x.Level
+	}
+	return 0
+}
+
+func (x *Diagnosis) GetTests() []*DiagnosisTest {
+	if x != nil {
+		return x.Tests
+	}
+	return nil
+}
+
+func (x *Diagnosis) GetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Time
+	}
+	return nil
+}
+
+// NodeCheck is one node-level check result (free spool disk, memory, a
+// site check script).
+type NodeCheck struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Time          *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=time,proto3" json:"time,omitempty"`
+	Passed        bool                   `protobuf:"varint,3,opt,name=passed,proto3" json:"passed,omitempty"`
+	Message       string                 `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodeCheck) Reset() {
+	*x = NodeCheck{}
+	mi := &file_parity_v1_types_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeCheck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeCheck) ProtoMessage() {}
+
+func (x *NodeCheck) ProtoReflect() protoreflect.Message {
+	mi := &file_parity_v1_types_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeCheck.ProtoReflect.Descriptor instead.
+func (*NodeCheck) Descriptor() ([]byte, []int) {
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *NodeCheck) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *NodeCheck) GetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Time
+	}
+	return nil
+}
+
+func (x *NodeCheck) GetPassed() bool {
+	if x != nil {
+		return x.Passed
+	}
+	return false
+}
+
+func (x *NodeCheck) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 // PriorityFactors is sprio's breakdown of one job's priority.
 type PriorityFactors struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
@@ -1928,7 +2220,7 @@ type PriorityFactors struct {
 
 func (x *PriorityFactors) Reset() {
 	*x = PriorityFactors{}
-	mi := &file_parity_v1_types_proto_msgTypes[15]
+	mi := &file_parity_v1_types_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1940,7 +2232,7 @@ func (x *PriorityFactors) String() string {
 func (*PriorityFactors) ProtoMessage() {}
 
 func (x *PriorityFactors) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[15]
+	mi := &file_parity_v1_types_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1953,7 +2245,7 @@ func (x *PriorityFactors) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PriorityFactors.ProtoReflect.Descriptor instead.
 func (*PriorityFactors) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{15}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *PriorityFactors) GetTotal() float64 {
@@ -2062,7 +2354,8 @@ type Event struct {
 	Time  *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=time,proto3" json:"time,omitempty"`
 	// kind: "submit", "start", "end", "cancel", "requeue", "preempt",
 	// "hold", "release", "update", "drain", "resume", "down", "reclaim",
-	// "node_fail", "register".
+	// "node_fail", "register", "health" (a verdict change or a diagnosis
+	// asked for), "alert" (a device held for flapping, the drain cap hit).
 	Kind          string            `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
 	JobId         uint64            `protobuf:"varint,4,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	Node          string            `protobuf:"bytes,5,opt,name=node,proto3" json:"node,omitempty"`
@@ -2080,7 +2373,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_parity_v1_types_proto_msgTypes[16]
+	mi := &file_parity_v1_types_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2092,7 +2385,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[16]
+	mi := &file_parity_v1_types_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2105,7 +2398,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{16}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Event) GetSeq() uint64 {
@@ -2281,7 +2574,7 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x12\n" +
 	"\x04cpus\x18\x02 \x01(\tR\x04cpus\x12\x18\n" +
 	"\adevices\x18\x03 \x03(\tR\adevices\x12\x1b\n" +
-	"\tmemory_mb\x18\x04 \x01(\x03R\bmemoryMb\"\xc1\a\n" +
+	"\tmemory_mb\x18\x04 \x01(\x03R\bmemoryMb\"\xda\b\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12&\n" +
@@ -2313,7 +2606,12 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\x0frequeue_pending\x18\x18 \x01(\bR\x0erequeuePending\x12&\n" +
 	"\x0fhold_on_requeue\x18\x19 \x01(\bR\rholdOnRequeue\x12\x1d\n" +
 	"\n" +
-	"batch_host\x18\x1a \x01(\tR\tbatchHost\"\xab\x01\n" +
+	"batch_host\x18\x1a \x01(\tR\tbatchHost\x12!\n" +
+	"\ffault_reason\x18\x1b \x01(\tR\vfaultReason\x12\x1f\n" +
+	"\vfault_state\x18\x1c \x01(\tR\n" +
+	"faultState\x12.\n" +
+	"\x13last_requeue_reason\x18\x1d \x01(\tR\x11lastRequeueReason\x12#\n" +
+	"\radmin_comment\x18\x1e \x01(\tR\fadminComment\"\xcd\x02\n" +
 	"\x03GPU\x12\x12\n" +
 	"\x04uuid\x18\x01 \x01(\tR\x04uuid\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x14\n" +
@@ -2321,7 +2619,15 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\x05state\x18\x04 \x01(\tR\x05state\x12!\n" +
 	"\fdrain_reason\x18\x05 \x01(\tR\vdrainReason\x12\x15\n" +
 	"\x06job_id\x18\x06 \x01(\x04R\x05jobId\x12\x16\n" +
-	"\x06parent\x18\a \x01(\tR\x06parent\"\xb0\x04\n" +
+	"\x06parent\x18\a \x01(\tR\x06parent\x12\x16\n" +
+	"\x06health\x18\b \x01(\tR\x06health\x12#\n" +
+	"\rhealth_reason\x18\t \x01(\tR\fhealthReason\x12\x1f\n" +
+	"\vhealth_held\x18\n" +
+	" \x01(\bR\n" +
+	"healthHeld\x12#\n" +
+	"\rhealth_exempt\x18\v \x01(\bR\fhealthExempt\x12\x1d\n" +
+	"\n" +
+	"drained_by\x18\f \x01(\tR\tdrainedBy\"\xb0\x04\n" +
 	"\x04Node\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12\x14\n" +
@@ -2420,7 +2726,22 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\x04code\x18\x04 \x01(\tR\x04code\x12\x1a\n" +
 	"\bseverity\x18\x05 \x01(\x05R\bseverity\x12\x18\n" +
 	"\amessage\x18\x06 \x01(\tR\amessage\x12\x16\n" +
-	"\x06action\x18\a \x01(\tR\x06action\"\x9c\x04\n" +
+	"\x06action\x18\a \x01(\tR\x06action\"U\n" +
+	"\rDiagnosisTest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06passed\x18\x02 \x01(\bR\x06passed\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\xad\x01\n" +
+	"\tDiagnosis\x12\x12\n" +
+	"\x04uuid\x18\x01 \x01(\tR\x04uuid\x12\x16\n" +
+	"\x06passed\x18\x02 \x01(\bR\x06passed\x12\x14\n" +
+	"\x05level\x18\x03 \x01(\x05R\x05level\x12.\n" +
+	"\x05tests\x18\x04 \x03(\v2\x18.parity.v1.DiagnosisTestR\x05tests\x12.\n" +
+	"\x04time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\"\x81\x01\n" +
+	"\tNodeCheck\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12.\n" +
+	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x16\n" +
+	"\x06passed\x18\x03 \x01(\bR\x06passed\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\"\x9c\x04\n" +
 	"\x0fPriorityFactors\x12\x14\n" +
 	"\x05total\x18\x01 \x01(\x01R\x05total\x12\x10\n" +
 	"\x03age\x18\x02 \x01(\x01R\x03age\x12\x1c\n" +
@@ -2471,7 +2792,7 @@ func file_parity_v1_types_proto_rawDescGZIP() []byte {
 	return file_parity_v1_types_proto_rawDescData
 }
 
-var file_parity_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_parity_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_parity_v1_types_proto_goTypes = []any{
 	(*GRESTerm)(nil),              // 0: parity.v1.GRESTerm
 	(*GRESRequest)(nil),           // 1: parity.v1.GRESRequest
@@ -2488,50 +2809,56 @@ var file_parity_v1_types_proto_goTypes = []any{
 	(*Inventory)(nil),             // 12: parity.v1.Inventory
 	(*Sample)(nil),                // 13: parity.v1.Sample
 	(*Condition)(nil),             // 14: parity.v1.Condition
-	(*PriorityFactors)(nil),       // 15: parity.v1.PriorityFactors
-	(*Event)(nil),                 // 16: parity.v1.Event
-	nil,                           // 17: parity.v1.JobSpec.EnvEntry
-	nil,                           // 18: parity.v1.Device.AttributesEntry
-	nil,                           // 19: parity.v1.PriorityFactors.TresEntry
-	nil,                           // 20: parity.v1.Event.FieldsEntry
-	(*timestamppb.Timestamp)(nil), // 21: google.protobuf.Timestamp
+	(*DiagnosisTest)(nil),         // 15: parity.v1.DiagnosisTest
+	(*Diagnosis)(nil),             // 16: parity.v1.Diagnosis
+	(*NodeCheck)(nil),             // 17: parity.v1.NodeCheck
+	(*PriorityFactors)(nil),       // 18: parity.v1.PriorityFactors
+	(*Event)(nil),                 // 19: parity.v1.Event
+	nil,                           // 20: parity.v1.JobSpec.EnvEntry
+	nil,                           // 21: parity.v1.Device.AttributesEntry
+	nil,                           // 22: parity.v1.PriorityFactors.TresEntry
+	nil,                           // 23: parity.v1.Event.FieldsEntry
+	(*timestamppb.Timestamp)(nil), // 24: google.protobuf.Timestamp
 }
 var file_parity_v1_types_proto_depIdxs = []int32{
 	0,  // 0: parity.v1.GRESRequest.per_job:type_name -> parity.v1.GRESTerm
 	0,  // 1: parity.v1.GRESRequest.per_node:type_name -> parity.v1.GRESTerm
 	0,  // 2: parity.v1.GRESRequest.per_task:type_name -> parity.v1.GRESTerm
 	1,  // 3: parity.v1.JobSpec.gres:type_name -> parity.v1.GRESRequest
-	21, // 4: parity.v1.JobSpec.begin:type_name -> google.protobuf.Timestamp
-	21, // 5: parity.v1.JobSpec.deadline:type_name -> google.protobuf.Timestamp
-	17, // 6: parity.v1.JobSpec.env:type_name -> parity.v1.JobSpec.EnvEntry
+	24, // 4: parity.v1.JobSpec.begin:type_name -> google.protobuf.Timestamp
+	24, // 5: parity.v1.JobSpec.deadline:type_name -> google.protobuf.Timestamp
+	20, // 6: parity.v1.JobSpec.env:type_name -> parity.v1.JobSpec.EnvEntry
 	2,  // 7: parity.v1.Job.spec:type_name -> parity.v1.JobSpec
-	21, // 8: parity.v1.Job.submit_time:type_name -> google.protobuf.Timestamp
-	21, // 9: parity.v1.Job.eligible_time:type_name -> google.protobuf.Timestamp
-	21, // 10: parity.v1.Job.start_time:type_name -> google.protobuf.Timestamp
-	21, // 11: parity.v1.Job.end_time:type_name -> google.protobuf.Timestamp
-	21, // 12: parity.v1.Job.expected_start:type_name -> google.protobuf.Timestamp
+	24, // 8: parity.v1.Job.submit_time:type_name -> google.protobuf.Timestamp
+	24, // 9: parity.v1.Job.eligible_time:type_name -> google.protobuf.Timestamp
+	24, // 10: parity.v1.Job.start_time:type_name -> google.protobuf.Timestamp
+	24, // 11: parity.v1.Job.end_time:type_name -> google.protobuf.Timestamp
+	24, // 12: parity.v1.Job.expected_start:type_name -> google.protobuf.Timestamp
 	3,  // 13: parity.v1.Job.alloc:type_name -> parity.v1.NodeAlloc
-	21, // 14: parity.v1.Node.reason_time:type_name -> google.protobuf.Timestamp
+	24, // 14: parity.v1.Node.reason_time:type_name -> google.protobuf.Timestamp
 	5,  // 15: parity.v1.Node.gpus:type_name -> parity.v1.GPU
-	21, // 16: parity.v1.Node.last_heartbeat:type_name -> google.protobuf.Timestamp
+	24, // 16: parity.v1.Node.last_heartbeat:type_name -> google.protobuf.Timestamp
 	7,  // 17: parity.v1.Device.files:type_name -> parity.v1.DeviceFile
 	8,  // 18: parity.v1.Device.links:type_name -> parity.v1.DeviceLink
-	18, // 19: parity.v1.Device.attributes:type_name -> parity.v1.Device.AttributesEntry
+	21, // 19: parity.v1.Device.attributes:type_name -> parity.v1.Device.AttributesEntry
 	10, // 20: parity.v1.Host.numa:type_name -> parity.v1.NUMANode
 	9,  // 21: parity.v1.Inventory.devices:type_name -> parity.v1.Device
 	7,  // 22: parity.v1.Inventory.shared_files:type_name -> parity.v1.DeviceFile
 	11, // 23: parity.v1.Inventory.host:type_name -> parity.v1.Host
-	21, // 24: parity.v1.Sample.time:type_name -> google.protobuf.Timestamp
-	21, // 25: parity.v1.Condition.time:type_name -> google.protobuf.Timestamp
-	19, // 26: parity.v1.PriorityFactors.tres:type_name -> parity.v1.PriorityFactors.TresEntry
-	21, // 27: parity.v1.Event.time:type_name -> google.protobuf.Timestamp
-	15, // 28: parity.v1.Event.priority:type_name -> parity.v1.PriorityFactors
-	20, // 29: parity.v1.Event.fields:type_name -> parity.v1.Event.FieldsEntry
-	30, // [30:30] is the sub-list for method output_type
-	30, // [30:30] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	24, // 24: parity.v1.Sample.time:type_name -> google.protobuf.Timestamp
+	24, // 25: parity.v1.Condition.time:type_name -> google.protobuf.Timestamp
+	15, // 26: parity.v1.Diagnosis.tests:type_name -> parity.v1.DiagnosisTest
+	24, // 27: parity.v1.Diagnosis.time:type_name -> google.protobuf.Timestamp
+	24, // 28: parity.v1.NodeCheck.time:type_name -> google.protobuf.Timestamp
+	22, // 29: parity.v1.PriorityFactors.tres:type_name -> parity.v1.PriorityFactors.TresEntry
+	24, // 30: parity.v1.Event.time:type_name -> google.protobuf.Timestamp
+	18, // 31: parity.v1.Event.priority:type_name -> parity.v1.PriorityFactors
+	23, // 32: parity.v1.Event.fields:type_name -> parity.v1.Event.FieldsEntry
+	33, // [33:33] is the sub-list for method output_type
+	33, // [33:33] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_parity_v1_types_proto_init() }
@@ -2545,7 +2872,7 @@ func file_parity_v1_types_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_parity_v1_types_proto_rawDesc), len(file_parity_v1_types_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   21,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
