@@ -40,6 +40,9 @@ type Options struct {
 	Logger *slog.Logger
 	// NoIsolation runs jobs without cgroups even where they work.
 	NoIsolation bool
+	// WrapDriver, when set, replaces each driver of each node before
+	// discovery (the conformance suite breaks one vendor on purpose with it).
+	WrapDriver func(node string, d vendors.Driver) vendors.Driver
 }
 
 // Node is one running lab node.
@@ -62,6 +65,7 @@ type Cluster struct {
 	IsolationOf string
 
 	log        *slog.Logger
+	wrap       func(node string, d vendors.Driver) vendors.Driver
 	ctl        *controller.Controller
 	key        auth.Key
 	cgroupRoot string
@@ -93,7 +97,7 @@ func Up(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{Lab: opts.Lab, Dir: dir, log: log, nodes: map[string]*Node{},
-		cgroupRoot: "/parity-lab/" + opts.Lab.Name}
+		cgroupRoot: "/parity-lab/" + opts.Lab.Name, wrap: opts.WrapDriver}
 	users := append([]string{"root", "admin", "nobody"}, opts.Users...)
 	if err := c.startController(ctx, append([]string{"root", "admin"}, opts.Admins...), users); err != nil {
 		return nil, err
@@ -177,7 +181,14 @@ func (c *Cluster) startNode(ctx context.Context, n labfile.Node, seed int64, mgr
 	if err != nil {
 		return err
 	}
-	found, err := vendors.DiscoverAll(ctx, m.Drivers)
+	drivers := m.Drivers
+	if c.wrap != nil {
+		drivers = make([]vendors.Driver, len(m.Drivers))
+		for i, d := range m.Drivers {
+			drivers[i] = c.wrap(n.Name, d)
+		}
+	}
+	found, err := vendors.DiscoverAll(ctx, drivers)
 	if err != nil {
 		m.Close()
 		return fmt.Errorf("cluster: node %s: %w", n.Name, err)
