@@ -131,9 +131,11 @@ type ReclaimConfig struct {
 	MaxSampleGap time.Duration
 	// Mode: cancel or requeue the reclaimed job.
 	Mode ReclaimMode
-	// ExemptAccounts and ExemptQOS: jobs charged to these are never reclaimed.
-	ExemptAccounts []string
-	ExemptQOS      []string
+	// ExemptAccounts, ExemptQOS and ExemptPartitions: jobs charged to
+	// these, or running in these partitions, are never reclaimed.
+	ExemptAccounts   []string
+	ExemptQOS        []string
+	ExemptPartitions []string
 	// DryRun marks every reclamation decision as advisory: the controller
 	// logs what it would do and does not act.
 	DryRun bool

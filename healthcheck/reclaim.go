@@ -22,8 +22,8 @@ const (
 
 // Job is a running job as reclamation sees it.
 type Job struct {
-	ID           string
-	Account, QOS string
+	ID                      string
+	Account, QOS, Partition string
 	// Exempt is the job's own opt-out flag (admin-approved).
 	Exempt bool
 	Start  time.Time
@@ -121,7 +121,7 @@ func (r *Reclaimer) idle(s gres.Sample) bool {
 
 // Evaluate walks every running job (jobs not listed are forgotten) and
 // returns, in job ID order, the warnings, clears and reclamations due at now.
-// Exempt jobs (flag, account or QOS) and jobs younger than MinRuntime never
+// Exempt jobs (flag, account, QOS or partition) and jobs younger than MinRuntime never
 // get a decision.
 func (r *Reclaimer) Evaluate(jobs []Job, now time.Time) []ReclaimDecision {
 	seen := make(map[string]bool, len(jobs))
@@ -150,7 +150,7 @@ func (r *Reclaimer) exempt(j Job) bool {
 	fold := func(list []string, v string) bool {
 		return v != "" && slices.ContainsFunc(list, func(x string) bool { return strings.EqualFold(x, v) })
 	}
-	return j.Exempt || fold(r.cfg.ExemptAccounts, j.Account) || fold(r.cfg.ExemptQOS, j.QOS)
+	return j.Exempt || fold(r.cfg.ExemptAccounts, j.Account) || fold(r.cfg.ExemptQOS, j.QOS) || fold(r.cfg.ExemptPartitions, j.Partition)
 }
 
 // step advances one job's ladder.

@@ -13,7 +13,7 @@ func reclaimCfg() ReclaimConfig {
 	c := DefaultReclaimConfig()
 	c.DryRun = false
 	c.IdleFor, c.Grace, c.MinRuntime = 30*time.Minute, 10*time.Minute, 20*time.Minute
-	c.ExemptAccounts, c.ExemptQOS = []string{"ops"}, []string{"debug"}
+	c.ExemptAccounts, c.ExemptQOS, c.ExemptPartitions = []string{"ops"}, []string{"debug"}, []string{"interactive"}
 	return c
 }
 
@@ -77,6 +77,7 @@ func TestReclaimNever(t *testing.T) {
 		{"exempt flag", Job{ID: "1", Exempt: true, Start: t0, GPUs: []string{"g0"}}, map[string]float64{"g0": 0}},
 		{"exempt account", Job{ID: "2", Account: "OPS", Start: t0, GPUs: []string{"g0"}}, map[string]float64{"g0": 0}},
 		{"exempt qos", Job{ID: "3", QOS: "debug", Start: t0, GPUs: []string{"g0"}}, map[string]float64{"g0": 0}},
+		{"exempt partition", Job{ID: "8", Partition: "Interactive", Start: t0, GPUs: []string{"g0"}}, map[string]float64{"g0": 0}},
 		{"one GPU busy", Job{ID: "4", Start: t0, GPUs: []string{"g0", "g1"}}, map[string]float64{"g0": 0, "g1": 45}},
 		{"at the threshold is busy", Job{ID: "5", Start: t0, GPUs: []string{"g0"}}, map[string]float64{"g0": 1}},
 		{"no samples is not idle", Job{ID: "6", Start: t0, GPUs: []string{"g9"}}, map[string]float64{"g0": 0}},
