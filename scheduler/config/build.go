@@ -5,16 +5,13 @@ import (
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/parityhpc/parity/scheduler/policy"
 	"github.com/parityhpc/parity/topology"
 )
 
 // build checks the raw file and applies defaults; problems go to p.errs.
 func (p *parser) build(r *rawCluster) *Cluster {
-	c := &Cluster{File: p.file, Name: r.Cluster, Admins: r.Admins, Operators: r.Operators,
-		Health: nodeOrNil(r.Health), Reclamation: nodeOrNil(r.Reclamation), RequeueOnNodeFail: true}
+	c := &Cluster{File: p.file, Name: r.Cluster, Admins: r.Admins, Operators: r.Operators, RequeueOnNodeFail: true}
 	if c.Name == "" {
 		p.errorf("cluster", "a cluster name is required (cluster: NAME)")
 	}
@@ -55,19 +52,14 @@ func (p *parser) build(r *rawCluster) *Cluster {
 	p.qos(c, r.QOS)
 	p.priority(c, &r.Priority)
 	p.scheduler(c, &r.Scheduler)
+	c.Health = p.health(&r.Health)
+	c.Reclamation = p.reclamation(&r.Reclamation)
 	if len(p.errs) == 0 {
 		if err := c.CoreConfig().Validate(); err != nil {
 			p.errorf("priority", "%v", err)
 		}
 	}
 	return c
-}
-
-func nodeOrNil(n yaml.Node) *yaml.Node {
-	if n.Kind == 0 {
-		return nil
-	}
-	return &n
 }
 
 func or(s, def string) string {

@@ -1,10 +1,6 @@
 package config
 
-import (
-	"time"
-
-	"go.yaml.in/yaml/v3"
-)
+import "time"
 
 // Defaults applied to what the file leaves out.
 const (
@@ -37,8 +33,10 @@ type Cluster struct {
 	QOS               []QOS
 	Priority          Priority
 	Scheduler         Scheduler
-	// Health and Reclamation are passed through for healthcheck wiring.
-	Health, Reclamation *yaml.Node
+	// Health drives automatic drain, requeue, diagnosis and resume;
+	// Reclamation the idle-GPU ladder (warn, then cancel or requeue).
+	Health      Health
+	Reclamation Reclamation
 	// NodeDownTimeout is how long a node may stay silent before it is
 	// marked DOWN and its jobs are requeued or failed (SlurmdTimeout).
 	NodeDownTimeout time.Duration

@@ -20,8 +20,8 @@ type rawCluster struct {
 	QOS               []rawQOS       `yaml:"qos"`
 	Priority          rawPriority    `yaml:"priority"`
 	Scheduler         rawScheduler   `yaml:"scheduler"`
-	Health            yaml.Node      `yaml:"health"`
-	Reclamation       yaml.Node      `yaml:"reclamation"`
+	Health            rawHealth      `yaml:"health"`
+	Reclamation       rawReclamation `yaml:"reclamation"`
 	NodeDownTimeout   string         `yaml:"nodeDownTimeout"`
 	HeartbeatInterval string         `yaml:"heartbeatInterval"`
 	EventRetention    string         `yaml:"eventRetention"`
