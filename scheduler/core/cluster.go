@@ -74,7 +74,9 @@ type cluster struct {
 }
 
 type resvInfo struct {
-	nodes      bitset
+	nodes      bitset // every node it touches: where its jobs may run
+	whole      bitset // nodes reserved whole
+	slices     []resvPart
 	start, end int64
 }
 
@@ -246,7 +248,9 @@ func (c *cluster) initReservations() {
 		if r.End.IsZero() {
 			end = forever
 		}
-		c.resv[ri] = resvInfo{nodes: b, start: unixS(r.Start), end: end}
+		info := resvInfo{nodes: b, whole: b.clone(), start: unixS(r.Start), end: end}
+		info.slices = c.resvParts(r, info.nodes)
+		c.resv[ri] = info
 	}
 }
 

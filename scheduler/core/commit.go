@@ -32,7 +32,7 @@ func (p *pass) commit(sh *shape, nodes []int32, end int64, skip int32) []NodeAll
 			want = p.st.cpus(n).count()
 		}
 		cpus := pickCPUs(p.st.cpus(n), local, cl.shape.NUMA, want)
-		p.st.take(n, cpus, sh.need.mem, devs, end)
+		p.st.take(n, cpus, sh.need.mem, devs, end, -1)
 		out[i] = NodeAlloc{Node: nd.Name, CPUs: cpuSet(cpus), MemoryMB: sh.need.mem, Devices: uuidsOf(nd, devs)}
 	}
 	return out

@@ -45,8 +45,10 @@ type Config struct {
 	CandidateLimit int
 	// Limits are extra admission checks (association and QOS limits); the
 	// first that refuses a job gives its reason. QOS MaxGPUsPerUser is
-	// always checked.
+	// always checked. PolicyLimiter adapts scheduler/policy limits.
 	Limits []Limiter
+	// Preempt configures preemption (off by default).
+	Preempt PreemptConfig
 }
 
 // Limiter refuses a job that would break a limit given what its user,
@@ -91,12 +93,18 @@ func (c Config) Validate() error {
 	case c.CandidateLimit < 0:
 		return fmt.Errorf("core: config CandidateLimit=%d must not be negative", c.CandidateLimit)
 	}
-	return nil
+	return c.Preempt.validate()
 }
 
 // Tally is an amount of resources and jobs, for limits.
 type Tally struct {
 	Jobs, Nodes, CPUs, GPUs int
+	MemMB                   int64
+	// GPUType is the type one job asked its GPUs by ("" = any), and Wall
+	// its time limit (0 = none); both describe a single job and are not
+	// summed.
+	GPUType string
+	Wall    time.Duration
 }
 
 func (t *Tally) add(o Tally) {
@@ -104,6 +112,7 @@ func (t *Tally) add(o Tally) {
 	t.Nodes += o.Nodes
 	t.CPUs += o.CPUs
 	t.GPUs += o.GPUs
+	t.MemMB += o.MemMB
 }
 
 // Usage is what running jobs, and jobs started earlier in the same pass,
@@ -111,6 +120,11 @@ func (t *Tally) add(o Tally) {
 type Usage struct {
 	user, account map[string]Tally
 	userQOS       map[[2]string]Tally
+	// log keeps what was added, when a limiter may ask for a policy
+	// ledger (built on first use, then kept up to date).
+	logging bool
+	log     []usageEntry
+	ledgers []ledgerSlot
 }
 
 func newUsage() *Usage {
@@ -127,6 +141,12 @@ func (u *Usage) Account(account string) Tally { return u.account[account] }
 func (u *Usage) UserQOS(user, qos string) Tally { return u.userQOS[[2]string{user, qos}] }
 
 func (u *Usage) add(j *Job, t Tally) {
+	if u.logging {
+		u.log = append(u.log, usageEntry{j, t})
+		for _, s := range u.ledgers {
+			s.g.Charge(limitJobOf(j, t.Wall), t.amount())
+		}
+	}
 	a := u.user[j.User]
 	a.add(t)
 	u.user[j.User] = a

@@ -2,8 +2,12 @@
 // now) turns cluster state (partitions, nodes with their GRES shape, running
 // and pending jobs, associations and usage) into a Plan — jobs to start with
 // their nodes, device UUIDs, CPUs and memory; reservations for blocked jobs;
+// running jobs to preempt for higher-class ones (by QOS or partition tier);
 // and for every pending job a Slurm pending reason, an expected start time
-// and the decision record that explains it. Explain answers "why is my job
+// and the decision record that explains it. Admin reservations (whole
+// nodes or TRES amounts, MAINT, IGNORE_JOBS) are validated and placed by
+// CheckReservation and PlaceReservation, and QOS/association limits from
+// scheduler/policy plug in through PolicyLimiter. Explain answers "why is my job
 // pending?" for one job. Priorities come from scheduler/policy; node
 // selection is a chain of small filters and scorers whose reason constants
 // make "why not here" data. The package has no goroutines, no clock (time is

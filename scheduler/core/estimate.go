@@ -294,6 +294,10 @@ func (p *pass) nodeIntervals(sh *shape, n int, from int64, skip int32, out []ivE
 		if h.tag >= 0 && h.e > from && h.e < forever {
 			cands = append(cands, h.e)
 		}
+		// Starts from here on would run into the admin reservation.
+		if h.tag >= 0 && sh.limit < forever && h.s-sh.limit+1 > from {
+			cands = append(cands, h.s-sh.limit+1)
+		}
 	}
 	slices.Sort(cands)
 	p.cands = cands

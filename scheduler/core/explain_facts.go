@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -84,7 +85,7 @@ func (p *pass) blockers(ex *Explanation, sh *shape, j *Job, end int64) {
 	for i, tag := range tags {
 		b := ex.Blockers[i]
 		if tag >= 0 {
-			ex.Facts = append(ex.Facts, fmt.Sprintf("admin reservation %s holds %s from %s", p.c.snap.Reservations[tag].Name, joinNames(b.Nodes), b.Start.Format(time.RFC3339)))
+			ex.Facts = append(ex.Facts, p.resvFact(tag, b))
 		} else {
 			ex.Facts = append(ex.Facts, fmt.Sprintf("job %d (higher priority) has resources reserved on %s from %s; this job would still be running then", b.Job, joinNames(b.Nodes), b.Start.Format(time.RFC3339)))
 		}
@@ -205,4 +206,43 @@ func (p *pass) suggestFix(ex *Explanation, j *Job, r Reason) {
 	} else {
 		ex.Suggestions = append(ex.Suggestions, fmt.Sprintf("with %s it would be eligible to run", flag))
 	}
+}
+
+// resvFact names an admin reservation in a job's way and what kind it is.
+func (p *pass) resvFact(tag int32, b Blocker) string {
+	r := &p.c.snap.Reservations[tag]
+	what := "admin reservation " + r.Name
+	if r.Flags&ResvMaint != 0 {
+		what = "maintenance reservation " + r.Name
+	}
+	fact := fmt.Sprintf("%s holds %s from %s", what, joinNames(b.Nodes), b.Start.Format(time.RFC3339))
+	if len(p.c.resv[tag].slices) > 0 {
+		fact = fmt.Sprintf("%s holds part of %s (%s) from %s", what, joinNames(b.Nodes), resvAmount(r), b.Start.Format(time.RFC3339))
+	}
+	if r.Flags&ResvMaint != 0 {
+		fact += "; jobs there must end before it starts"
+	}
+	return fact
+}
+
+// resvAmount totals a TRES reservation's slices ("4 GPUs, 32 CPUs").
+func resvAmount(r *Reservation) string {
+	var gpus, cpus int
+	var mem int64
+	for _, sl := range r.Slices {
+		gpus += len(sl.Devices)
+		cpus += sl.CPUs
+		mem += sl.MemoryMB
+	}
+	var parts []string
+	if gpus > 0 {
+		parts = append(parts, fmt.Sprintf("%d GPU(s)", gpus))
+	}
+	if cpus > 0 {
+		parts = append(parts, fmt.Sprintf("%d CPUs", cpus))
+	}
+	if mem > 0 {
+		parts = append(parts, formatMB(mem))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -13,6 +13,10 @@ type Plan struct {
 	Starts []Start
 	// Reservations are the resources held for blocked jobs at their expected start.
 	Reservations []PlannedReservation
+	// Preemptions are running jobs to preempt for higher-class pending
+	// jobs; those jobs are not started in the same pass but hold a
+	// reservation from when the preempted jobs' resources come back.
+	Preemptions []Preemption
 	// Decisions has one record per pending job (started ones included), in
 	// priority order: Decisions[i].Rank == i.
 	Decisions []Decision
@@ -95,7 +99,7 @@ func (d *Decision) Factors() policy.Breakdown {
 type Stats struct {
 	Pending, Running, Nodes   int
 	Started, Backfilled       int
-	Reserved                  int
+	Reserved, Preempted       int
 	Shapes, NodeClasses       int
 	PlacementTries, MemoHits  int
 	ExpectedStartComputations int

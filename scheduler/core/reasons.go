@@ -24,6 +24,10 @@ const (
 	ReasonQOSMaxGRESPerUser        Reason = "QOSMaxGRESPerUser"
 	ReasonInvalidQOS               Reason = "InvalidQOS"
 	ReasonAccountingPolicy         Reason = "AccountingPolicy"
+	// ReasonDeadline: the job cannot end by its --deadline (Slurm's DeadLine).
+	ReasonDeadline Reason = "DeadLine"
+	// ReasonJobArrayTaskLimit: an array's %N throttle is reached.
+	ReasonJobArrayTaskLimit Reason = "JobArrayTaskLimit"
 )
 
 // FilterReason says why one node cannot take one job: the name of the

@@ -70,6 +70,10 @@ func (p *pass) decide(d *Decision, j *Job, pj pendingJob, bad []badRequest) {
 		d.Reason, d.Detail = ReasonReservation, fmt.Sprintf("reservation %s starts at %s", j.Reservation, timeOf(c.resv[sh.resv].start).Format(time.RFC3339))
 		return
 	}
+	if dl := unixS(j.Deadline); dl > 0 && (sh.limit >= forever || c.now+sh.limit > dl) {
+		d.Reason, d.Detail = ReasonDeadline, fmt.Sprintf("with a time limit of %s it cannot end by its deadline %s", limitText(sh.limit), j.Deadline.UTC().Format(time.RFC3339))
+		return
+	}
 	want := p.jobTally(sh)
 	if r, fact, ok := p.admit(j, pj.qos, want); !ok {
 		d.Reason, d.Detail = r, fact
@@ -96,8 +100,12 @@ func (p *pass) decide(d *Decision, j *Job, pj pendingJob, bad []badRequest) {
 		sh.failed, sh.failDetail = true, why
 	}
 	d.Reason, d.Detail = blocked, sh.failDetail
+	if p.tryPreempt(d, j, sh, ps) {
+		ps.blocked = true
+		return
+	}
 	if p.mayReserve(ps) {
-		p.reserveFor(d, sh, ps)
+		p.reserveFor(d, j, sh, ps)
 	}
 	ps.blocked = true
 }
@@ -112,6 +120,14 @@ func (p *pass) start(d *Decision, j *Job, sh *shape, nodes []int32, end int64, p
 		p.stats.Backfilled++
 	}
 	p.stats.Started++
+	if sh.exclusive {
+		// Count what it got, not the most it might have got.
+		want.CPUs, want.GPUs = 0, 0
+		for _, a := range allocs {
+			want.CPUs += a.CPUs.Count()
+			want.GPUs += len(a.Devices)
+		}
+	}
 	p.usage.add(j, want)
 }
 
@@ -135,10 +151,13 @@ func (p *pass) mayReserve(ps *partState) bool {
 
 // reserveFor plans the job at its earliest start and holds its resources
 // there, so later (lower-priority) jobs cannot delay it.
-func (p *pass) reserveFor(d *Decision, sh *shape, ps *partState) {
+func (p *pass) reserveFor(d *Decision, j *Job, sh *shape, ps *partState) {
 	start, nodes, ok := p.earliest(sh, p.startFrom(sh), sh.resv, true)
 	if !ok {
 		return
+	}
+	if dl := unixS(j.Deadline); dl > 0 && start+sh.limit > dl {
+		return // it could not end by its deadline there: hold nothing for it
 	}
 	allocs := p.reserve(sh, nodes, start, sh.resv, -int32(d.Rank)-2)
 	end := time.Time{}

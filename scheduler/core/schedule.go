@@ -20,6 +20,7 @@ type pass struct {
 	statics   map[staticKey]bitset
 	staticErr map[staticKey]string
 	usage     *Usage
+	pre       preemptState
 	qos       map[string]int
 	names     names
 	parts     []partState
@@ -118,6 +119,7 @@ func prepare(snap *Snapshot, cfg Config, now time.Time) (*pass, []pendingJob, []
 		parts: make([]partState, len(snap.Partitions)), plan: &Plan{Now: now},
 		fitGen: make([]uint32, c.n), capGen: make([]uint32, c.n), scratch: make([]capacity, c.n)}
 	p.quota = make([]int, snap.Switches.Len())
+	p.usage.logging = len(cfg.Limits) > 0
 	for i, q := range snap.QOS {
 		p.qos[q.Name] = i
 	}
@@ -144,8 +146,11 @@ func (p *pass) applyRunning() {
 		if limit := p.runningLimit(j); limit > 0 {
 			end = max(unixS(j.Start)+int64(limit/time.Second), c.now+1)
 		}
-		var t Tally
-		t.Jobs = 1
+		if pe := unixS(j.PreemptEnd); pe > 0 {
+			// In its preemption grace time: gone by then.
+			end = max(min(end, pe), c.now+1)
+		}
+		t := Tally{Jobs: 1, GPUType: RequestedGPUType(j.GRES)}
 		for _, a := range j.Alloc {
 			i, ok := c.nodeIdx[a.Node]
 			if !ok || c.nodeClass[i] < 0 {
@@ -167,10 +172,11 @@ func (p *pass) applyRunning() {
 			if free := p.st.cpus(n); overlaps(free, cpus) != cpus.count() || p.st.freeMask[n]&mask != mask&^c.drained[n] {
 				c.warnf("running job %d overlaps another allocation on %s", j.ID, a.Node)
 			}
-			p.st.take(n, cpus, a.MemoryMB, mask, end)
+			p.st.take(n, cpus, a.MemoryMB, mask, end, int32(ji))
 			t.Nodes++
 			t.CPUs += cpus.count()
 			t.GPUs += popcount(mask)
+			t.MemMB += a.MemoryMB
 		}
 		p.usage.add(j, t)
 	}
@@ -255,7 +261,10 @@ func (p *pass) holdAdminReservations() {
 		if r.end <= c.now {
 			continue
 		}
-		r.nodes.each(func(n int) bool {
+		for _, part := range r.slices {
+			p.st.addHold(part.n, hold{s: r.start, e: r.end, cpus: part.cpus, mem: part.mem, mask: part.mask, tag: int32(ri), partial: true})
+		}
+		r.whole.each(func(n int) bool {
 			if cl := c.nodeClass[n]; cl >= 0 {
 				k := c.classes[cl]
 				p.st.addHold(n, hold{s: r.start, e: r.end, cpus: k.cpus, mem: k.shape.MemoryMB, mask: k.allMask, tag: int32(ri)})
@@ -310,7 +319,32 @@ func (p *pass) resolveAll() ([]pendingJob, []badRequest) {
 }
 
 func (p *pass) jobTally(sh *shape) Tally {
-	return Tally{Jobs: 1, Nodes: int(sh.nodes), CPUs: int(sh.nodes) * int(sh.need.cpus), GPUs: int(sh.nodes) * int(sh.need.gpus)}
+	t := Tally{Jobs: 1, Nodes: int(sh.nodes), CPUs: int(sh.nodes) * int(sh.need.cpus), GPUs: int(sh.nodes) * int(sh.need.gpus),
+		MemMB: int64(sh.nodes) * sh.need.mem, GPUType: sh.need.gpuType}
+	if sh.need.gpus == 0 {
+		t.GPUType = ""
+	}
+	if sh.exclusive {
+		// An exclusive job gets whole nodes: count the biggest it may get.
+		cpus, gpus := p.exclusiveMax(sh)
+		t.CPUs, t.GPUs = int(sh.nodes)*cpus, int(sh.nodes)*gpus
+	}
+	if sh.limit < forever {
+		t.Wall = time.Duration(sh.limit) * time.Second
+	}
+	return t
+}
+
+// exclusiveMax is the most CPUs and usable devices one eligible node of
+// the shape has.
+func (p *pass) exclusiveMax(sh *shape) (cpus, gpus int) {
+	sh.eligible.each(func(n int) bool {
+		cl := p.c.classes[p.c.nodeClass[n]]
+		cpus = max(cpus, int(cl.cpus))
+		gpus = max(gpus, popcount(cl.allMask&^p.c.drained[n]))
+		return true
+	})
+	return cpus, gpus
 }
 
 // admit runs the QOS limit and the configured limiters.

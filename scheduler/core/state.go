@@ -10,6 +10,7 @@ import (
 type release struct {
 	t    int64
 	cpus int32
+	job  int32 // index of the running job in Snapshot.Jobs; -1 for jobs started in the pass
 	mem  int64
 	mask uint64
 }
@@ -23,6 +24,9 @@ type hold struct {
 	mem  int64
 	mask uint64
 	tag  int32
+	// partial marks an admin reservation of part of the node (a TRES
+	// reservation): others lose only that part, its jobs are confined to it.
+	partial bool
 }
 
 // state is the dynamic side of a pass: what is free on every node now, and
@@ -117,7 +121,7 @@ func conflictsOf(s *NodeShape, mask uint64) uint64 {
 
 // take removes resources from node n now and, when the job ends before
 // forever, schedules their release.
-func (st *state) take(n int, cpus cpuBits, mem int64, mask uint64, end int64) {
+func (st *state) take(n int, cpus cpuBits, mem int64, mask uint64, end int64, job int32) {
 	old := popcount(st.freeMask[n])
 	shape := st.c.classes[st.c.nodeClass[n]].shape
 	st.freeMask[n] &^= mask | conflictsOf(shape, mask)
@@ -139,7 +143,7 @@ func (st *state) take(n int, cpus cpuBits, mem int64, mask uint64, end int64) {
 	}
 	if end < forever {
 		// Drained devices stay out of service when their holder ends.
-		st.rels[n] = append(st.rels[n], release{t: end, cpus: taken, mem: mem, mask: mask &^ st.c.drained[n]})
+		st.rels[n] = append(st.rels[n], release{t: end, cpus: taken, job: job, mem: mem, mask: mask &^ st.c.drained[n]})
 		st.relDirty = true
 	}
 }

@@ -91,7 +91,19 @@ func (st *state) window(n int, s, e int64, skip int32) (capacity, bool) {
 		c.mask &= segs[k].mask
 	}
 	for _, h := range st.holds[n] {
-		if h.tag >= 0 && h.tag != skip && h.s < e && h.e > s {
+		if h.tag < 0 || h.s >= e || h.e <= s {
+			continue
+		}
+		switch {
+		case h.partial && h.tag == skip:
+			// Its own TRES reservation: confined to the reserved part.
+			c.mask &= h.mask
+			c.cpus, c.mem = min(c.cpus, h.cpus), min(c.mem, h.mem)
+		case h.partial:
+			c.mask &^= h.mask
+			c.cpus -= h.cpus
+			c.mem -= h.mem
+		case h.tag != skip:
 			return c, false
 		}
 	}

@@ -45,6 +45,10 @@ type Partition struct {
 	DefMemPerCPU int64
 	// Down makes the partition accept no new starts (reason PartitionDown).
 	Down bool
+	// PreemptMode and GraceTime apply to jobs of this partition when they
+	// are preempted under PreemptPartitionPrio ("" and 0: the cluster's).
+	PreemptMode PreemptMode
+	GraceTime   time.Duration
 }
 
 // NodeState is the base state of a node as the controller tracks it. Idle,
@@ -142,6 +146,16 @@ type Job struct {
 	Reservation string
 	Submit      time.Time
 	Begin       time.Time // --begin; zero = none
+	// Deadline is --deadline: the job must end by then, so it does not
+	// start when its time limit would carry it past (zero = none).
+	Deadline time.Time
+	// NoRequeue is --no-requeue: preempted in requeue mode, the job is
+	// cancelled instead.
+	NoRequeue bool
+	// PreemptEnd is set on a running job that was chosen for preemption
+	// and is in its grace time: it ends (and frees what it holds) then,
+	// and it is never chosen again.
+	PreemptEnd time.Time
 	// Eligible is when dependencies were satisfied (zero = at submit/begin).
 	Eligible   time.Time
 	Hold       Hold
@@ -167,16 +181,30 @@ type QOS struct {
 	// jobs may hold under this QOS (0 = unlimited); excess jobs pend with
 	// QOSMaxGRESPerUser.
 	MaxGPUsPerUser int
+	// Preempt lists the QOS whose jobs this QOS's jobs may preempt under
+	// PreemptQOS (never its own).
+	Preempt []string
+	// PreemptMode, GraceTime and ExemptTime apply to this QOS's jobs when
+	// they are preempted ("" and 0: the cluster's).
+	PreemptMode PreemptMode
+	GraceTime   time.Duration
+	ExemptTime  time.Duration
 }
 
-// Reservation is an admin reservation: during [Start, End) its nodes serve
-// only jobs that name it (and whose user or account it lists, when it lists any).
+// Reservation is an admin reservation: during [Start, End) its nodes (and
+// the parts of nodes in Slices) serve only jobs that name it (and whose
+// user or account it lists, when it lists any); those jobs are confined to
+// it. Jobs outside it start on its nodes only if they end before Start.
 type Reservation struct {
 	Name       string
 	Start, End time.Time
 	Nodes      []string
 	Users      []string
 	Accounts   []string
+	// Slices are parts of nodes (a TRES reservation: devices, CPUs,
+	// memory), as PlaceReservation chooses them.
+	Slices []ResvSlice
+	Flags  ResvFlags
 }
 
 // permits reports whether a job may use the reservation.
