@@ -21,6 +21,7 @@ import (
 	"github.com/parityhpc/parity/scheduler/client"
 	"github.com/parityhpc/parity/scheduler/config"
 	"github.com/parityhpc/parity/scheduler/controller"
+	"github.com/parityhpc/parity/scheduler/store"
 	"github.com/parityhpc/parity/vendors"
 )
 
@@ -63,6 +64,8 @@ type Cluster struct {
 	// Isolation says whether jobs run in cgroups, and if not, why.
 	Isolation   bool
 	IsolationOf string
+	// LedgerPath is the controller's accounting database.
+	LedgerPath string
 
 	log        *slog.Logger
 	wrap       func(node string, d vendors.Driver) vendors.Driver
@@ -130,9 +133,22 @@ func (c *Cluster) startController(ctx context.Context, admins, users []string) e
 	if err != nil {
 		return fmt.Errorf("cluster: lab %s as a cluster config: %w", c.Lab.Name, err)
 	}
-	ctl, err := controller.New(controller.Options{Config: cfg, Listen: "127.0.0.1:0", StateDir: stateDir,
-		MetricsAddr: "off", Logger: c.log.With("daemon", "controller")})
+	// The lab keeps an accounting ledger like a production controller, so
+	// `parity acct --ledger DIR/controller/accounting.db` works after a run.
+	c.LedgerPath = filepath.Join(stateDir, "accounting.db")
+	db, err := store.OpenSQLite(ctx, c.LedgerPath, store.Options{Logger: c.log})
 	if err != nil {
+		return fmt.Errorf("cluster: ledger: %w", err)
+	}
+	ledger, err := store.NewSpooled(db, c.LedgerPath+".spool", store.SpoolOptions{Logger: c.log})
+	if err != nil {
+		db.Close()
+		return fmt.Errorf("cluster: ledger spool: %w", err)
+	}
+	ctl, err := controller.New(controller.Options{Config: cfg, Listen: "127.0.0.1:0", StateDir: stateDir,
+		MetricsAddr: "off", Logger: c.log.With("daemon", "controller"), Ledger: ledger})
+	if err != nil {
+		ledger.Close()
 		return err
 	}
 	if err := ctl.Start(ctx); err != nil {

@@ -10,9 +10,11 @@ import (
 
 	"github.com/parityhpc/parity/gres"
 	"github.com/parityhpc/parity/labs/labfile"
+	"github.com/parityhpc/parity/scheduler/accounting"
 	"github.com/parityhpc/parity/scheduler/agent/shim"
 	"github.com/parityhpc/parity/scheduler/api"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/store"
 )
 
 const shimArg = "__parity_lab_shim__"
@@ -88,6 +90,48 @@ func TestDefaultLabRunsAGPUJobOnEachVendor(t *testing.T) {
 		if !strings.Contains(string(out), want) || !strings.Contains(string(out), "SLURMD_NODENAME="+typ) {
 			t.Errorf("%s job output lacks %q on a %s node:\n%s", typ, want, typ, out)
 		}
+	}
+	checkLedger(ctx, t, c)
+}
+
+// checkLedger reads the lab's accounting ledger: both runs are recorded
+// with their GPUs, and equal work bills the same on both vendors.
+func checkLedger(ctx context.Context, t *testing.T, c *Cluster) {
+	t.Helper()
+	var recs []accounting.JobRecord
+	for {
+		db, err := store.OpenSQLite(ctx, c.LedgerPath, store.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err = db.Query(ctx, accounting.Filter{AllocationsOnly: true})
+		db.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ended := 0
+		for _, r := range recs {
+			if !r.End.IsZero() {
+				ended++
+			}
+		}
+		if ended >= 2 || ctx.Err() != nil {
+			break
+		}
+		select { // the ledger is written after the controller commits the end
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	billing := map[string]float64{}
+	for _, r := range recs {
+		if r.AllocTRES["gres/gpu"] != 2 || len(r.GPUUUIDs) != 2 {
+			t.Errorf("job %d (%s): alloc TRES %v, GPUs %v; want gres/gpu=2 and two UUIDs", r.JobID, r.Name, r.AllocTRES, r.GPUUUIDs)
+		}
+		billing[r.Name] = r.AllocTRES["billing"]
+	}
+	if len(billing) != 2 || billing["env-h100"] != billing["env-mi300x"] {
+		t.Errorf("billing per job = %v, want two equal values for equal work", billing)
 	}
 }
 
