@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/parityhpc/parity/healthcheck"
 	"github.com/parityhpc/parity/scheduler/api"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/core"
@@ -52,6 +53,7 @@ func (s *agentService) Register(ctx context.Context, req *pb.RegisterRequest) (*
 			ev.Verdict = "inventory unusable: " + err.Error()
 			c.log.Warn("node inventory unusable", "node", n.name, "err", err)
 		}
+		c.trackNodeLocked(n, &inv, now)
 		if short := expectationShortfall(n, &inv); short != "" && !n.drain {
 			n.drain, n.reason, n.reasonUser, n.reasonTime = true, short, "scheduler", now
 			ev.Verdict = short
@@ -131,33 +133,41 @@ func expectationShortfall(n *node, inv *gresInventory) string {
 	return ""
 }
 
-// Heartbeat refreshes liveness, keeps the latest samples and conditions
-// (for the health policy), and answers with kill orders for jobs the agent
-// runs that the controller does not expect there.
+// Heartbeat refreshes liveness, feeds samples, conditions, node checks and
+// diagnoses to the health policy and the idle-GPU reclaimer, applies the
+// health decisions they cause (durably, before answering), and answers
+// with kill orders for jobs the agent runs that the controller does not
+// expect there.
 func (s *agentService) Heartbeat(ctx context.Context, req *pb.HeartbeatRequest) (*pb.HeartbeatResponse, error) {
 	c := s.c
+	resp, ds, err := c.heartbeat(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if len(ds) > 0 {
+		if err := c.applyHealth(ctx, req.GetNode(), ds); err != nil {
+			// The agent sends the inputs again only as new events; the
+			// tracker already moved, so the next heartbeat's evaluation
+			// cannot repeat these decisions. Say so loudly.
+			c.log.Error("health decisions not applied", "node", req.GetNode(), "decisions", len(ds), "err", err)
+		}
+	}
+	return resp, nil
+}
+
+func (c *Controller) heartbeat(ctx context.Context, req *pb.HeartbeatRequest) (*pb.HeartbeatResponse, []healthcheck.Decision, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n, err := c.nodeForLocked(ctx, req.GetNode())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !n.registered {
-		return nil, status.Errorf(codes.FailedPrecondition, "node %s must register before its heartbeats count", n.name)
+		return nil, nil, status.Errorf(codes.FailedPrecondition, "node %s must register before its heartbeats count", n.name)
 	}
-	n.lastHeartbeat = c.now()
-	if n.samples == nil {
-		n.samples = map[string]gresSample{}
-	}
-	for _, smp := range req.GetSamples() {
-		n.samples[smp.GetUuid()] = api.SampleFromProto(smp)
-	}
-	for _, cd := range req.GetConditions() {
-		n.conditions = append(n.conditions, api.ConditionFromProto(cd))
-	}
-	if k := len(n.conditions) - 256; k > 0 {
-		n.conditions = slices.Delete(n.conditions, 0, k)
-	}
+	now := c.now()
+	n.lastHeartbeat = now
+	ds := c.observeHeartbeatLocked(n, req, now)
 	resp := &pb.HeartbeatResponse{}
 	for _, r := range req.GetRunning() {
 		j := c.st.jobs[core.JobID(r.GetJobId())]
@@ -165,7 +175,7 @@ func (s *agentService) Heartbeat(ctx context.Context, req *pb.HeartbeatRequest) 
 			resp.Orders = append(resp.Orders, &pb.Order{Kind: "kill", JobId: r.GetJobId(), Reason: "not running here according to the controller"})
 		}
 	}
-	return resp, nil
+	return resp, ds, nil
 }
 
 // JobEnded settles a job whose batch step ended on its batch host; reports

@@ -67,7 +67,8 @@ func (j *job) record() *pb.Job {
 		Alloc: allocsToProto(j.core.Alloc), ExitCode: j.exitCode, ExitSignal: j.exitSignal, Restarts: j.restarts,
 		Hold: string(j.core.Hold), Partition: j.core.Partition, Account: j.core.Account, Qos: j.core.QOS,
 		TimeLimitSeconds: int64(j.core.TimeLimit / time.Second), CancelledBy: j.cancelledBy,
-		RequeuePending: j.requeueOnEnd, HoldOnRequeue: j.holdOnEnd}
+		RequeuePending: j.requeueOnEnd, HoldOnRequeue: j.holdOnEnd, FaultReason: j.faultReason, FaultState: j.faultState,
+		LastRequeueReason: j.lastRequeueReason, AdminComment: j.adminComment}
 	if len(j.core.Alloc) > 0 {
 		p.BatchHost = j.core.Alloc[0].Node
 	}
@@ -98,7 +99,8 @@ func jobFromRecord(p *pb.Job) (*job, error) {
 	j := &job{core: cj, spec: p.GetSpec(), state: p.GetState(), reason: p.GetReason(), detail: p.GetReasonDetail(),
 		priority: p.GetPriority(), end: api.Time(p.GetEndTime()), exitCode: p.GetExitCode(), exitSignal: p.GetExitSignal(),
 		restarts: p.GetRestarts(), cancelledBy: p.GetCancelledBy(), launchSent: true,
-		requeueOnEnd: p.GetRequeuePending(), holdOnEnd: p.GetHoldOnRequeue()}
+		requeueOnEnd: p.GetRequeuePending(), holdOnEnd: p.GetHoldOnRequeue(), faultReason: p.GetFaultReason(), faultState: p.GetFaultState(),
+		lastRequeueReason: p.GetLastRequeueReason(), adminComment: p.GetAdminComment()}
 	j.syncCoreState()
 	return j, nil
 }

@@ -303,6 +303,14 @@ func (s *jobsService) Explain(ctx context.Context, req *pb.ExplainRequest) (*pb.
 		}
 		out.Text += ".\n"
 	}
+	if r := rec.GetLastRequeueReason(); r != "" {
+		out.Text += fmt.Sprintf("Requeued %d time(s); last: %s.\n", rec.GetRestarts(), r)
+		out.Facts = append(out.Facts, "last requeue: "+r)
+	}
+	if ac := rec.GetAdminComment(); ac != "" {
+		out.Text += "Note: " + ac + "\n"
+		out.Facts = append(out.Facts, "admin comment: "+ac)
+	}
 	if req.GetHistory() {
 		evs, err := c.events(eventFilter{job: core.JobID(req.GetJobId())})
 		if err != nil {

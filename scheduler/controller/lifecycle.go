@@ -27,6 +27,15 @@ func (c *Controller) releaseLocked(j *job) {
 // reported the end, or failed) to send after the commit.
 func (c *Controller) endLocked(j *job, state, reason string, exit, sig int32, actor, except string) ([]write, func()) {
 	now := c.now()
+	if j.faultReason != "" {
+		// A policy stopped this run: its reason (and state) outrank how
+		// the processes happened to end.
+		reason = j.faultReason
+		if j.faultState != "" {
+			state = j.faultState
+		}
+		j.faultReason, j.faultState = "", ""
+	}
 	all := allocNodes(j)
 	others := slices.DeleteFunc(slices.Clone(all), func(n string) bool { return n == except })
 	c.releaseLocked(j)
@@ -87,6 +96,10 @@ func (c *Controller) requeueLocked(j *job, actor, reason string) *pb.Event {
 		j.core.Hold = core.HoldUser
 	}
 	j.requeueOnEnd, j.holdOnEnd, j.launchSent = false, false, false
+	if reason != "" {
+		j.lastRequeueReason = reason
+	}
+	j.adminComment = ""
 	j.reason, j.detail = string(core.ReasonNone), ""
 	j.syncCoreState()
 	if !contains(c.st.active, j) {

@@ -12,7 +12,8 @@ import (
 // longer than NodeDownTimeout go DOWN and their jobs are requeued or
 // failed; finished jobs older than MinJobAge leave memory and the store;
 // decision log entries past the retention are deleted; running jobs'
-// usage is charged for fair-share.
+// usage is charged for fair-share; health trackers see time pass (silent
+// devices become unknown); idle GPU jobs move along the reclaim ladder.
 func (c *Controller) maintain(ctx context.Context) error {
 	now := c.now()
 	evWrites, expired, err := c.expireEventsWrites(now.Add(-c.cfg.EventRetention))
@@ -29,6 +30,10 @@ func (c *Controller) maintain(ctx context.Context) error {
 		}
 		ws = append(ws, c.purgeLocked(now)...)
 		c.chargeUsageLocked(now)
+		hw, ha := c.evaluateHealthLocked(now)
+		rw, ra := c.reclaimLocked(now)
+		ws = append(append(ws, hw...), rw...)
+		afters = append(append(afters, ha...), ra...)
 		return ws, func() {
 			for _, a := range afters {
 				a()

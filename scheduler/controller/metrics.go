@@ -24,6 +24,13 @@ type metrics struct {
 	commitDur prometheus.Histogram
 	batch     prometheus.Histogram
 
+	healthDecisions *prometheus.CounterVec
+	healthJobs      *prometheus.CounterVec
+	healthHeld      prometheus.Counter
+	drainCapped     prometheus.Counter
+	reclaims        *prometheus.CounterVec
+	reclaimedHours  *prometheus.CounterVec
+
 	jobsDesc  *prometheus.Desc
 	nodesDesc *prometheus.Desc
 	gpusDesc  *prometheus.Desc
@@ -40,11 +47,24 @@ func newMetrics(c *Controller) *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}),
 		batch: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "parity_store_commit_ops", Help: "Mutations per group commit.",
 			Buckets: prometheus.ExponentialBuckets(1, 4, 8)}),
+		healthDecisions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "parity_health_decisions_total",
+			Help: "Health policy decisions, by action (none records a verdict change)."}, []string{"action"}),
+		healthJobs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "parity_health_jobs_total",
+			Help: "Jobs stopped because a GPU or node they ran on failed, by outcome (requeue, node_fail)."}, []string{"outcome"}),
+		healthHeld: prometheus.NewCounter(prometheus.CounterOpts{Name: "parity_health_held_total",
+			Help: "Devices held drained for flapping until an admin resumes them."}),
+		drainCapped: prometheus.NewCounter(prometheus.CounterOpts{Name: "parity_health_drains_capped_total",
+			Help: "Automatic drains not applied because the cluster-wide drain cap was reached."}),
+		reclaims: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "parity_reclaim_decisions_total",
+			Help: "Idle-GPU reclamation decisions, by action (warn, clear, reclaim) and whether they were dry-run."}, []string{"action", "dry_run"}),
+		reclaimedHours: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "parity_reclaimed_gpu_hours_total",
+			Help: "GPU-hours jobs held idle before they were reclaimed, by account."}, []string{"account"}),
 		jobsDesc:  prometheus.NewDesc("parity_jobs", "Jobs in memory by state and reason (queue depth).", []string{"state", "reason"}, nil),
 		nodesDesc: prometheus.NewDesc("parity_nodes", "Nodes by state.", []string{"state"}, nil),
 		gpusDesc:  prometheus.NewDesc("parity_gpus", "GPUs by state (idle, alloc, drain) on registered nodes.", []string{"state"}, nil),
 	}
-	m.reg.MustRegister(m.submitted, m.started, m.completed, m.passDur, m.commitDur, m.batch, m)
+	m.reg.MustRegister(m.submitted, m.started, m.completed, m.passDur, m.commitDur, m.batch, m,
+		m.healthDecisions, m.healthJobs, m.healthHeld, m.drainCapped, m.reclaims, m.reclaimedHours)
 	return m
 }
 
@@ -56,6 +76,8 @@ func (m *metrics) commit(ops int, d time.Duration) {
 }
 
 func (m *metrics) ended(state string) { m.completed.WithLabelValues(state).Inc() }
+
+func (m *metrics) healthDecision(action string) { m.healthDecisions.WithLabelValues(action).Inc() }
 
 // Describe implements prometheus.Collector.
 func (m *metrics) Describe(ch chan<- *prometheus.Desc) {

@@ -93,6 +93,7 @@ func (c *Controller) nodeProto(n *node) *pb.Node {
 			if id, ok := held[d.UUID]; ok {
 				g.State, g.JobId = "alloc", uint64(id)
 			}
+			c.gpuHealth(n, g, now)
 			p.Gpus = append(p.Gpus, g)
 		}
 	}

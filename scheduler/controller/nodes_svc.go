@@ -101,8 +101,12 @@ func (s *nodesService) Update(ctx context.Context, req *pb.UpdateNodeRequest) (*
 			return nil, status.Error(codes.InvalidArgument, "You must specify a reason when DOWNING or DRAINING a node")
 		}
 	case "RESUME", "UNDRAIN", "IDLE":
+	case "EXEMPT", "UNEXEMPT":
+		if len(req.GetDevices()) == 0 {
+			return nil, status.Errorf(codes.InvalidArgument, "State=%s: name the devices to exempt from health decisions", req.GetState())
+		}
 	default:
-		return nil, status.Errorf(codes.InvalidArgument, "State=%s: must be DRAIN, DOWN, RESUME or UNDRAIN", req.GetState())
+		return nil, status.Errorf(codes.InvalidArgument, "State=%s: must be DRAIN, DOWN, RESUME, UNDRAIN, EXEMPT or UNEXEMPT", req.GetState())
 	}
 	if len(req.GetDevices()) > 0 && len(names) != 1 {
 		return nil, status.Errorf(codes.InvalidArgument, "devices=%s: per-GPU changes name exactly one node (got %d)", strings.Join(req.GetDevices(), ","), len(names))
@@ -159,14 +163,21 @@ func (c *Controller) updateNodeLocked(n *node, state, reason string, devices []s
 			if n.gpuDrain == nil {
 				n.gpuDrain = map[string]string{}
 			}
-			for _, u := range uuids {
-				n.gpuDrain[u] = reason
+			if n.gpuDrainBy == nil {
+				n.gpuDrainBy = map[string]string{}
 			}
+			for _, u := range uuids {
+				n.gpuDrain[u], n.gpuDrainBy[u] = reason, user
+			}
+		case "EXEMPT", "UNEXEMPT":
+			c.exemptLocked(n, uuids, state == "EXEMPT", ev)
 		default:
 			ev.Kind = EventResume
 			for _, u := range uuids {
 				delete(n.gpuDrain, u)
+				delete(n.gpuDrainBy, u)
 			}
+			ev.Detail = c.adminResumeLocked(n, uuids, user, now)
 		}
 	} else {
 		switch state {

@@ -65,9 +65,10 @@ type Controller struct {
 	key        auth.Key
 	authn      *auth.Authenticator
 
-	mu    sync.Mutex
-	st    *state
-	store *store
+	mu     sync.Mutex
+	st     *state
+	store  *store
+	health *healthState
 
 	ops        chan *op
 	kick       chan struct{}
@@ -107,6 +108,11 @@ func New(opts Options) (*Controller, error) {
 		c.now = time.Now
 	}
 	c.started = c.now()
+	health, err := newHealthState(c)
+	if err != nil {
+		return nil, fmt.Errorf("controller: %w", err)
+	}
+	c.health = health
 	dir := c.stateDir()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("controller: state dir: %w", err)

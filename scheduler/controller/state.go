@@ -57,6 +57,14 @@ type job struct {
 	// launchSent is set once the launch order reached every node's stream;
 	// until then a re-registering agent that lacks the job is not a failure.
 	launchSent bool
+	// faultReason and faultState: a policy (a failed GPU, idle-GPU
+	// reclamation) stopped the run; its end takes this reason and, when
+	// set, this state instead of what the agent reports.
+	faultReason, faultState string
+	// lastRequeueReason is why the job last returned to the queue.
+	lastRequeueReason string
+	// adminComment is the policies' note on the job (an idle-GPU warning).
+	adminComment string
 }
 
 // node is the in-memory record of one configured node.
@@ -74,6 +82,8 @@ type node struct {
 	reasonUser    string
 	reasonTime    time.Time
 	gpuDrain      map[string]string // uuid → reason
+	gpuDrainBy    map[string]string // uuid → who drained it (a user, or actorHealth)
+	healthExempt  map[string]bool   // uuids whose health decisions are logged, not applied
 	jobs          map[core.JobID]struct{}
 	samples       map[string]gres.Sample
 	conditions    []gres.Condition

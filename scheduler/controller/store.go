@@ -122,12 +122,14 @@ type nodeRecord struct {
 	ReasonUser string            `json:"reasonUser,omitempty"`
 	ReasonTime time.Time         `json:"reasonTime,omitzero"`
 	GPUDrain   map[string]string `json:"gpuDrain,omitempty"`
+	GPUDrainBy map[string]string `json:"gpuDrainBy,omitempty"`
+	Exempt     map[string]bool   `json:"healthExempt,omitempty"`
 	Inventory  *gres.Inventory   `json:"inventory,omitempty"`
 }
 
 func (n *node) write() (write, error) {
 	b, err := json.Marshal(nodeRecord{Drain: n.drain, Down: n.down, Reason: n.reason, ReasonUser: n.reasonUser,
-		ReasonTime: n.reasonTime, GPUDrain: n.gpuDrain, Inventory: n.inv})
+		ReasonTime: n.reasonTime, GPUDrain: n.gpuDrain, GPUDrainBy: n.gpuDrainBy, Exempt: n.healthExempt, Inventory: n.inv})
 	if err != nil {
 		return write{}, fmt.Errorf("controller: encode node %s: %w", n.name, err)
 	}
@@ -187,7 +189,7 @@ func (s *store) load(st *state, nodes func(name string) *node) error {
 				return fmt.Errorf("node %s: %w", k, err)
 			}
 			n.drain, n.down, n.reason, n.reasonUser, n.reasonTime = rec.Drain, rec.Down, rec.Reason, rec.ReasonUser, rec.ReasonTime
-			n.gpuDrain = rec.GPUDrain
+			n.gpuDrain, n.gpuDrainBy, n.healthExempt = rec.GPUDrain, rec.GPUDrainBy, rec.Exempt
 			if rec.Inventory != nil {
 				n.setInventory(rec.Inventory)
 			}

@@ -1,0 +1,312 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/parityhpc/parity/gres"
+	"github.com/parityhpc/parity/healthcheck"
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/config"
+)
+
+// Event kinds of the health policy besides drain and resume.
+const (
+	EventHealth = "health" // a verdict change, a diagnosis asked for, an exempt device's decision
+	EventAlert  = "alert"  // needs a human: a device held for flapping, the drain cap reached
+)
+
+// maxEvidence bounds the evidence kept on one event.
+const maxEvidence = 4096
+
+// healthApply collects what one batch of decisions does.
+type healthApply struct {
+	c      *Controller
+	n      *node
+	now    time.Time
+	ws     []write
+	afters []func()
+	dirty  bool            // the node's record changed
+	skip   map[string]bool // uuids ("" = the node) whose drain was not applied: no requeue either
+}
+
+// applyHealth applies a node's health decisions through the writer.
+func (c *Controller) applyHealth(ctx context.Context, name string, ds []healthcheck.Decision) error {
+	return c.mutate(ctx, func() ([]write, func(), error) {
+		n := c.st.nodes[name]
+		if n == nil {
+			return nil, nil, nil
+		}
+		ws, after := c.applyHealthLocked(n, ds)
+		return ws, after, nil
+	})
+}
+
+// applyHealthLocked turns decisions into state changes, orders and
+// decision log entries (c.mu held, in the writer). Admin drains win: the
+// policy never resumes what it did not drain. In dry-run every decision is
+// only logged; decisions about an exempt device are logged, not applied.
+func (c *Controller) applyHealthLocked(n *node, ds []healthcheck.Decision) ([]write, func()) {
+	a := &healthApply{c: c, n: n, now: c.now(), skip: map[string]bool{}}
+	for _, d := range ds {
+		c.metrics.healthDecision(string(d.Action))
+		switch {
+		case c.cfg.Health.DryRun && d.Action != healthcheck.ActionNone:
+			a.note(d, EventHealth, "dry-run: not applied")
+		case a.exempt(d) && d.Action != healthcheck.ActionNone:
+			a.skip[d.UUID] = true
+			a.note(d, EventHealth, "exempt: not applied")
+		default:
+			a.apply(d)
+		}
+	}
+	if a.dirty {
+		if w, err := n.write(); err == nil {
+			a.ws = append(a.ws, w)
+		} else {
+			c.log.Error("health: node record", "node", n.name, "err", err)
+		}
+	}
+	afters := a.afters
+	return a.ws, func() {
+		for _, f := range afters {
+			f()
+		}
+		c.trigger()
+	}
+}
+
+// exempt reports whether a decision concerns only exempt devices.
+func (a *healthApply) exempt(d healthcheck.Decision) bool {
+	if d.UUID != "" {
+		return a.n.healthExempt[d.UUID]
+	}
+	conds := d.Evidence.Conditions
+	return len(conds) > 0 && !slices.ContainsFunc(conds, func(c gres.Condition) bool { return !a.n.healthExempt[c.UUID] })
+}
+
+func (a *healthApply) apply(d healthcheck.Decision) {
+	switch d.Action {
+	case healthcheck.ActionDrainGPU:
+		a.drainGPU(d)
+	case healthcheck.ActionRequeueJobs:
+		a.requeueJobs(d)
+	case healthcheck.ActionDrainNode:
+		a.drainNode(d)
+	case healthcheck.ActionResumeGPU:
+		a.resumeGPU(d)
+	case healthcheck.ActionResumeNode:
+		a.resumeNode(d)
+	case healthcheck.ActionDiagnose:
+		a.diagnose(d)
+	case healthcheck.ActionHold:
+		a.hold(d)
+	default:
+		a.note(d, EventHealth, "")
+	}
+}
+
+// note records a decision in the decision log with its evidence.
+func (a *healthApply) note(d healthcheck.Decision, kind, verdict string) *pb.Event {
+	ev := &pb.Event{Kind: kind, Node: a.n.name, Actor: actorHealth, Reason: d.Reason, Verdict: d.To.String(),
+		Fields: map[string]string{"action": string(d.Action), "rule": string(d.Evidence.Rule), "from": d.From.String(), "to": d.To.String()}}
+	if verdict != "" {
+		ev.Verdict = verdict
+	}
+	if d.UUID != "" {
+		ev.Fields["devices"] = d.UUID
+	}
+	if b, err := json.Marshal(d.Evidence); err == nil && len(b) > 2 {
+		if len(b) > maxEvidence {
+			b = append(b[:maxEvidence:maxEvidence], "…"...)
+		}
+		ev.Fields["evidence"] = string(b)
+	}
+	a.ws = append(a.ws, a.c.record(ev)...)
+	return ev
+}
+
+// capped reports whether the cluster-wide drain cap stops this drain, and
+// otherwise counts it.
+func (a *healthApply) capped(d healthcheck.Decision) bool {
+	h, limit := a.c.health, a.c.cfg.Health.MaxDrainsPerHour
+	cut := a.now.Add(-time.Hour)
+	h.drains = slices.DeleteFunc(h.drains, func(t time.Time) bool { return !t.After(cut) })
+	if limit <= 0 || len(h.drains) < limit {
+		h.drains = append(h.drains, a.now)
+		return false
+	}
+	a.skip[d.UUID] = true
+	a.c.metrics.drainCapped.Inc()
+	ev := a.note(d, EventAlert, fmt.Sprintf("drain cap reached: %d automatic drains in the last hour (limit %d); not drained", len(h.drains), limit))
+	ev.Detail = "would " + string(d.Action) + "; an admin must decide"
+	a.c.log.Warn("health: drain cap reached", "node", a.n.name, "device", d.UUID, "reason", d.Reason, "drains", len(h.drains))
+	return true
+}
+
+func (a *healthApply) drainGPU(d healthcheck.Decision) {
+	n := a.n
+	if _, drained := n.gpuDrain[d.UUID]; drained && n.gpuDrainBy[d.UUID] != actorHealth {
+		a.note(d, EventHealth, "already drained by "+orUnknown(n.gpuDrainBy[d.UUID])+": kept")
+		return
+	}
+	if a.capped(d) {
+		return
+	}
+	if n.gpuDrain == nil {
+		n.gpuDrain = map[string]string{}
+	}
+	if n.gpuDrainBy == nil {
+		n.gpuDrainBy = map[string]string{}
+	}
+	n.gpuDrain[d.UUID], n.gpuDrainBy[d.UUID] = "health: "+d.Reason, actorHealth
+	a.dirty = true
+	a.note(d, EventDrain, "")
+	a.c.log.Warn("health: GPU drained", "node", n.name, "device", d.UUID, "reason", d.Reason)
+}
+
+func (a *healthApply) drainNode(d healthcheck.Decision) {
+	n := a.n
+	if n.drain && n.reasonUser != actorHealth {
+		a.note(d, EventHealth, "node already drained by "+orUnknown(n.reasonUser)+": kept")
+		return
+	}
+	if a.capped(d) {
+		return
+	}
+	n.drain, n.reason, n.reasonUser, n.reasonTime = true, "health: "+d.Reason, actorHealth, a.now
+	a.dirty = true
+	a.note(d, EventDrain, "")
+	a.c.log.Warn("health: node drained", "node", n.name, "reason", d.Reason)
+}
+
+func (a *healthApply) resumeGPU(d healthcheck.Decision) {
+	n := a.n
+	if _, drained := n.gpuDrain[d.UUID]; drained && n.gpuDrainBy[d.UUID] != actorHealth {
+		a.note(d, EventHealth, "drained by "+orUnknown(n.gpuDrainBy[d.UUID])+": left drained")
+		return
+	}
+	if _, drained := n.gpuDrain[d.UUID]; !drained {
+		a.note(d, EventHealth, "")
+		return
+	}
+	delete(n.gpuDrain, d.UUID)
+	delete(n.gpuDrainBy, d.UUID)
+	a.dirty = true
+	a.note(d, EventResume, "")
+	a.c.log.Info("health: GPU resumed", "node", n.name, "device", d.UUID, "reason", d.Reason)
+}
+
+func (a *healthApply) resumeNode(d healthcheck.Decision) {
+	n := a.n
+	switch {
+	case !n.drain:
+		a.note(d, EventHealth, "")
+	case n.reasonUser != actorHealth:
+		a.note(d, EventHealth, "drained by "+orUnknown(n.reasonUser)+": left drained")
+	default:
+		n.drain, n.reason, n.reasonUser, n.reasonTime = false, "", "", a.now
+		a.dirty = true
+		a.note(d, EventResume, "")
+		a.c.log.Info("health: node resumed", "node", n.name, "reason", d.Reason)
+	}
+}
+
+// diagnose sends the node's agent a diagnose order for the device.
+func (a *healthApply) diagnose(d healthcheck.Decision) {
+	ev := a.note(d, EventHealth, "")
+	level := a.c.cfg.Health.DiagnoseLevel
+	ev.Fields["level"] = fmt.Sprint(level)
+	orders, uuid := a.n.orders, d.UUID
+	a.afters = append(a.afters, func() {
+		orders.push(&pb.Order{Kind: "diagnose", Device: uuid, Level: int32(level), Reason: d.Reason})
+	})
+}
+
+// hold keeps a flapping device drained until an admin resumes it.
+func (a *healthApply) hold(d healthcheck.Decision) {
+	n := a.n
+	if n.gpuDrainBy[d.UUID] == actorHealth {
+		n.gpuDrain[d.UUID] = "health: held: " + d.Reason
+		a.dirty = true
+	}
+	a.c.metrics.healthHeld.Inc()
+	a.note(d, EventAlert, "held: an admin must resume it")
+	a.c.log.Warn("health: device held for flapping", "node", n.name, "device", d.UUID, "reason", d.Reason)
+}
+
+// requeueJobs stops the running jobs on the failed GPU (or on the whole
+// node): each is requeued when the policy, the job or the cluster allow
+// it, else it ends NODE_FAIL — with the health reason either way, which
+// explain and the accounting end decision show.
+func (a *healthApply) requeueJobs(d healthcheck.Decision) {
+	c, n := a.c, a.n
+	if a.skip[d.UUID] {
+		return
+	}
+	reason := "health: " + d.Reason
+	if d.UUID != "" {
+		reason = fmt.Sprintf("health: GPU %s on %s failed: %s", d.UUID, n.name, d.Reason)
+	}
+	for _, id := range sortedJobIDs(n.jobs) {
+		j := c.st.jobs[id]
+		if j == nil || j.state != StateRunning || (d.UUID != "" && !holdsDevice(j, n.name, d.UUID)) {
+			continue
+		}
+		requeue := c.cfg.Health.OnFault == config.OnFaultRequeue && (j.spec.GetRequeue() || c.cfg.RequeueOnNodeFail)
+		j.state, j.requeueOnEnd, j.faultReason, j.faultState = StateCompleting, requeue, reason, StateNodeFail
+		j.syncCoreState()
+		a.ws = append(a.ws, c.jobWrites(j)...)
+		kind := EventNodeFail
+		if requeue {
+			kind = EventRequeue
+		}
+		ev := jobEvent(kind, j, actorHealth)
+		ev.Nodes, ev.Reason, ev.Verdict = allocNodes(j), reason, d.To.String()
+		if d.UUID != "" {
+			ev.Fields["devices"] = d.UUID
+		}
+		a.ws = append(a.ws, c.record(ev)...)
+		c.metrics.healthJobs.WithLabelValues(kind).Inc()
+		a.afters = append(a.afters, func() { c.sendKill(j, reason) })
+	}
+}
+
+func holdsDevice(j *job, node, uuid string) bool {
+	for _, al := range j.core.Alloc {
+		if al.Node == node && slices.Contains(al.Devices, uuid) {
+			return true
+		}
+	}
+	return false
+}
+
+func orUnknown(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "an admin"
+	}
+	return s
+}
+
+// evaluateHealthLocked advances every tracker's clock (silent devices
+// become unknown) and applies what that decides (c.mu held, in the writer).
+func (c *Controller) evaluateHealthLocked(now time.Time) ([]write, []func()) {
+	var ws []write
+	var afters []func()
+	for _, name := range c.st.names {
+		tr := c.health.trackers[name]
+		if tr == nil {
+			continue
+		}
+		if ds := tr.Evaluate(now); len(ds) > 0 {
+			w, a := c.applyHealthLocked(c.st.nodes[name], ds)
+			ws = append(ws, w...)
+			afters = append(afters, a)
+		}
+	}
+	return ws, afters
+}

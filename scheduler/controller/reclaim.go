@@ -1,0 +1,161 @@
+package controller
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/parityhpc/parity/healthcheck"
+	"github.com/parityhpc/parity/scheduler/api"
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/core"
+)
+
+// Reasons the reclaimer leaves on jobs.
+const (
+	ReasonIdleGPU = "IdleGPU" // a running job warned that its GPUs look idle
+	actorReclaim  = "reclaim"
+)
+
+// reclaimLocked walks every running GPU job through the reclaimer's
+// warn → reclaim ladder at now and applies what is due (c.mu held, in the
+// writer). A warning shows on the job (reason IdleGPU, admin comment) and
+// in the decision log; a reclamation cancels or requeues the job with the
+// IDLE_GPU reason. Dry-run decisions are logged only.
+func (c *Controller) reclaimLocked(now time.Time) ([]write, []func()) {
+	r := c.health.reclaimer
+	if r == nil {
+		return nil, nil
+	}
+	var jobs []healthcheck.Job
+	for _, j := range c.st.active {
+		if j.state != StateRunning {
+			continue
+		}
+		hj := healthcheck.Job{ID: strconv.FormatUint(uint64(j.core.ID), 10), Account: j.core.Account, QOS: j.core.QOS,
+			Partition: j.core.Partition, Start: j.core.Start}
+		for _, a := range j.core.Alloc {
+			hj.GPUs = append(hj.GPUs, a.Devices...)
+		}
+		jobs = append(jobs, hj)
+	}
+	var ws []write
+	var afters []func()
+	for _, d := range r.Evaluate(jobs, now) {
+		id, err := strconv.ParseUint(d.JobID, 10, 64)
+		j := c.st.jobs[core.JobID(id)]
+		if err != nil || j == nil || j.state != StateRunning {
+			continue
+		}
+		w, after := c.applyReclaimLocked(j, d, now)
+		ws = append(ws, w...)
+		if after != nil {
+			afters = append(afters, after)
+		}
+	}
+	return ws, afters
+}
+
+func (c *Controller) applyReclaimLocked(j *job, d healthcheck.ReclaimDecision, now time.Time) ([]write, func()) {
+	c.metrics.reclaims.WithLabelValues(string(d.Action), strconv.FormatBool(d.DryRun)).Inc()
+	ev := jobEvent(EventReclaim, j, actorReclaim)
+	ev.Nodes, ev.Reason = allocNodes(j), d.Reason
+	ev.Fields["action"], ev.Fields["account"] = string(d.Action), j.core.Account
+	ev.Fields["gpus"] = strconv.Itoa(len(d.GPUs))
+	ev.Fields["threshold_pct"] = strconv.FormatFloat(d.Threshold, 'g', -1, 64)
+	if !d.IdleSince.IsZero() {
+		ev.Fields["idle_since"] = d.IdleSince.UTC().Format(time.RFC3339)
+	}
+	if d.DryRun {
+		ev.Fields["dry_run"] = "true"
+		ev.Verdict = "dry-run: not applied"
+	}
+	var after func()
+	switch d.Action {
+	case healthcheck.ReclaimWarn:
+		if !d.DryRun {
+			j.reason, j.detail, j.adminComment = ReasonIdleGPU, d.Reason, d.Reason
+		}
+	case healthcheck.ReclaimClear:
+		if !d.DryRun && j.reason == ReasonIdleGPU {
+			j.reason, j.detail, j.adminComment = "None", "", ""
+		}
+	case healthcheck.ReclaimNow:
+		gpus := float64(len(d.GPUs))
+		idle := gpus * now.Sub(d.IdleSince).Hours()
+		freed := 0.0
+		if end := j.core.Start.Add(j.core.TimeLimit); j.core.TimeLimit > 0 && end.After(now) {
+			freed = gpus * end.Sub(now).Hours()
+		}
+		ev.Fields["mode"] = string(d.Mode)
+		ev.Fields["idle_gpu_hours"] = strconv.FormatFloat(idle, 'f', 4, 64)
+		ev.Fields["freed_gpu_hours"] = strconv.FormatFloat(freed, 'f', 4, 64)
+		if d.DryRun {
+			break
+		}
+		c.metrics.reclaimedHours.WithLabelValues(j.core.Account).Add(idle)
+		j.state, j.faultReason = StateCompleting, d.Reason
+		if d.Mode == healthcheck.ReclaimRequeue {
+			j.requeueOnEnd, j.faultState = true, ""
+		} else {
+			j.cancelledBy, j.faultState = actorReclaim, StateCancelled
+		}
+		j.syncCoreState()
+		reason := d.Reason
+		after = func() { c.sendKill(j, reason) }
+		c.log.Warn("reclaim: idle GPUs", "job", j.core.ID, "account", j.core.Account, "mode", d.Mode, "idle_gpu_hours", idle)
+	}
+	ws := c.jobWrites(j)
+	return append(ws, c.record(ev)...), after
+}
+
+// ReclaimReport sums the decision log's reclamations per account.
+func (s *clusterService) ReclaimReport(ctx context.Context, req *pb.ReclaimReportRequest) (*pb.ReclaimReportResponse, error) {
+	c := s.c
+	evs, err := c.events(eventFilter{kinds: []string{EventReclaim}, since: api.Time(req.GetSince()), until: api.Time(req.GetUntil()),
+		visible: eventVisible(caller(ctx))})
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "%v", err)
+	}
+	return &pb.ReclaimReportResponse{Accounts: reclaimReport(evs)}, nil
+}
+
+// reclaimReport aggregates reclaim events per account, in account order.
+func reclaimReport(evs []*pb.Event) []*pb.AccountReclaim {
+	by := map[string]*pb.AccountReclaim{}
+	for _, ev := range evs {
+		f := ev.GetFields()
+		acct := f["account"]
+		r := by[acct]
+		if r == nil {
+			r = &pb.AccountReclaim{Account: acct}
+			by[acct] = r
+		}
+		dry := f["dry_run"] == "true"
+		switch f["action"] {
+		case string(healthcheck.ReclaimWarn):
+			if !dry {
+				r.Warnings++
+			}
+		case string(healthcheck.ReclaimNow):
+			if dry {
+				r.DryRunJobs++
+				continue
+			}
+			idle, _ := strconv.ParseFloat(f["idle_gpu_hours"], 64)
+			freed, _ := strconv.ParseFloat(f["freed_gpu_hours"], 64)
+			r.Jobs++
+			r.IdleGpuHours += idle
+			r.FreedGpuHours += freed
+		}
+	}
+	out := make([]*pb.AccountReclaim, 0, len(by))
+	for _, k := range sortedKeys(by) {
+		out = append(out, by[k])
+	}
+	return slices.Clip(out)
+}
