@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -178,8 +179,10 @@ type client struct {
 	log        *slog.Logger
 	version    uint32
 	versionStr string
-	info       vendors.Info
 	methods    []string
+
+	mu   sync.Mutex // guards info
+	info vendors.Info
 }
 
 // withDefaultTimeout applies d when ctx has no deadline of its own.
@@ -196,9 +199,12 @@ func (c *client) call(ctx context.Context, timeout time.Duration) (context.Conte
 	return metadata.AppendToOutgoingContext(ctx, versionHeader, c.versionStr), cancel
 }
 
-// Info returns the adapter's Info as of the handshake; it performs no I/O.
+// Info returns the adapter's Info as of the handshake or the last
+// Discover, whichever came later; it performs no I/O.
 func (c *client) Info() vendors.Info {
+	c.mu.Lock()
 	i := c.info
+	c.mu.Unlock()
 	i.Capabilities = slices.Clone(i.Capabilities)
 	i.VisibleDevicesEnv = slices.Clone(i.VisibleDevicesEnv)
 	return i
@@ -217,9 +223,14 @@ func (c *client) Discover(ctx context.Context) (gres.Inventory, error) {
 	if err != nil {
 		return gres.Inventory{}, fromStatus("discover", err)
 	}
-	inv, err := inventoryFromPB(resp)
+	inv, err := inventoryFromPB(resp.GetInventory())
 	if err != nil {
 		return gres.Inventory{}, fmt.Errorf("plugin: discover: adapter sent a malformed inventory: %w", err)
+	}
+	if resp.GetInfo() != nil {
+		c.mu.Lock()
+		c.info = infoFromPB(resp.GetInfo())
+		c.mu.Unlock()
 	}
 	return inv, nil
 }

@@ -46,7 +46,12 @@ type serveOptions struct {
 	versions []uint32
 	logger   *slog.Logger
 	grace    time.Duration
+	ready    func()
 }
+
+// WithReady sets a func Serve calls once the socket accepts connections
+// (to tell a supervisor, or a test, that the adapter is up).
+func WithReady(f func()) ServeOption { return func(o *serveOptions) { o.ready = f } }
 
 // WithServerVersions sets the protocol versions the adapter speaks (by
 // default every version this package knows).
@@ -104,6 +109,9 @@ func Serve(ctx context.Context, socketPath string, d vendors.Driver, opts ...Ser
 	errc := make(chan error, 1)
 	go func() { errc <- gs.Serve(lis) }()
 	srv.log.Info("plugin: serving", "versions", o.versions)
+	if o.ready != nil {
+		o.ready()
+	}
 	select {
 	case err := <-errc:
 		return fmt.Errorf("plugin: serve %s: %w", socketPath, err)
@@ -250,7 +258,7 @@ func (s *server) Handshake(_ context.Context, req *pb.HandshakeRequest) (*pb.Han
 	return &pb.HandshakeResponse{ProtocolVersion: best, Info: infoToPB(s.d.Info()), Methods: methodsOf(s.d)}, nil
 }
 
-func (s *server) Discover(ctx context.Context, _ *pb.DiscoverRequest) (*pb.Inventory, error) {
+func (s *server) Discover(ctx context.Context, _ *pb.DiscoverRequest) (*pb.DiscoverResponse, error) {
 	inv, err := s.d.Discover(ctx)
 	if err != nil {
 		return nil, toStatus(err)
@@ -259,7 +267,7 @@ func (s *server) Discover(ctx context.Context, _ *pb.DiscoverRequest) (*pb.Inven
 	if err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
-	return out, nil
+	return &pb.DiscoverResponse{Inventory: out, Info: infoToPB(s.d.Info())}, nil
 }
 
 func (s *server) Prepare(ctx context.Context, req *pb.PrepareRequest) (*pb.Prepared, error) {

@@ -259,6 +259,60 @@ func (*DiscoverRequest) Descriptor() ([]byte, []int) {
 	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{3}
 }
 
+// DiscoverResponse carries the inventory and the driver's Info as of the
+// discovery: some drivers learn their version only by discovering.
+type DiscoverResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Inventory     *Inventory             `protobuf:"bytes,1,opt,name=inventory,proto3" json:"inventory,omitempty"`
+	Info          *Info                  `protobuf:"bytes,2,opt,name=info,proto3" json:"info,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiscoverResponse) Reset() {
+	*x = DiscoverResponse{}
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiscoverResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiscoverResponse) ProtoMessage() {}
+
+func (x *DiscoverResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiscoverResponse.ProtoReflect.Descriptor instead.
+func (*DiscoverResponse) Descriptor() ([]byte, []int) {
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *DiscoverResponse) GetInventory() *Inventory {
+	if x != nil {
+		return x.Inventory
+	}
+	return nil
+}
+
+func (x *DiscoverResponse) GetInfo() *Info {
+	if x != nil {
+		return x.Info
+	}
+	return nil
+}
+
 // DeviceFile is gres.DeviceFile.
 type DeviceFile struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -271,7 +325,7 @@ type DeviceFile struct {
 
 func (x *DeviceFile) Reset() {
 	*x = DeviceFile{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[4]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -283,7 +337,7 @@ func (x *DeviceFile) String() string {
 func (*DeviceFile) ProtoMessage() {}
 
 func (x *DeviceFile) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[4]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -296,7 +350,7 @@ func (x *DeviceFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeviceFile.ProtoReflect.Descriptor instead.
 func (*DeviceFile) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{4}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *DeviceFile) GetPath() string {
@@ -333,7 +387,7 @@ type Link struct {
 
 func (x *Link) Reset() {
 	*x = Link{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[5]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -345,7 +399,7 @@ func (x *Link) String() string {
 func (*Link) ProtoMessage() {}
 
 func (x *Link) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[5]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -358,7 +412,7 @@ func (x *Link) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Link.ProtoReflect.Descriptor instead.
 func (*Link) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{5}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Link) GetPeer() string {
@@ -413,7 +467,7 @@ type Device struct {
 
 func (x *Device) Reset() {
 	*x = Device{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[6]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -425,7 +479,7 @@ func (x *Device) String() string {
 func (*Device) ProtoMessage() {}
 
 func (x *Device) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[6]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -438,7 +492,7 @@ func (x *Device) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Device.ProtoReflect.Descriptor instead.
 func (*Device) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{6}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Device) GetUuid() string {
@@ -557,7 +611,7 @@ type NUMANode struct {
 
 func (x *NUMANode) Reset() {
 	*x = NUMANode{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[7]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -569,7 +623,7 @@ func (x *NUMANode) String() string {
 func (*NUMANode) ProtoMessage() {}
 
 func (x *NUMANode) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[7]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -582,7 +636,7 @@ func (x *NUMANode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NUMANode.ProtoReflect.Descriptor instead.
 func (*NUMANode) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{7}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *NUMANode) GetId() int32 {
@@ -621,7 +675,7 @@ type Host struct {
 
 func (x *Host) Reset() {
 	*x = Host{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[8]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -633,7 +687,7 @@ func (x *Host) String() string {
 func (*Host) ProtoMessage() {}
 
 func (x *Host) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[8]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -646,7 +700,7 @@ func (x *Host) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Host.ProtoReflect.Descriptor instead.
 func (*Host) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{8}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Host) GetHostname() string {
@@ -705,7 +759,7 @@ type Inventory struct {
 
 func (x *Inventory) Reset() {
 	*x = Inventory{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[9]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -717,7 +771,7 @@ func (x *Inventory) String() string {
 func (*Inventory) ProtoMessage() {}
 
 func (x *Inventory) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[9]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -730,7 +784,7 @@ func (x *Inventory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Inventory.ProtoReflect.Descriptor instead.
 func (*Inventory) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{9}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Inventory) GetVendor() string {
@@ -778,7 +832,7 @@ type PrepareRequest struct {
 
 func (x *PrepareRequest) Reset() {
 	*x = PrepareRequest{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[10]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -790,7 +844,7 @@ func (x *PrepareRequest) String() string {
 func (*PrepareRequest) ProtoMessage() {}
 
 func (x *PrepareRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[10]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -803,7 +857,7 @@ func (x *PrepareRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrepareRequest.ProtoReflect.Descriptor instead.
 func (*PrepareRequest) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{10}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *PrepareRequest) GetId() string {
@@ -831,7 +885,7 @@ type Mount struct {
 
 func (x *Mount) Reset() {
 	*x = Mount{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[11]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -843,7 +897,7 @@ func (x *Mount) String() string {
 func (*Mount) ProtoMessage() {}
 
 func (x *Mount) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[11]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -856,7 +910,7 @@ func (x *Mount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Mount.ProtoReflect.Descriptor instead.
 func (*Mount) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{11}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Mount) GetSource() string {
@@ -892,7 +946,7 @@ type Prepared struct {
 
 func (x *Prepared) Reset() {
 	*x = Prepared{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[12]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -904,7 +958,7 @@ func (x *Prepared) String() string {
 func (*Prepared) ProtoMessage() {}
 
 func (x *Prepared) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[12]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -917,7 +971,7 @@ func (x *Prepared) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Prepared.ProtoReflect.Descriptor instead.
 func (*Prepared) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{12}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Prepared) GetEnv() map[string]string {
@@ -950,7 +1004,7 @@ type ReleaseRequest struct {
 
 func (x *ReleaseRequest) Reset() {
 	*x = ReleaseRequest{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[13]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -962,7 +1016,7 @@ func (x *ReleaseRequest) String() string {
 func (*ReleaseRequest) ProtoMessage() {}
 
 func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[13]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -975,7 +1029,7 @@ func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{13}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ReleaseRequest) GetId() string {
@@ -993,7 +1047,7 @@ type ReleaseResponse struct {
 
 func (x *ReleaseResponse) Reset() {
 	*x = ReleaseResponse{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[14]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1005,7 +1059,7 @@ func (x *ReleaseResponse) String() string {
 func (*ReleaseResponse) ProtoMessage() {}
 
 func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[14]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1018,7 +1072,7 @@ func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseResponse) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{14}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{15}
 }
 
 type SampleRequest struct {
@@ -1029,7 +1083,7 @@ type SampleRequest struct {
 
 func (x *SampleRequest) Reset() {
 	*x = SampleRequest{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[15]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1041,7 +1095,7 @@ func (x *SampleRequest) String() string {
 func (*SampleRequest) ProtoMessage() {}
 
 func (x *SampleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[15]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1054,7 +1108,7 @@ func (x *SampleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SampleRequest.ProtoReflect.Descriptor instead.
 func (*SampleRequest) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{15}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{16}
 }
 
 // Sample is gres.Sample.
@@ -1076,7 +1130,7 @@ type Sample struct {
 
 func (x *Sample) Reset() {
 	*x = Sample{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[16]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1088,7 +1142,7 @@ func (x *Sample) String() string {
 func (*Sample) ProtoMessage() {}
 
 func (x *Sample) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[16]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1101,7 +1155,7 @@ func (x *Sample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sample.ProtoReflect.Descriptor instead.
 func (*Sample) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{16}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Sample) GetUuid() string {
@@ -1183,7 +1237,7 @@ type SampleResponse struct {
 
 func (x *SampleResponse) Reset() {
 	*x = SampleResponse{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[17]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1195,7 +1249,7 @@ func (x *SampleResponse) String() string {
 func (*SampleResponse) ProtoMessage() {}
 
 func (x *SampleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[17]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1208,7 +1262,7 @@ func (x *SampleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SampleResponse.ProtoReflect.Descriptor instead.
 func (*SampleResponse) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{17}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SampleResponse) GetSamples() []*Sample {
@@ -1226,7 +1280,7 @@ type WatchHealthRequest struct {
 
 func (x *WatchHealthRequest) Reset() {
 	*x = WatchHealthRequest{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[18]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1238,7 +1292,7 @@ func (x *WatchHealthRequest) String() string {
 func (*WatchHealthRequest) ProtoMessage() {}
 
 func (x *WatchHealthRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[18]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1251,7 +1305,7 @@ func (x *WatchHealthRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchHealthRequest.ProtoReflect.Descriptor instead.
 func (*WatchHealthRequest) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{18}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{19}
 }
 
 // Condition is gres.Condition; severity is gres.Severity's number
@@ -1271,7 +1325,7 @@ type Condition struct {
 
 func (x *Condition) Reset() {
 	*x = Condition{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[19]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1283,7 +1337,7 @@ func (x *Condition) String() string {
 func (*Condition) ProtoMessage() {}
 
 func (x *Condition) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[19]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1296,7 +1350,7 @@ func (x *Condition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Condition.ProtoReflect.Descriptor instead.
 func (*Condition) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{19}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Condition) GetUuid() string {
@@ -1358,7 +1412,7 @@ type DiagnoseRequest struct {
 
 func (x *DiagnoseRequest) Reset() {
 	*x = DiagnoseRequest{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[20]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1370,7 +1424,7 @@ func (x *DiagnoseRequest) String() string {
 func (*DiagnoseRequest) ProtoMessage() {}
 
 func (x *DiagnoseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[20]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1383,7 +1437,7 @@ func (x *DiagnoseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiagnoseRequest.ProtoReflect.Descriptor instead.
 func (*DiagnoseRequest) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{20}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *DiagnoseRequest) GetUuid() string {
@@ -1411,7 +1465,7 @@ type DiagnosisTest struct {
 
 func (x *DiagnosisTest) Reset() {
 	*x = DiagnosisTest{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[21]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1423,7 +1477,7 @@ func (x *DiagnosisTest) String() string {
 func (*DiagnosisTest) ProtoMessage() {}
 
 func (x *DiagnosisTest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[21]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1436,7 +1490,7 @@ func (x *DiagnosisTest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiagnosisTest.ProtoReflect.Descriptor instead.
 func (*DiagnosisTest) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{21}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DiagnosisTest) GetName() string {
@@ -1473,7 +1527,7 @@ type Diagnosis struct {
 
 func (x *Diagnosis) Reset() {
 	*x = Diagnosis{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[22]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1485,7 +1539,7 @@ func (x *Diagnosis) String() string {
 func (*Diagnosis) ProtoMessage() {}
 
 func (x *Diagnosis) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[22]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1498,7 +1552,7 @@ func (x *Diagnosis) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Diagnosis.ProtoReflect.Descriptor instead.
 func (*Diagnosis) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{22}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Diagnosis) GetUuid() string {
@@ -1547,7 +1601,10 @@ const file_parity_plugin_v1_driver_proto_rawDesc = "" +
 	"\aversion\x18\x03 \x01(\tR\aversion\x12\"\n" +
 	"\fcapabilities\x18\x04 \x03(\tR\fcapabilities\x12.\n" +
 	"\x13visible_devices_env\x18\x05 \x03(\tR\x11visibleDevicesEnv\"\x11\n" +
-	"\x0fDiscoverRequest\"L\n" +
+	"\x0fDiscoverRequest\"y\n" +
+	"\x10DiscoverResponse\x129\n" +
+	"\tinventory\x18\x01 \x01(\v2\x1b.parity.plugin.v1.InventoryR\tinventory\x12*\n" +
+	"\x04info\x18\x02 \x01(\v2\x16.parity.plugin.v1.InfoR\x04info\"L\n" +
 	"\n" +
 	"DeviceFile\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x14\n" +
@@ -1652,10 +1709,10 @@ const file_parity_plugin_v1_driver_proto_rawDesc = "" +
 	"\x04uuid\x18\x01 \x01(\tR\x04uuid\x12\x16\n" +
 	"\x06passed\x18\x02 \x01(\bR\x06passed\x12\x14\n" +
 	"\x05level\x18\x03 \x01(\x05R\x05level\x125\n" +
-	"\x05tests\x18\x04 \x03(\v2\x1f.parity.plugin.v1.DiagnosisTestR\x05tests2\xb0\x04\n" +
+	"\x05tests\x18\x04 \x03(\v2\x1f.parity.plugin.v1.DiagnosisTestR\x05tests2\xb7\x04\n" +
 	"\x06Driver\x12T\n" +
-	"\tHandshake\x12\".parity.plugin.v1.HandshakeRequest\x1a#.parity.plugin.v1.HandshakeResponse\x12J\n" +
-	"\bDiscover\x12!.parity.plugin.v1.DiscoverRequest\x1a\x1b.parity.plugin.v1.Inventory\x12G\n" +
+	"\tHandshake\x12\".parity.plugin.v1.HandshakeRequest\x1a#.parity.plugin.v1.HandshakeResponse\x12Q\n" +
+	"\bDiscover\x12!.parity.plugin.v1.DiscoverRequest\x1a\".parity.plugin.v1.DiscoverResponse\x12G\n" +
 	"\aPrepare\x12 .parity.plugin.v1.PrepareRequest\x1a\x1a.parity.plugin.v1.Prepared\x12N\n" +
 	"\aRelease\x12 .parity.plugin.v1.ReleaseRequest\x1a!.parity.plugin.v1.ReleaseResponse\x12K\n" +
 	"\x06Sample\x12\x1f.parity.plugin.v1.SampleRequest\x1a .parity.plugin.v1.SampleResponse\x12R\n" +
@@ -1674,70 +1731,73 @@ func file_parity_plugin_v1_driver_proto_rawDescGZIP() []byte {
 	return file_parity_plugin_v1_driver_proto_rawDescData
 }
 
-var file_parity_plugin_v1_driver_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_parity_plugin_v1_driver_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_parity_plugin_v1_driver_proto_goTypes = []any{
 	(*HandshakeRequest)(nil),      // 0: parity.plugin.v1.HandshakeRequest
 	(*HandshakeResponse)(nil),     // 1: parity.plugin.v1.HandshakeResponse
 	(*Info)(nil),                  // 2: parity.plugin.v1.Info
 	(*DiscoverRequest)(nil),       // 3: parity.plugin.v1.DiscoverRequest
-	(*DeviceFile)(nil),            // 4: parity.plugin.v1.DeviceFile
-	(*Link)(nil),                  // 5: parity.plugin.v1.Link
-	(*Device)(nil),                // 6: parity.plugin.v1.Device
-	(*NUMANode)(nil),              // 7: parity.plugin.v1.NUMANode
-	(*Host)(nil),                  // 8: parity.plugin.v1.Host
-	(*Inventory)(nil),             // 9: parity.plugin.v1.Inventory
-	(*PrepareRequest)(nil),        // 10: parity.plugin.v1.PrepareRequest
-	(*Mount)(nil),                 // 11: parity.plugin.v1.Mount
-	(*Prepared)(nil),              // 12: parity.plugin.v1.Prepared
-	(*ReleaseRequest)(nil),        // 13: parity.plugin.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),       // 14: parity.plugin.v1.ReleaseResponse
-	(*SampleRequest)(nil),         // 15: parity.plugin.v1.SampleRequest
-	(*Sample)(nil),                // 16: parity.plugin.v1.Sample
-	(*SampleResponse)(nil),        // 17: parity.plugin.v1.SampleResponse
-	(*WatchHealthRequest)(nil),    // 18: parity.plugin.v1.WatchHealthRequest
-	(*Condition)(nil),             // 19: parity.plugin.v1.Condition
-	(*DiagnoseRequest)(nil),       // 20: parity.plugin.v1.DiagnoseRequest
-	(*DiagnosisTest)(nil),         // 21: parity.plugin.v1.DiagnosisTest
-	(*Diagnosis)(nil),             // 22: parity.plugin.v1.Diagnosis
-	nil,                           // 23: parity.plugin.v1.Device.AttributesEntry
-	nil,                           // 24: parity.plugin.v1.Prepared.EnvEntry
-	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
+	(*DiscoverResponse)(nil),      // 4: parity.plugin.v1.DiscoverResponse
+	(*DeviceFile)(nil),            // 5: parity.plugin.v1.DeviceFile
+	(*Link)(nil),                  // 6: parity.plugin.v1.Link
+	(*Device)(nil),                // 7: parity.plugin.v1.Device
+	(*NUMANode)(nil),              // 8: parity.plugin.v1.NUMANode
+	(*Host)(nil),                  // 9: parity.plugin.v1.Host
+	(*Inventory)(nil),             // 10: parity.plugin.v1.Inventory
+	(*PrepareRequest)(nil),        // 11: parity.plugin.v1.PrepareRequest
+	(*Mount)(nil),                 // 12: parity.plugin.v1.Mount
+	(*Prepared)(nil),              // 13: parity.plugin.v1.Prepared
+	(*ReleaseRequest)(nil),        // 14: parity.plugin.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),       // 15: parity.plugin.v1.ReleaseResponse
+	(*SampleRequest)(nil),         // 16: parity.plugin.v1.SampleRequest
+	(*Sample)(nil),                // 17: parity.plugin.v1.Sample
+	(*SampleResponse)(nil),        // 18: parity.plugin.v1.SampleResponse
+	(*WatchHealthRequest)(nil),    // 19: parity.plugin.v1.WatchHealthRequest
+	(*Condition)(nil),             // 20: parity.plugin.v1.Condition
+	(*DiagnoseRequest)(nil),       // 21: parity.plugin.v1.DiagnoseRequest
+	(*DiagnosisTest)(nil),         // 22: parity.plugin.v1.DiagnosisTest
+	(*Diagnosis)(nil),             // 23: parity.plugin.v1.Diagnosis
+	nil,                           // 24: parity.plugin.v1.Device.AttributesEntry
+	nil,                           // 25: parity.plugin.v1.Prepared.EnvEntry
+	(*timestamppb.Timestamp)(nil), // 26: google.protobuf.Timestamp
 }
 var file_parity_plugin_v1_driver_proto_depIdxs = []int32{
 	2,  // 0: parity.plugin.v1.HandshakeResponse.info:type_name -> parity.plugin.v1.Info
-	4,  // 1: parity.plugin.v1.Device.files:type_name -> parity.plugin.v1.DeviceFile
-	5,  // 2: parity.plugin.v1.Device.links:type_name -> parity.plugin.v1.Link
-	23, // 3: parity.plugin.v1.Device.attributes:type_name -> parity.plugin.v1.Device.AttributesEntry
-	7,  // 4: parity.plugin.v1.Host.numa:type_name -> parity.plugin.v1.NUMANode
-	6,  // 5: parity.plugin.v1.Inventory.devices:type_name -> parity.plugin.v1.Device
-	4,  // 6: parity.plugin.v1.Inventory.shared_files:type_name -> parity.plugin.v1.DeviceFile
-	8,  // 7: parity.plugin.v1.Inventory.host:type_name -> parity.plugin.v1.Host
-	24, // 8: parity.plugin.v1.Prepared.env:type_name -> parity.plugin.v1.Prepared.EnvEntry
-	4,  // 9: parity.plugin.v1.Prepared.device_files:type_name -> parity.plugin.v1.DeviceFile
-	11, // 10: parity.plugin.v1.Prepared.mounts:type_name -> parity.plugin.v1.Mount
-	25, // 11: parity.plugin.v1.Sample.time:type_name -> google.protobuf.Timestamp
-	16, // 12: parity.plugin.v1.SampleResponse.samples:type_name -> parity.plugin.v1.Sample
-	25, // 13: parity.plugin.v1.Condition.time:type_name -> google.protobuf.Timestamp
-	21, // 14: parity.plugin.v1.Diagnosis.tests:type_name -> parity.plugin.v1.DiagnosisTest
-	0,  // 15: parity.plugin.v1.Driver.Handshake:input_type -> parity.plugin.v1.HandshakeRequest
-	3,  // 16: parity.plugin.v1.Driver.Discover:input_type -> parity.plugin.v1.DiscoverRequest
-	10, // 17: parity.plugin.v1.Driver.Prepare:input_type -> parity.plugin.v1.PrepareRequest
-	13, // 18: parity.plugin.v1.Driver.Release:input_type -> parity.plugin.v1.ReleaseRequest
-	15, // 19: parity.plugin.v1.Driver.Sample:input_type -> parity.plugin.v1.SampleRequest
-	18, // 20: parity.plugin.v1.Driver.WatchHealth:input_type -> parity.plugin.v1.WatchHealthRequest
-	20, // 21: parity.plugin.v1.Driver.Diagnose:input_type -> parity.plugin.v1.DiagnoseRequest
-	1,  // 22: parity.plugin.v1.Driver.Handshake:output_type -> parity.plugin.v1.HandshakeResponse
-	9,  // 23: parity.plugin.v1.Driver.Discover:output_type -> parity.plugin.v1.Inventory
-	12, // 24: parity.plugin.v1.Driver.Prepare:output_type -> parity.plugin.v1.Prepared
-	14, // 25: parity.plugin.v1.Driver.Release:output_type -> parity.plugin.v1.ReleaseResponse
-	17, // 26: parity.plugin.v1.Driver.Sample:output_type -> parity.plugin.v1.SampleResponse
-	19, // 27: parity.plugin.v1.Driver.WatchHealth:output_type -> parity.plugin.v1.Condition
-	22, // 28: parity.plugin.v1.Driver.Diagnose:output_type -> parity.plugin.v1.Diagnosis
-	22, // [22:29] is the sub-list for method output_type
-	15, // [15:22] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	10, // 1: parity.plugin.v1.DiscoverResponse.inventory:type_name -> parity.plugin.v1.Inventory
+	2,  // 2: parity.plugin.v1.DiscoverResponse.info:type_name -> parity.plugin.v1.Info
+	5,  // 3: parity.plugin.v1.Device.files:type_name -> parity.plugin.v1.DeviceFile
+	6,  // 4: parity.plugin.v1.Device.links:type_name -> parity.plugin.v1.Link
+	24, // 5: parity.plugin.v1.Device.attributes:type_name -> parity.plugin.v1.Device.AttributesEntry
+	8,  // 6: parity.plugin.v1.Host.numa:type_name -> parity.plugin.v1.NUMANode
+	7,  // 7: parity.plugin.v1.Inventory.devices:type_name -> parity.plugin.v1.Device
+	5,  // 8: parity.plugin.v1.Inventory.shared_files:type_name -> parity.plugin.v1.DeviceFile
+	9,  // 9: parity.plugin.v1.Inventory.host:type_name -> parity.plugin.v1.Host
+	25, // 10: parity.plugin.v1.Prepared.env:type_name -> parity.plugin.v1.Prepared.EnvEntry
+	5,  // 11: parity.plugin.v1.Prepared.device_files:type_name -> parity.plugin.v1.DeviceFile
+	12, // 12: parity.plugin.v1.Prepared.mounts:type_name -> parity.plugin.v1.Mount
+	26, // 13: parity.plugin.v1.Sample.time:type_name -> google.protobuf.Timestamp
+	17, // 14: parity.plugin.v1.SampleResponse.samples:type_name -> parity.plugin.v1.Sample
+	26, // 15: parity.plugin.v1.Condition.time:type_name -> google.protobuf.Timestamp
+	22, // 16: parity.plugin.v1.Diagnosis.tests:type_name -> parity.plugin.v1.DiagnosisTest
+	0,  // 17: parity.plugin.v1.Driver.Handshake:input_type -> parity.plugin.v1.HandshakeRequest
+	3,  // 18: parity.plugin.v1.Driver.Discover:input_type -> parity.plugin.v1.DiscoverRequest
+	11, // 19: parity.plugin.v1.Driver.Prepare:input_type -> parity.plugin.v1.PrepareRequest
+	14, // 20: parity.plugin.v1.Driver.Release:input_type -> parity.plugin.v1.ReleaseRequest
+	16, // 21: parity.plugin.v1.Driver.Sample:input_type -> parity.plugin.v1.SampleRequest
+	19, // 22: parity.plugin.v1.Driver.WatchHealth:input_type -> parity.plugin.v1.WatchHealthRequest
+	21, // 23: parity.plugin.v1.Driver.Diagnose:input_type -> parity.plugin.v1.DiagnoseRequest
+	1,  // 24: parity.plugin.v1.Driver.Handshake:output_type -> parity.plugin.v1.HandshakeResponse
+	4,  // 25: parity.plugin.v1.Driver.Discover:output_type -> parity.plugin.v1.DiscoverResponse
+	13, // 26: parity.plugin.v1.Driver.Prepare:output_type -> parity.plugin.v1.Prepared
+	15, // 27: parity.plugin.v1.Driver.Release:output_type -> parity.plugin.v1.ReleaseResponse
+	18, // 28: parity.plugin.v1.Driver.Sample:output_type -> parity.plugin.v1.SampleResponse
+	20, // 29: parity.plugin.v1.Driver.WatchHealth:output_type -> parity.plugin.v1.Condition
+	23, // 30: parity.plugin.v1.Driver.Diagnose:output_type -> parity.plugin.v1.Diagnosis
+	24, // [24:31] is the sub-list for method output_type
+	17, // [17:24] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_parity_plugin_v1_driver_proto_init() }
@@ -1751,7 +1811,7 @@ func file_parity_plugin_v1_driver_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_parity_plugin_v1_driver_proto_rawDesc), len(file_parity_plugin_v1_driver_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   25,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

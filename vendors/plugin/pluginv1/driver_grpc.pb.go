@@ -44,7 +44,7 @@ const (
 // leaves them out of HandshakeResponse.methods.
 type DriverClient interface {
 	Handshake(ctx context.Context, in *HandshakeRequest, opts ...grpc.CallOption) (*HandshakeResponse, error)
-	Discover(ctx context.Context, in *DiscoverRequest, opts ...grpc.CallOption) (*Inventory, error)
+	Discover(ctx context.Context, in *DiscoverRequest, opts ...grpc.CallOption) (*DiscoverResponse, error)
 	Prepare(ctx context.Context, in *PrepareRequest, opts ...grpc.CallOption) (*Prepared, error)
 	Release(ctx context.Context, in *ReleaseRequest, opts ...grpc.CallOption) (*ReleaseResponse, error)
 	Sample(ctx context.Context, in *SampleRequest, opts ...grpc.CallOption) (*SampleResponse, error)
@@ -70,9 +70,9 @@ func (c *driverClient) Handshake(ctx context.Context, in *HandshakeRequest, opts
 	return out, nil
 }
 
-func (c *driverClient) Discover(ctx context.Context, in *DiscoverRequest, opts ...grpc.CallOption) (*Inventory, error) {
+func (c *driverClient) Discover(ctx context.Context, in *DiscoverRequest, opts ...grpc.CallOption) (*DiscoverResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(Inventory)
+	out := new(DiscoverResponse)
 	err := c.cc.Invoke(ctx, Driver_Discover_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
@@ -148,7 +148,7 @@ func (c *driverClient) Diagnose(ctx context.Context, in *DiagnoseRequest, opts .
 // leaves them out of HandshakeResponse.methods.
 type DriverServer interface {
 	Handshake(context.Context, *HandshakeRequest) (*HandshakeResponse, error)
-	Discover(context.Context, *DiscoverRequest) (*Inventory, error)
+	Discover(context.Context, *DiscoverRequest) (*DiscoverResponse, error)
 	Prepare(context.Context, *PrepareRequest) (*Prepared, error)
 	Release(context.Context, *ReleaseRequest) (*ReleaseResponse, error)
 	Sample(context.Context, *SampleRequest) (*SampleResponse, error)
@@ -167,7 +167,7 @@ type UnimplementedDriverServer struct{}
 func (UnimplementedDriverServer) Handshake(context.Context, *HandshakeRequest) (*HandshakeResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Handshake not implemented")
 }
-func (UnimplementedDriverServer) Discover(context.Context, *DiscoverRequest) (*Inventory, error) {
+func (UnimplementedDriverServer) Discover(context.Context, *DiscoverRequest) (*DiscoverResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Discover not implemented")
 }
 func (UnimplementedDriverServer) Prepare(context.Context, *PrepareRequest) (*Prepared, error) {
