@@ -48,11 +48,12 @@ func cpuOnly() Template {
 	return Template{Name: "cpu", Description: "CPU-only node, 2× 32-core CPUs, 2 NUMA nodes", Layout: layout}
 }
 
-type accelBuilder = func(context.Context, string, int64, sim.HostLayout, string) (vendors.Driver, Faults, error)
+type accelBuilder = func(context.Context, Options, sim.HostLayout) (vendors.Driver, Faults, error)
 
 func nvidiaMachine(cfg nvmlsim.Config) accelBuilder {
-	return func(_ context.Context, root string, seed int64, layout sim.HostLayout, _ string) (vendors.Driver, Faults, error) {
-		cfg.Seed, cfg.Host = seed, layout
+	return func(_ context.Context, o Options, layout sim.HostLayout) (vendors.Driver, Faults, error) {
+		root := o.Root
+		cfg.Seed, cfg.Host = o.Seed, layout
 		m, err := nvmlsim.New(cfg)
 		if err != nil {
 			return nil, nil, err
@@ -65,13 +66,17 @@ func nvidiaMachine(cfg nvmlsim.Config) accelBuilder {
 }
 
 func amdMachine(cfg amdsim.Config) accelBuilder {
-	return func(_ context.Context, root string, seed int64, layout sim.HostLayout, hostname string) (vendors.Driver, Faults, error) {
-		cfg.Seed, cfg.Host, cfg.Hostname = seed, layout, hostname
-		m, err := amdsim.Generate(root, cfg)
+	return func(_ context.Context, o Options, layout sim.HostLayout) (vendors.Driver, Faults, error) {
+		cfg.Seed, cfg.Host, cfg.Hostname = o.Seed, layout, o.Hostname
+		m, err := amdsim.Generate(o.Root, cfg)
 		if err != nil {
 			return nil, nil, err
 		}
-		return amd.New(root), amdFaults{m}, nil
+		var opts []amd.Option
+		if o.HealthPoll > 0 {
+			opts = append(opts, amd.WithPollInterval(o.HealthPoll))
+		}
+		return amd.New(o.Root, opts...), amdFaults{m}, nil
 	}
 }
 

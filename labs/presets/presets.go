@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/parityhpc/parity/labs/sim"
 	"github.com/parityhpc/parity/labs/sim/hostsim"
@@ -22,6 +23,10 @@ type Options struct {
 	Root     string // directory that receives the machine's files; must exist
 	Seed     int64  // identities (UUIDs, serials) derive from it
 	Hostname string // defaults to the template name
+	// HealthPoll, when positive, is how often drivers that poll for health
+	// (AMD RAS counters, 30 s by default) read their counters; labs and
+	// tests shorten it so a fault is seen within a second.
+	HealthPoll time.Duration
 }
 
 // Faults are the hooks that change a simulated machine's hardware state
@@ -58,7 +63,7 @@ type Template struct {
 	Description string
 	Layout      sim.HostLayout
 	// accel builds the accelerator backend and driver in dir, if any.
-	accel func(ctx context.Context, root string, seed int64, layout sim.HostLayout, hostname string) (vendors.Driver, Faults, error)
+	accel func(ctx context.Context, opts Options, layout sim.HostLayout) (vendors.Driver, Faults, error)
 }
 
 // Build creates the machine's files under opts.Root and its drivers.
@@ -70,6 +75,7 @@ func (t Template) Build(ctx context.Context, opts Options) (*Machine, error) {
 	if host == "" {
 		host = t.Name
 	}
+	opts.Hostname = host
 	// One root holds the whole simulated host (/sys, /proc, /dev), as a
 	// chroot would: every driver of the machine reads the same tree.
 	if err := hostsim.Generate(opts.Root, t.Layout, host); err != nil {
@@ -77,7 +83,7 @@ func (t Template) Build(ctx context.Context, opts Options) (*Machine, error) {
 	}
 	m := &Machine{Template: t.Name, Hostname: host, Root: opts.Root, Layout: t.Layout}
 	if t.accel != nil {
-		d, faults, err := t.accel(ctx, opts.Root, opts.Seed, t.Layout, host)
+		d, faults, err := t.accel(ctx, opts, t.Layout)
 		if err != nil {
 			return nil, fmt.Errorf("presets: %s: %w", t.Name, err)
 		}

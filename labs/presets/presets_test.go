@@ -127,3 +127,45 @@ func TestUtilizationHookReachesSamplers(t *testing.T) {
 		}
 	}
 }
+
+func TestHealthPollReachesTheAMDDriver(t *testing.T) {
+	tmpl, err := Lookup("mi300x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// With the driver's 30 s default the deadline below would pass first.
+	m, err := tmpl.Build(context.Background(), Options{Root: t.TempDir(), Seed: 1, HealthPoll: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	inv := discover(t, m)
+	var watcher vendors.HealthWatcher
+	for _, d := range m.Drivers {
+		if w, ok := d.(vendors.HealthWatcher); ok {
+			watcher = w
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got := make(chan gres.Condition, 64)
+	go func() { _ = watcher.WatchHealth(ctx, func(c gres.Condition) { got <- c }) }()
+	// The watcher counts from its first poll: inject until one lands after it.
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if err := m.Faults.Inject(2, "ras-ue"); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case c := <-got:
+			if c.UUID != inv.Devices[2].UUID || c.Severity != gres.SeverityFatal || c.Code != "umc-ue" {
+				t.Fatalf("condition %+v, want a fatal umc-ue on GPU 2 (%s)", c, inv.Devices[2].UUID)
+			}
+			return
+		case <-ctx.Done():
+			t.Fatal("no condition within 10s: the poll interval did not reach the driver")
+		case <-tick.C:
+		}
+	}
+}
