@@ -98,6 +98,15 @@ type preemptState struct {
 	byNode   [][]victimSlot
 	chosen   map[int32]bool
 	maxGrace int64
+	// failed memoises shapes (per preemptor QOS) that found no victims:
+	// victims only become fewer during a pass and capacity now does not
+	// grow, so later jobs of the shape would fail too.
+	failed map[preemptKey]bool
+}
+
+type preemptKey struct {
+	shape int
+	qos   string
 }
 
 // tryPreempt runs for a job that cannot start now: when jobs it may
@@ -113,8 +122,13 @@ func (p *pass) tryPreempt(d *Decision, j *Job, sh *shape, ps *partState) bool {
 	if t, _, ok := p.earliest(sh, p.startFrom(sh), sh.resv, false); ok && t <= p.c.now+p.pre.maxGrace {
 		return false // running jobs make room soon enough
 	}
+	key := preemptKey{sh.id, j.QOS}
+	if p.pre.failed[key] {
+		return false
+	}
 	victims := p.selectVictims(j, sh)
 	if len(victims) == 0 {
+		p.pre.failed[key] = true
 		return false
 	}
 	p.applyPreemption(d, j, victims)
@@ -147,7 +161,7 @@ func (p *pass) buildVictims() {
 		return
 	}
 	c := p.c
-	p.pre = preemptState{built: true, byNode: make([][]victimSlot, c.n), chosen: map[int32]bool{}}
+	p.pre = preemptState{built: true, byNode: make([][]victimSlot, c.n), chosen: map[int32]bool{}, failed: map[preemptKey]bool{}}
 	var buf cpuBits
 	for ji := range c.snap.Jobs {
 		j := &c.snap.Jobs[ji]
@@ -274,7 +288,7 @@ func (p *pass) selectVictims(j *Job, sh *shape) []int32 {
 			choices = append(choices, nodeChoice{n: n})
 			return true
 		}
-		if ch, ok := p.nodeVictims(j, sh, n, base); ok {
+		if ch, ok := p.nodeVictims(j, sh, n, end); ok {
 			choices = append(choices, ch)
 		}
 		return true
@@ -305,7 +319,7 @@ func (p *pass) selectVictims(j *Job, sh *shape) []int32 {
 // nodeVictims finds the cheapest victims on node n: every subset when
 // there are few candidates, else greedily by cost with redundant victims
 // dropped afterwards.
-func (p *pass) nodeVictims(j *Job, sh *shape, n int, base capacity) (nodeChoice, bool) {
+func (p *pass) nodeVictims(j *Job, sh *shape, n int, end int64) (nodeChoice, bool) {
 	var cands []victimSlot
 	var costs []preemptCost
 	for _, v := range p.pre.byNode[n] {
@@ -318,17 +332,11 @@ func (p *pass) nodeVictims(j *Job, sh *shape, n int, base capacity) (nodeChoice,
 			costs = append(costs, preemptCost{1, rank, max(p.c.now-unixS(vj.Start), 0)})
 		}
 	}
-	with := func(set uint32) capacity {
-		c := base
-		for i, v := range cands {
-			if set&(1<<uint(i)) != 0 {
-				c.cpus += v.cpus
-				c.mem += v.mem
-				c.mask |= v.mask
-			}
-		}
-		return c
+	ends := make([]int64, len(cands))
+	for i, v := range cands {
+		ends[i] = p.st.releaseOf(n, v.ji)
 	}
+	with := func(set uint32) capacity { return p.windowWithout(sh, n, end, cands, ends, set) }
 	costOf := func(set uint32) preemptCost {
 		var t preemptCost
 		for i := range cands {
@@ -468,4 +476,59 @@ func (st *state) grow(n int, s, e int64, cpus int32, mem int64, mask uint64) {
 		segs[k].mem += mem
 		segs[k].mask |= mask
 	}
+}
+
+// releaseOf is when running job ji would free node n (forever without a
+// time limit).
+func (st *state) releaseOf(n int, ji int32) int64 {
+	for _, r := range st.rels[n] {
+		if r.job == ji {
+			return r.t
+		}
+	}
+	return forever
+}
+
+// windowWithout is what node n offers the shape from now to end if the
+// victims in set were gone now: at every moment of the window, what the
+// profile has plus what those victims would still have held then (a
+// victim's resources are already in the profile after its own end, where
+// a reservation may have claimed them).
+func (p *pass) windowWithout(sh *shape, n int, end int64, cands []victimSlot, ends []int64, set uint32) capacity {
+	st := p.st
+	add := func(c capacity, t int64) capacity {
+		for i, v := range cands {
+			if set&(1<<uint(i)) != 0 && ends[i] > t {
+				c.cpus += v.cpus
+				c.mem += v.mem
+				c.mask |= v.mask &^ p.c.drained[n]
+			}
+		}
+		return c
+	}
+	if !st.drop.has(n) {
+		// Capacity only grows from now on: now is the tightest moment.
+		return add(capacity{st.freeCPUs[n], st.freeMem[n], st.freeMask[n]}, p.c.now)
+	}
+	out := capacity{cpus: 1<<31 - 1, mem: 1<<63 - 1, mask: ^uint64(0)}
+	segs := st.segs[n]
+	for k := segAt(segs, p.c.now); k < len(segs) && segs[k].t < end; k++ {
+		at := max(segs[k].t, p.c.now)
+		out = meet(out, add(capacity{segs[k].cpus, segs[k].mem, segs[k].mask}, at))
+	}
+	// Admin reservations of part of the node, as window applies them.
+	for _, h := range st.holds[n] {
+		if h.tag < 0 || !h.partial || h.s >= end || h.e <= p.c.now {
+			continue
+		}
+		if h.tag == sh.resv {
+			out.mask &= h.mask
+			out.cpus, out.mem = min(out.cpus, h.cpus), min(out.mem, h.mem)
+		} else {
+			out.mask &^= h.mask
+			out.cpus -= h.cpus
+			out.mem -= h.mem
+		}
+	}
+	return out
 }
