@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parityhpc/parity/gres"
+	"github.com/parityhpc/parity/reports"
+	"github.com/parityhpc/parity/vendors"
+	"github.com/parityhpc/parity/vendors/contract"
+	"github.com/parityhpc/parity/vendors/plugin"
+)
+
+// conformDriverEnv is what the command takes from the process, injected
+// so tests get reproducible reports.
+type conformDriverEnv struct {
+	now      func() time.Time
+	hostname func() (string, error)
+}
+
+type conformDriverOptions struct {
+	plugin, empty, root, out, trigger string
+	timeout, connect                  time.Duration
+}
+
+// newConformDriverCmd is `parity conform driver`.
+func newConformDriverCmd() *cobra.Command {
+	return newConformDriverCmdWith(conformDriverEnv{now: time.Now, hostname: os.Hostname})
+}
+
+func newConformDriverCmdWith(env conformDriverEnv) *cobra.Command {
+	var o conformDriverOptions
+	cmd := &cobra.Command{
+		Use:   "driver --plugin unix:///path.sock",
+		Short: "Certify an out-of-tree vendor adapter against the driver contract",
+		Long: `Dials a vendor adapter serving the plugin protocol (vendors/plugin) and runs
+the driver-contract checks on it: a well-formed Info; a valid inventory whose
+UUIDs stay stable across discoveries and across a new connection (an agent
+restart); device files under --root that exist as character devices with the
+reported numbers (placeholders are reported as such); idempotent Prepare and
+Release; visible-device variables listing 0..k-1 in the order of the prepared
+device files; unknown devices refused; samples within physical ranges;
+well-formed conditions and diagnoses.
+
+Checks that need something the command was not given are skipped with the
+reason, never passed: --trigger is a shell command that makes the adapter's
+hardware raise a condition (for the example adapter: example-driver inject
+--root DIR --device 0); --empty-plugin is a second socket of the adapter
+serving a host without its hardware.
+
+Prints a table and, with --out, writes report.html, report.json and
+junit.xml there. Exits non-zero when a check fails.`,
+		Example: `  parity conform driver --plugin unix:///run/parity/examplegpu.sock
+  parity conform driver --plugin unix:///run/exg.sock --root /var/lib/exg \
+      --trigger 'example-driver inject --root /var/lib/exg --device 0' --out ./report`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runConformDriver(cmd.Context(), cmd.OutOrStdout(), env, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.plugin, "plugin", "", "the adapter's socket: unix:///path.sock or a path (required)")
+	f.StringVar(&o.empty, "empty-plugin", "", "a socket of the same adapter on a host without its hardware")
+	f.StringVar(&o.root, "root", "", "directory the device files must lie under (default: anywhere)")
+	f.StringVar(&o.trigger, "trigger", "", "shell command that makes the adapter's hardware raise a condition")
+	f.StringVar(&o.out, "out", "", "write report.html, report.json and junit.xml into this directory")
+	f.DurationVar(&o.timeout, "timeout", 30*time.Second, "time limit of each check")
+	f.DurationVar(&o.connect, "connect-timeout", 10*time.Second, "how long to wait for the adapter to answer")
+	_ = cmd.MarkFlagRequired("plugin")
+	return cmd
+}
+
+func runConformDriver(ctx context.Context, w io.Writer, env conformDriverEnv, o conformDriverOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if o.timeout <= 0 {
+		return fmt.Errorf("--timeout %v must be positive", o.timeout)
+	}
+	if o.connect <= 0 {
+		return fmt.Errorf("--connect-timeout %v must be positive", o.connect)
+	}
+	started := env.now()
+	dial := func(ctx context.Context, target string) (vendors.Driver, error) {
+		return plugin.Dial(ctx, target, plugin.WithHandshakeTimeout(o.connect), plugin.WithClientName("parity-conform"))
+	}
+	d, err := dial(ctx, o.plugin)
+	if err != nil {
+		return fmt.Errorf("--plugin %s: %w", o.plugin, err)
+	}
+	defer d.(vendors.Closer).Close()
+	// A new connection is what an agent restart looks like to the adapter.
+	opts := contract.Options{Root: o.root, Timeout: o.timeout, Now: env.now,
+		Reopen: func(ctx context.Context) (vendors.Driver, error) { return dial(ctx, o.plugin) }}
+	if o.empty != "" {
+		opts.Empty = func(ctx context.Context) (vendors.Driver, error) { return dial(ctx, o.empty) }
+	}
+	if o.trigger != "" {
+		opts.Trigger = func(ctx context.Context) error { return runTrigger(ctx, o.trigger) }
+	}
+	rs := contract.Check(ctx, d, opts)
+	info := d.Info()
+	if err := writeContractTable(w, o.plugin, info, rs); err != nil {
+		return err
+	}
+	if o.out != "" {
+		inv, _ := d.Discover(ctx) // for the report's device count; a failure is already a failed check
+		run, err := contractRun(env, o.plugin, info, inv, rs, started)
+		if err != nil {
+			return err
+		}
+		paths, err := reports.WriteFolder(o.out, run, reports.HTMLOptions{Now: env.now()})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "reports: %s, %s, %s\n", paths.HTML, paths.JSON, paths.JUnit)
+	}
+	if n := len(contract.Failures(rs)); n > 0 {
+		return fmt.Errorf("driver contract: %d of %d checks failed", n, len(rs))
+	}
+	return nil
+}
+
+// runTrigger runs the operator's fault-injection command.
+func runTrigger(ctx context.Context, command string) error {
+	out, err := exec.CommandContext(ctx, "/bin/sh", "-c", command).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("--trigger %q: %w: %s", command, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+func resultWord(r contract.Result) string {
+	switch {
+	case r.Passed:
+		return "pass"
+	case r.Skipped:
+		return "skip"
+	}
+	return "FAIL"
+}
+
+func writeContractTable(w io.Writer, target string, info vendors.Info, rs []contract.Result) error {
+	fmt.Fprintf(w, "driver %s (vendor %s, version %s) at %s\n\n", info.Name, info.Vendor, info.Version, target)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CHECK\tRESULT\tREASON")
+	var pass, fail, skip int
+	for _, r := range rs {
+		switch {
+		case r.Passed:
+			pass++
+		case r.Skipped:
+			skip++
+		default:
+			fail++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, resultWord(r), oneLine(r.Reason))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n%d passed, %d failed, %d skipped\n", pass, fail, skip)
+	return err
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > 140 {
+		s = s[:137] + "..."
+	}
+	return s
+}
+
+// contractRun turns the results into a report tree: one spec per check,
+// in the driver-contract area, under the adapter's vendor.
+func contractRun(env conformDriverEnv, target string, info vendors.Info, inv gres.Inventory,
+	rs []contract.Result, started time.Time) (*reports.Run, error) {
+	vendor := info.Vendor
+	if vendor == "" {
+		vendor = "unnamed-vendor" // the info check has failed; the report still needs a column
+	}
+	host, err := env.hostname()
+	if err != nil {
+		host = "unknown"
+	}
+	v := reports.Vendor{Name: vendor, Driver: info.Name, DriverVersion: info.Version, Devices: len(inv.Devices)}
+	if len(inv.Devices) > 0 {
+		v.Model = inv.Devices[0].Type
+	}
+	run := &reports.Run{ID: fmt.Sprintf("driver-contract-%s-%s", vendor, started.UTC().Format("20060102T150405Z")),
+		Target: "plugin:" + target, Started: started, Finished: env.now(), ParityVersion: version, Host: host,
+		Vendors: []reports.Vendor{v}}
+	for _, r := range rs {
+		s := reports.SpecResult{ID: reports.AreaDriverContract + "/" + r.Name, Area: reports.AreaDriverContract,
+			Name: r.Description, Vendor: vendor, Status: reports.StatusPassed, Reason: r.Reason, Duration: r.Duration}
+		switch {
+		case r.Skipped:
+			s.Status = reports.StatusSkipped
+		case r.Failed():
+			s.Status = reports.StatusFailed
+		}
+		if len(r.Evidence) > 0 {
+			s.Evidence = []reports.Evidence{{Kind: "log", Text: strings.Join(r.Evidence, "\n")}}
+		}
+		run.Specs = append(run.Specs, s)
+	}
+	if err := run.Validate(); err != nil {
+		return nil, errors.Join(errors.New("driver contract: the report is invalid"), err)
+	}
+	return run, nil
+}
