@@ -281,3 +281,22 @@ func TestHealthWatchOutlivesAnAdapterRestart(t *testing.T) {
 		t.Errorf("got %d conditions; want 2", len(col.got))
 	}
 }
+
+// stuck never finishes a discovery on its own: only its context ends it.
+type stuck struct{ *amd.Driver }
+
+func (stuck) Discover(ctx context.Context) (gres.Inventory, error) {
+	<-ctx.Done()
+	return gres.Inventory{}, ctx.Err()
+}
+
+func TestCallTimeoutBoundsAWedgedAdapter(t *testing.T) {
+	r := newAMDRig(t, amdsim.Config{GPUs: 1, Seed: 26})
+	path := socketIn(t)
+	serve(t, path, stuck{r.driver()})
+	d := dial(t, path, plugin.WithCallTimeout(100*time.Millisecond))
+	_, err := d.Discover(context.Background()) // no deadline of its own: the default applies
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Discover on a wedged adapter: %v; want context.DeadlineExceeded", err)
+	}
+}
