@@ -137,7 +137,8 @@ func (a *Agent) spec(ctx context.Context, o *pb.LaunchOrder) (launch.Spec, error
 	}
 	spec := launch.Spec{JobID: j.GetId(), Name: s.GetName(), User: j.GetUser(), UID: who.UID, GID: who.GID, Groups: who.Groups,
 		Script: s.GetScript(), Args: s.GetArgv(), WorkDir: s.GetWorkdir(), Output: s.GetOutput(), Error: s.GetError(), Input: s.GetInput(),
-		Append: s.GetOpenMode() == "append", CPUs: cpus, MemoryBytes: alloc.GetMemoryMb() << 20, GPUs: slices.Clone(alloc.GetDevices())}
+		Append: s.GetOpenMode() == "append", CPUs: cpus, MemoryBytes: alloc.GetMemoryMb() << 20, GPUs: slices.Clone(alloc.GetDevices()),
+		InArray: j.GetArrayTask(), ArrayJobID: j.GetArrayJobId(), ArrayTaskID: uint32(j.GetArrayTaskId())}
 	for _, a := range o.GetAll() {
 		spec.Nodes = append(spec.Nodes, a.GetNode())
 	}

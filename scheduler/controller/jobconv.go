@@ -75,12 +75,19 @@ func (j *job) record() *pb.Job {
 	if j.factors != nil {
 		p.Priority = j.factors.Total
 	}
+	j.arrayFields(p)
 	return p
 }
 
 // marshalJob encodes the durable record.
 func (j *job) marshal() ([]byte, error) {
-	return proto.MarshalOptions{Deterministic: true}.Marshal(j.record())
+	p := j.record()
+	state, err := j.arrayState()
+	if err != nil {
+		return nil, err
+	}
+	p.ArrayState = state
+	return proto.MarshalOptions{Deterministic: true}.Marshal(p)
 }
 
 // jobFromRecord rebuilds a job from its durable record.
@@ -101,6 +108,9 @@ func jobFromRecord(p *pb.Job) (*job, error) {
 		restarts: p.GetRestarts(), cancelledBy: p.GetCancelledBy(), launchSent: true,
 		requeueOnEnd: p.GetRequeuePending(), holdOnEnd: p.GetHoldOnRequeue(), faultReason: p.GetFaultReason(), faultState: p.GetFaultState(),
 		lastRequeueReason: p.GetLastRequeueReason(), adminComment: p.GetAdminComment()}
+	if err := j.arrayFromRecord(p); err != nil {
+		return nil, err
+	}
 	j.syncCoreState()
 	return j, nil
 }

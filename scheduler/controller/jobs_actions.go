@@ -67,6 +67,9 @@ func (s *jobsService) Cancel(ctx context.Context, req *pb.CancelRequest) (*pb.Ca
 	if sig := req.GetSignal(); sig != 0 {
 		return c.signal(ctx, req.GetJobId(), sig)
 	}
+	if req.GetTasks() != "" || c.isArray(req.GetJobId()) {
+		return c.cancelArray(ctx, req)
+	}
 	rec, err := c.jobChange(ctx, req.GetJobId(), func(id auth.Identity, j *job) (*pb.Event, func(), error) {
 		if j.state != StatePending && j.state != StateRunning {
 			return nil, nil, alreadyDone(j)

@@ -79,6 +79,9 @@ func (c *Controller) prepareSubmit(user string, spec *pb.JobSpec) (*prepared, er
 		}
 	}
 	j := &job{core: cj, spec: spec, state: StatePending, reason: string(core.ReasonNone)}
+	if err := prepareArray(j); err != nil {
+		return nil, err
+	}
 	rec, err := j.marshal()
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "submit: %v", err)
@@ -111,6 +114,9 @@ func (c *Controller) insertLocked(p *prepared) (core.JobID, []write, error) {
 	jid := st.nextID
 	j := p.job
 	j.core.ID = jid
+	if j.array != nil {
+		j.array.ID = jid
+	}
 	// Field 1 (id) first, then the rest: protobuf merges fields in any order.
 	val := protowire.AppendVarint(protowire.AppendTag(make([]byte, 0, len(p.rec)+11), 1, protowire.VarintType), uint64(jid))
 	val = append(val, p.rec...)

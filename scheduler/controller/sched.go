@@ -51,6 +51,13 @@ func (c *Controller) loop(ctx context.Context) {
 // schedulePass snapshots the state, runs the core and applies the plan.
 func (c *Controller) schedulePass(ctx context.Context) error {
 	now := c.now()
+	err := c.mutate(ctx, func() ([]write, func(), error) {
+		ws, err := c.splitArraysLocked()
+		return ws, nil, err
+	})
+	if err != nil {
+		return fmt.Errorf("controller: split array tasks: %w", err)
+	}
 	c.mu.Lock()
 	c.resolveDependenciesLocked(now)
 	snap := c.snapshotLocked(now)

@@ -194,6 +194,9 @@ func (c *Controller) reloadLocked() error {
 	if err := c.store.load(st, func(name string) *node { return st.nodes[name] }); err != nil {
 		return fmt.Errorf("%w: load: %w", ErrStore, err)
 	}
+	if err := restoreArrays(st); err != nil {
+		return fmt.Errorf("%w: load: %w", ErrStore, err)
+	}
 	for _, j := range st.active {
 		for _, a := range j.core.Alloc {
 			if n := st.nodes[a.Node]; n != nil && j.core.State == core.JobRunning {

@@ -46,6 +46,9 @@ func (c *Controller) snapshotLocked(now time.Time) core.Snapshot {
 			continue
 		}
 		kept = append(kept, j)
+		if j.arrayHolder() {
+			continue // its tasks are split off and scheduled instead
+		}
 		snap.Jobs = append(snap.Jobs, j.core)
 	}
 	clear(st.active[len(kept):])

@@ -8,6 +8,7 @@ import (
 	"github.com/parityhpc/parity/scheduler/config"
 	"github.com/parityhpc/parity/scheduler/core"
 	"github.com/parityhpc/parity/scheduler/policy"
+	"github.com/parityhpc/parity/scheduler/workflow"
 )
 
 // Job states (Slurm's long names).
@@ -65,6 +66,12 @@ type job struct {
 	lastRequeueReason string
 	// adminComment is the policies' note on the job (an idle-GPU warning).
 	adminComment string
+	// array is the bookkeeping of the array this record holds (the
+	// remainder, then its last task); task marks an array task; arrayRec
+	// is the loaded bookkeeping until restoreArrays rebuilds array.
+	array    *workflow.ArrayJob
+	arrayRec *workflow.ArrayRecord
+	task     *arrayTask
 }
 
 // node is the in-memory record of one configured node.

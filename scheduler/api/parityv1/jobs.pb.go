@@ -337,8 +337,11 @@ type CancelRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	JobId uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	// signal: 0 cancels (SIGTERM then SIGKILL); otherwise only the signal is sent.
-	Signal        int32  `protobuf:"varint,2,opt,name=signal,proto3" json:"signal,omitempty"`
-	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	Signal int32  `protobuf:"varint,2,opt,name=signal,proto3" json:"signal,omitempty"`
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// tasks selects array tasks of job_id ("7", "[1-3,7]"); empty means the
+	// whole job or array.
+	Tasks         string `protobuf:"bytes,4,opt,name=tasks,proto3" json:"tasks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -390,6 +393,13 @@ func (x *CancelRequest) GetSignal() int32 {
 func (x *CancelRequest) GetReason() string {
 	if x != nil {
 		return x.Reason
+	}
+	return ""
+}
+
+func (x *CancelRequest) GetTasks() string {
+	if x != nil {
+		return x.Tasks
 	}
 	return ""
 }
@@ -826,11 +836,12 @@ const file_parity_v1_jobs_proto_rawDesc = "" +
 	"all_states\x18\a \x01(\bR\tallStates\x12\x14\n" +
 	"\x05limit\x18\b \x01(\x05R\x05limit\"6\n" +
 	"\x10ListJobsResponse\x12\"\n" +
-	"\x04jobs\x18\x01 \x03(\v2\x0e.parity.v1.JobR\x04jobs\"V\n" +
+	"\x04jobs\x18\x01 \x03(\v2\x0e.parity.v1.JobR\x04jobs\"l\n" +
 	"\rCancelRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x16\n" +
 	"\x06signal\x18\x02 \x01(\x05R\x06signal\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\"2\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x14\n" +
+	"\x05tasks\x18\x04 \x01(\tR\x05tasks\"2\n" +
 	"\x0eCancelResponse\x12 \n" +
 	"\x03job\x18\x01 \x01(\v2\x0e.parity.v1.JobR\x03job\"\x1f\n" +
 	"\x06JobRef\x12\x15\n" +

@@ -712,7 +712,18 @@ type Job struct {
 	LastRequeueReason string `protobuf:"bytes,29,opt,name=last_requeue_reason,json=lastRequeueReason,proto3" json:"last_requeue_reason,omitempty"`
 	// admin_comment is set by the controller's policies (an idle-GPU
 	// warning), as Slurm's AdminComment.
-	AdminComment  string `protobuf:"bytes,30,opt,name=admin_comment,json=adminComment,proto3" json:"admin_comment,omitempty"`
+	AdminComment string `protobuf:"bytes,30,opt,name=admin_comment,json=adminComment,proto3" json:"admin_comment,omitempty"`
+	// Arrays: array_job_id is the array's id on every task and on the array
+	// record itself (0 outside an array); array_task_id is a split-off
+	// task's index, valid when array_task is set. array_name is how squeue
+	// shows the row: 123_7 for a task, 123_[8-9999%50] for the remainder.
+	// array_state is the array's compact bookkeeping (remainder ranges,
+	// split-off tasks), kept on the array record so it survives a restart.
+	ArrayJobId    uint64 `protobuf:"varint,31,opt,name=array_job_id,json=arrayJobId,proto3" json:"array_job_id,omitempty"`
+	ArrayTaskId   int32  `protobuf:"varint,32,opt,name=array_task_id,json=arrayTaskId,proto3" json:"array_task_id,omitempty"`
+	ArrayTask     bool   `protobuf:"varint,33,opt,name=array_task,json=arrayTask,proto3" json:"array_task,omitempty"`
+	ArrayName     string `protobuf:"bytes,34,opt,name=array_name,json=arrayName,proto3" json:"array_name,omitempty"`
+	ArrayState    []byte `protobuf:"bytes,35,opt,name=array_state,json=arrayState,proto3" json:"array_state,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -955,6 +966,41 @@ func (x *Job) GetAdminComment() string {
 		return x.AdminComment
 	}
 	return ""
+}
+
+func (x *Job) GetArrayJobId() uint64 {
+	if x != nil {
+		return x.ArrayJobId
+	}
+	return 0
+}
+
+func (x *Job) GetArrayTaskId() int32 {
+	if x != nil {
+		return x.ArrayTaskId
+	}
+	return 0
+}
+
+func (x *Job) GetArrayTask() bool {
+	if x != nil {
+		return x.ArrayTask
+	}
+	return false
+}
+
+func (x *Job) GetArrayName() string {
+	if x != nil {
+		return x.ArrayName
+	}
+	return ""
+}
+
+func (x *Job) GetArrayState() []byte {
+	if x != nil {
+		return x.ArrayState
+	}
+	return nil
 }
 
 // GPU is one device of a node as the controller tracks it.
@@ -2574,7 +2620,7 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x12\n" +
 	"\x04cpus\x18\x02 \x01(\tR\x04cpus\x12\x18\n" +
 	"\adevices\x18\x03 \x03(\tR\adevices\x12\x1b\n" +
-	"\tmemory_mb\x18\x04 \x01(\x03R\bmemoryMb\"\xda\b\n" +
+	"\tmemory_mb\x18\x04 \x01(\x03R\bmemoryMb\"\xff\t\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12&\n" +
@@ -2611,7 +2657,16 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\vfault_state\x18\x1c \x01(\tR\n" +
 	"faultState\x12.\n" +
 	"\x13last_requeue_reason\x18\x1d \x01(\tR\x11lastRequeueReason\x12#\n" +
-	"\radmin_comment\x18\x1e \x01(\tR\fadminComment\"\xcd\x02\n" +
+	"\radmin_comment\x18\x1e \x01(\tR\fadminComment\x12 \n" +
+	"\farray_job_id\x18\x1f \x01(\x04R\n" +
+	"arrayJobId\x12\"\n" +
+	"\rarray_task_id\x18  \x01(\x05R\varrayTaskId\x12\x1d\n" +
+	"\n" +
+	"array_task\x18! \x01(\bR\tarrayTask\x12\x1d\n" +
+	"\n" +
+	"array_name\x18\" \x01(\tR\tarrayName\x12\x1f\n" +
+	"\varray_state\x18# \x01(\fR\n" +
+	"arrayState\"\xcd\x02\n" +
 	"\x03GPU\x12\x12\n" +
 	"\x04uuid\x18\x01 \x01(\tR\x04uuid\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x14\n" +

@@ -1,0 +1,165 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/parityhpc/parity/scheduler/api"
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/auth"
+)
+
+// cpuTask is a one-CPU job in the cpu partition (node c1).
+func cpuTask(name, array string) *pb.JobSpec {
+	return &pb.JobSpec{Name: name, Partition: "cpu", Script: "#!/bin/sh\necho %a\n", Ntasks: 1, CpusPerTask: 1,
+		MemPerCpuMb: 64, TimeLimitSeconds: 600, Array: array}
+}
+
+// registerCPU announces c1 with cpus CPUs and no GPUs.
+func (h *harness) registerCPU(cpus int, running ...uint64) {
+	h.t.Helper()
+	req := &pb.RegisterRequest{Node: "c1", Inventory: api.InventoryToProto(inventory("c1", cpus, 0)), AgentVersion: "test"}
+	for _, id := range running {
+		req.Running = append(req.Running, &pb.RunningJob{JobId: id})
+	}
+	if _, err := h.agent("c1").Register(context.Background(), req); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// liveJobs lists pending and running jobs (squeue's rows).
+func (h *harness) liveJobs() []*pb.Job {
+	h.t.Helper()
+	jobs, err := h.as("root", auth.RoleAdmin).ListJobs(context.Background(), &pb.ListJobsRequest{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return jobs
+}
+
+// endAll reports every running job on c1 as ended, concurrently (the
+// controller groups the commits), as a fake agent acknowledging at once.
+func (h *harness) endAll(running []*pb.Job, exit func(*pb.Job) int32) {
+	h.t.Helper()
+	ag := h.agent("c1")
+	var wg sync.WaitGroup
+	errs := make(chan error, len(running))
+	for _, j := range running {
+		wg.Go(func() {
+			err := ag.JobEnded(context.Background(), &pb.JobEndedRequest{Node: "c1", JobId: j.GetId(), ExitCode: exit(j)})
+			if err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		h.t.Fatal(err)
+	}
+}
+
+func TestArrayThrottleRunsTenThousandTasks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10,000 tasks through the controller")
+	}
+	h := startController(t, testCluster)
+	h.registerCPU(64)
+	id := h.submit(h.as("alice", auth.RoleUser), cpuTask("sweep", "0-9999%50"))
+	seen := map[int32]bool{}
+	for pass := 0; len(seen) < 10000; pass++ {
+		if pass > 10000/50+10 {
+			t.Fatalf("%d tasks ran after %d passes", len(seen), pass)
+		}
+		h.pass()
+		var running []*pb.Job
+		for _, j := range h.liveJobs() {
+			if j.GetState() != StateRunning {
+				continue
+			}
+			if !j.GetArrayTask() || j.GetArrayJobId() != id {
+				t.Fatalf("running job is not a task of array %d: %v", id, j)
+			}
+			if seen[j.GetArrayTaskId()] {
+				t.Fatalf("task %d ran twice", j.GetArrayTaskId())
+			}
+			seen[j.GetArrayTaskId()] = true
+			running = append(running, j)
+		}
+		if len(running) > 50 {
+			t.Fatalf("pass %d: %d tasks running at once under %%50", pass, len(running))
+		}
+		if len(running) == 0 {
+			t.Fatalf("pass %d: nothing ran with %d tasks left", pass, 10000-len(seen))
+		}
+		h.endAll(running, func(*pb.Job) int32 { return 0 })
+	}
+	if n := len(h.liveJobs()); n != 0 {
+		t.Fatalf("%d rows left after every task ended", n)
+	}
+	if j := h.job(id); j.GetState() != StateCompleted || j.GetArrayTaskId() != 9999 {
+		t.Fatalf("the array's own record (its last task): %v", j)
+	}
+}
+
+func TestArrayRowsCancelAndRestart(t *testing.T) {
+	h := startController(t, testCluster)
+	h.registerCPU(16)
+	alice := h.as("alice", auth.RoleUser)
+	id := h.submit(alice, cpuTask("sweep", "1-20%3"))
+	h.pass()
+	names := func() map[string]string {
+		out := map[string]string{}
+		for _, j := range h.liveJobs() {
+			out[j.GetArrayName()] = j.GetState()
+		}
+		return out
+	}
+	want := map[string]string{fmt.Sprintf("%d_[4-20%%3]", id): StatePending,
+		fmt.Sprintf("%d_1", id): StateRunning, fmt.Sprintf("%d_2", id): StateRunning, fmt.Sprintf("%d_3", id): StateRunning}
+	if got := names(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("rows %v, want %v", got, want)
+	}
+	ctx := context.Background()
+	jobs := pb.NewJobsClient(alice.Conn())
+	// One running task, and two still in the remainder.
+	for _, sel := range []string{"2", "[7,9]"} {
+		if _, err := jobs.Cancel(ctx, &pb.CancelRequest{JobId: id, Tasks: sel}); err != nil {
+			t.Fatalf("cancel %d_%s: %v", id, sel, err)
+		}
+	}
+	if _, err := jobs.Cancel(ctx, &pb.CancelRequest{JobId: id, Tasks: "7"}); err == nil {
+		t.Fatal("cancelling a cancelled task again succeeded")
+	}
+	got := names()
+	if got[fmt.Sprintf("%d_2", id)] != StateCompleting || got[fmt.Sprintf("%d_[4-6,8,10-20%%3]", id)] != StatePending {
+		t.Fatalf("after cancelling 2, 7 and 9: %v", got)
+	}
+	// The remainder and the split tasks survive a restart (the agent
+	// still runs the three it was given).
+	var onNode []uint64
+	for _, j := range h.liveJobs() {
+		if j.GetArrayTask() {
+			onNode = append(onNode, j.GetId())
+		}
+	}
+	h.restart()
+	h.registerCPU(16, onNode...)
+	if after := names(); fmt.Sprint(after) != fmt.Sprint(got) {
+		t.Fatalf("after restart %v, want %v", after, got)
+	}
+	h.pass()
+	if n := len(names()); n != len(got) {
+		t.Fatalf("the throttle let more tasks start after a restart: %v", names())
+	}
+	if _, err := h.as("alice", auth.RoleUser).CancelJob(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	for name, st := range names() {
+		if st != StateCompleting {
+			t.Fatalf("after cancelling the array, %s is %s", name, st)
+		}
+	}
+}
