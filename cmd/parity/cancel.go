@@ -55,11 +55,18 @@ func (o *cancelOptions) filtered() bool {
 }
 
 func runCancel(cmd *cobra.Command, env userEnv, o *cancelOptions, args []string) error {
+	args, tasks, err := splitTaskRefs("cancel", args)
+	if err != nil {
+		return err
+	}
 	ids, err := parseJobIDs("cancel", args)
 	if err != nil {
 		return err
 	}
-	if len(ids) == 0 && !o.filtered() {
+	if len(tasks) > 0 && (o.signal != "" || o.filtered()) {
+		return usageError("cancel", "array task ids take neither --signal nor filters yet (name the array's job id)")
+	}
+	if len(ids) == 0 && len(tasks) == 0 && !o.filtered() {
 		return usageError("cancel", "no job identification provided (give job ids or a filter such as -u, -n, -p, -t)")
 	}
 	sig := int32(0)
@@ -102,8 +109,7 @@ func runCancel(cmd *cobra.Command, env userEnv, o *cancelOptions, args []string)
 			targets = append(targets, j.GetId())
 		}
 	}
-	var done []*pb.Job
-	var failures []error
+	done, failures := cancelTasks(cmd, s, o, tasks)
 	for _, id := range targets {
 		var j *pb.Job
 		if sig != 0 {

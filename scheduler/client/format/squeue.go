@@ -76,10 +76,10 @@ func jobColumns(e Env) map[byte]column[*pb.Job] {
 		return column[*pb.Job]{h, func(j *pb.Job) string { return orNull(f(j)) }}
 	}
 	return map[byte]column[*pb.Job]{
-		'i': {"JOBID", id},
+		'i': {"JOBID", ArrayJobName},
 		'A': {"JOBID", id},
-		'F': {"ARRAY_JOB_ID", id},
-		'K': {"ARRAY_TASK_ID", func(*pb.Job) string { return "N/A" }},
+		'F': {"ARRAY_JOB_ID", func(j *pb.Job) string { return strconv.FormatUint(cmp.Or(j.GetArrayJobId(), j.GetId()), 10) }},
+		'K': {"ARRAY_TASK_ID", ArrayTaskID},
 		'P': {"PARTITION", (*pb.Job).GetPartition},
 		'j': {"NAME", func(j *pb.Job) string { return j.GetSpec().GetName() }},
 		'u': {"USER", (*pb.Job).GetUser},
