@@ -13,6 +13,7 @@ import (
 
 	"github.com/parityhpc/parity/gres"
 	"github.com/parityhpc/parity/scheduler/agent/launch"
+	"github.com/parityhpc/parity/scheduler/agent/nodecheck"
 	"github.com/parityhpc/parity/scheduler/agent/telemetry"
 	"github.com/parityhpc/parity/scheduler/api"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
@@ -48,6 +49,13 @@ type Config struct {
 	Logger     *slog.Logger
 	// RetryMin and RetryMax bound the reconnect backoff (default 500ms, 30s).
 	RetryMin, RetryMax time.Duration
+	// NodeChecks run every NodeCheckInterval (default 1 min) and go to
+	// the controller with the next heartbeat (none when empty).
+	NodeChecks        []nodecheck.Check
+	NodeCheckInterval time.Duration
+	// DiagnoseTimeout bounds one diagnose order (default 15 min: DCGM
+	// level 3 runs take minutes).
+	DiagnoseTimeout time.Duration
 }
 
 // Agent runs one node.
@@ -60,6 +68,20 @@ type Agent struct {
 	conditions []gres.Condition
 	interval   time.Duration
 	registered bool
+	// Health results waiting for the next heartbeat, and the devices
+	// being diagnosed (a repeated order is not run twice at once).
+	diagnoses  []*pb.Diagnosis
+	checks     []*pb.NodeCheck
+	diagnosing map[string]bool
+	// wake asks for a heartbeat now: a fatal condition or a result the
+	// controller is waiting for should not wait out the interval.
+	wake chan struct{}
+	// bg tracks diagnoses running in the background.
+	bg sync.WaitGroup
+	// settling holds jobs whose end is being reported and forgotten; a
+	// launch of the same job (requeued onto this node) waits for it, or
+	// the runtime would take the order for one it already has.
+	settling map[uint64]chan struct{}
 }
 
 // maxQueuedConditions bounds conditions kept for the next heartbeat.
@@ -87,7 +109,14 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.RetryMax < cfg.RetryMin {
 		cfg.RetryMax = max(30*time.Second, cfg.RetryMin)
 	}
-	return &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.Node), samples: map[string]gres.Sample{}, interval: 30 * time.Second}, nil
+	if cfg.NodeCheckInterval <= 0 {
+		cfg.NodeCheckInterval = time.Minute
+	}
+	if cfg.DiagnoseTimeout <= 0 {
+		cfg.DiagnoseTimeout = 15 * time.Minute
+	}
+	return &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.Node), samples: map[string]gres.Sample{}, interval: 30 * time.Second,
+		diagnosing: map[string]bool{}, wake: make(chan struct{}, 1), settling: map[uint64]chan struct{}{}}, nil
 }
 
 // Run re-attaches to the node's jobs, reports ends the controller has not
@@ -119,10 +148,14 @@ func (a *Agent) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); f(ctx) }()
 	}
+	defer a.bg.Wait()
 	run(a.serveOrders)
 	run(a.heartbeats)
 	run(a.reportEnds)
 	run(a.sample)
+	if len(a.cfg.NodeChecks) > 0 {
+		run(a.nodeChecks)
+	}
 	for _, d := range a.cfg.Drivers {
 		if w, ok := d.(vendors.HealthWatcher); ok {
 			run(func(ctx context.Context) {
@@ -202,6 +235,7 @@ func (a *Agent) heartbeats(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-time.After(iv):
+		case <-a.wake:
 		}
 		req := a.heartbeat()
 		resp, err := a.cfg.Controller.Heartbeat(ctx, req)
@@ -214,6 +248,7 @@ func (a *Agent) heartbeats(ctx context.Context) {
 		}
 		if err != nil {
 			a.requeueConditions(req.Conditions)
+			a.requeueResults(req.Diagnoses, req.NodeChecks)
 			a.log.Warn("heartbeat failed", "err", err)
 			continue
 		}
@@ -236,6 +271,8 @@ func (a *Agent) heartbeat() *pb.HeartbeatRequest {
 		req.Conditions = append(req.Conditions, api.ConditionToProto(c))
 	}
 	a.conditions = a.conditions[:0]
+	req.Diagnoses, req.NodeChecks = a.diagnoses, a.checks
+	a.diagnoses, a.checks = nil, nil
 	return req
 }
 
@@ -252,16 +289,21 @@ func (a *Agent) requeueConditions(cs []*pb.Condition) {
 	}
 }
 
-// condition queues a driver's health condition for the next heartbeat.
+// condition queues a driver's health condition for the next heartbeat;
+// a fatal one is sent at once, so the controller drains the device before
+// the next job can land on it.
 func (a *Agent) condition(c gres.Condition) {
 	if a.cfg.Collector != nil {
 		a.cfg.Collector.ObserveCondition(c)
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	a.conditions = append(a.conditions, c)
 	if k := len(a.conditions) - maxQueuedConditions; k > 0 {
 		a.conditions = a.conditions[k:]
+	}
+	a.mu.Unlock()
+	if c.Severity == gres.SeverityFatal {
+		a.heartbeatNow()
 	}
 }
 
@@ -295,11 +337,43 @@ func (a *Agent) reportEnds(ctx context.Context) {
 			if !ok {
 				return
 			}
+			settled := a.settle(e.JobID)
 			a.release(ctx, e.JobID)
 			if a.reportEnd(ctx, endRequest(a.cfg.Node, e)) {
 				a.forget(e.JobID)
 			}
+			settled()
 		}
+	}
+}
+
+// settle marks a job's end as being reported; the returned func ends that.
+func (a *Agent) settle(id uint64) func() {
+	ch := make(chan struct{})
+	a.mu.Lock()
+	a.settling[id] = ch
+	a.mu.Unlock()
+	return func() {
+		a.mu.Lock()
+		if a.settling[id] == ch {
+			delete(a.settling, id)
+		}
+		a.mu.Unlock()
+		close(ch)
+	}
+}
+
+// awaitSettled waits until a job's previous run is reported and forgotten.
+func (a *Agent) awaitSettled(ctx context.Context, id uint64) {
+	a.mu.Lock()
+	ch := a.settling[id]
+	a.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	select {
+	case <-ch:
+	case <-ctx.Done():
 	}
 }
 

@@ -22,9 +22,10 @@ import (
 
 // Order kinds on the wire.
 const (
-	orderLaunch = "launch"
-	orderKill   = "kill"
-	orderSignal = "signal"
+	orderLaunch   = "launch"
+	orderKill     = "kill"
+	orderSignal   = "signal"
+	orderDiagnose = "diagnose"
 )
 
 // stateLaunchFailed tells the controller a job's batch step never started.
@@ -66,6 +67,7 @@ func (a *Agent) handle(ctx context.Context, o *pb.Order) {
 	id := o.GetJobId()
 	switch o.GetKind() {
 	case orderLaunch:
+		a.awaitSettled(ctx, id)
 		if err := a.launch(ctx, o.GetLaunch()); err != nil {
 			a.log.Error("launch failed", "job", id, "err", err)
 			a.reportEnd(ctx, &pb.JobEndedRequest{Node: a.cfg.Node, JobId: id, State: stateLaunchFailed, ExitCode: 1,
@@ -89,6 +91,8 @@ func (a *Agent) handle(ctx context.Context, o *pb.Order) {
 		if err := a.cfg.Runtime.Signal(ctx, id, sig); err != nil && !errors.Is(err, launch.ErrUnknownJob) {
 			a.log.Error("signal failed", "job", id, "signal", sig, "err", err)
 		}
+	case orderDiagnose:
+		a.diagnose(ctx, o.GetDevice(), int(o.GetLevel()))
 	default:
 		a.log.Warn("unknown order kind; ignored", "kind", o.GetKind(), "job", id)
 	}
