@@ -17,13 +17,13 @@ import (
 	"github.com/parityhpc/parity/labs/presets"
 	"github.com/parityhpc/parity/labs/sim/hostsim"
 	"github.com/parityhpc/parity/labs/sim/nvmlsim"
+	"github.com/parityhpc/parity/scheduler/agent/launch"
 	"github.com/parityhpc/parity/scheduler/api"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
 	"github.com/parityhpc/parity/scheduler/client"
 	"github.com/parityhpc/parity/scheduler/config"
 	"github.com/parityhpc/parity/scheduler/controller"
-	"github.com/parityhpc/parity/scheduler/agent/launch"
 	"github.com/parityhpc/parity/scheduler/store"
 	"github.com/parityhpc/parity/vendors"
 	"github.com/parityhpc/parity/vendors/builtin"
@@ -354,4 +354,3 @@ func (n *labNode) index(uuid string) int {
 	i := slices.IndexFunc(n.inv.Devices, func(d gres.Device) bool { return d.UUID == uuid })
 	return n.inv.Devices[i].Index
 }
-
