@@ -125,7 +125,7 @@ func (p *parser) priority(c *Cluster, r *rawPriority) {
 
 func (p *parser) scheduler(c *Cluster, r *rawScheduler) {
 	s := Scheduler{Backfill: strings.ToLower(or(r.Backfill, "easy")), ReservePerPartition: r.ReservePerPartition,
-		MaxReservations: r.MaxReservations, CandidateLimit: r.CandidateLimit,
+		MaxReservations: r.MaxReservations, CandidateLimit: r.CandidateLimit, KillInvalidDepend: r.KillInvalidDepend,
 		Interval:    p.duration("scheduler.interval", r.Interval, DefaultInterval),
 		MinInterval: p.duration("scheduler.minInterval", r.MinInterval, DefaultMinInterval),
 		Window:      p.duration("scheduler.window", r.Window, 0)}

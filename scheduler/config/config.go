@@ -138,4 +138,7 @@ type Scheduler struct {
 	MaxReservations     int
 	Window              time.Duration
 	CandidateLimit      int
+	// KillInvalidDepend cancels a job whose dependency can never be
+	// satisfied instead of leaving it pending (Slurm's kill_invalid_depend).
+	KillInvalidDepend bool
 }

@@ -126,4 +126,5 @@ type rawScheduler struct {
 	MaxReservations     int    `yaml:"maxReservations"`
 	Window              string `yaml:"window"`
 	CandidateLimit      int    `yaml:"candidateLimit"`
+	KillInvalidDepend   bool   `yaml:"killInvalidDepend"`
 }

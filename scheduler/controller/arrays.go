@@ -130,25 +130,19 @@ func taskState(j *job) workflow.State {
 func (c *Controller) splitArraysLocked() ([]write, error) {
 	st := c.st
 	var ws []write
+	// Task states reach their array's bookkeeping (what the throttle
+	// and dependencies on the array read) while the tasks are still in
+	// the active list: a task that ended since the last pass is still there.
+	if err := c.syncArraysLocked(); err != nil {
+		return nil, err
+	}
 	for _, j := range st.active {
 		if !j.arrayHolder() || j.state != StatePending {
 			continue
 		}
 		waiting := 0
 		for _, t := range j.array.Tasks() {
-			if t.State.Finished() {
-				continue
-			}
-			tj := st.jobs[t.JobID]
-			if tj == nil {
-				continue
-			}
-			if s := taskState(tj); s != t.State {
-				if err := j.array.SetState(t.Index, s, int(tj.exitCode), tj.core.Start); err != nil {
-					return nil, err
-				}
-			}
-			if tj.state == StatePending {
+			if t.State == workflow.Pending {
 				waiting++
 			}
 		}
@@ -213,4 +207,28 @@ func parseTaskSelection(jid uint64, s string) (*jobspec.Array, error) {
 		return nil, status.Errorf(codes.InvalidArgument, "cancel: job %d tasks %q: not a task list (%v)", jid, s, err)
 	}
 	return sel, nil
+}
+
+// syncArraysLocked copies every live task's job state into its array's
+// bookkeeping.
+func (c *Controller) syncArraysLocked() error {
+	for _, tj := range c.st.active {
+		if tj.task == nil {
+			continue
+		}
+		h := c.st.jobs[tj.task.array]
+		if h == nil || h.array == nil {
+			continue
+		}
+		t, ok := h.array.Task(tj.task.index)
+		if !ok || t.JobID != tj.core.ID {
+			continue
+		}
+		if s := taskState(tj); s != t.State {
+			if err := h.array.SetState(t.Index, s, int(tj.exitCode), tj.core.Start); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

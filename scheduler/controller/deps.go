@@ -2,134 +2,107 @@ package controller
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/parityhpc/parity/scheduler/core"
+	"github.com/parityhpc/parity/scheduler/jobspec"
+	"github.com/parityhpc/parity/scheduler/workflow"
 )
 
-// depTerm is one "type:id" condition of a --dependency spec.
-type depTerm struct {
-	kind string
-	id   core.JobID
-}
-
-// depSpec is a parsed --dependency: all terms must hold (',') or any (?).
-type depSpec struct {
-	any   bool
-	terms []depTerm
-}
-
-// parseDependency reads "afterok:12:13,afterany:14" or "afterok:12?afternotok:13".
-// singleton and +time forms are not supported yet and are refused.
-func parseDependency(s string) (depSpec, error) {
-	var d depSpec
-	sep := ","
-	if strings.Contains(s, "?") {
-		if strings.Contains(s, ",") {
-			return d, fmt.Errorf("cannot mix ',' and '?'")
-		}
-		d.any, sep = true, "?"
+// checkDependencyLocked validates a --dependency at submit: its syntax,
+// and that every job it names exists (c.mu held).
+func (c *Controller) checkDependencyLocked(s string) error {
+	d, err := jobspec.ParseDependency(s)
+	if err != nil {
+		return err
 	}
-	for _, part := range strings.Split(s, sep) {
-		fields := strings.Split(part, ":")
-		kind := strings.ToLower(fields[0])
-		switch kind {
-		case "after", "afterany", "afterok", "afternotok":
-		default:
-			return d, fmt.Errorf("dependency type %q is not supported (after, afterany, afterok, afternotok)", fields[0])
-		}
-		if len(fields) < 2 {
-			return d, fmt.Errorf("%q names no job", part)
-		}
-		for _, f := range fields[1:] {
-			id, err := strconv.ParseUint(f, 10, 64)
-			if err != nil || id == 0 {
-				return d, fmt.Errorf("%q is not a job id", f)
-			}
-			d.terms = append(d.terms, depTerm{kind: kind, id: core.JobID(id)})
-		}
-	}
-	return d, nil
+	return workflow.ValidateDependency(d, func(id core.JobID) bool { return c.st.jobs[id] != nil })
 }
 
-// termState says whether one condition holds now, can never hold, or waits.
-func (c *Controller) termState(t depTerm) core.DependencyState {
-	j := c.st.jobs[t.id]
+// depLookup shows the controller's jobs to dependency resolution (c.mu held).
+type depLookup struct{ st *state }
+
+func (l depLookup) Job(id core.JobID) (workflow.JobStatus, bool) {
+	j := l.st.jobs[id]
 	if j == nil {
-		// Purged: it finished long ago; only its outcome is unknown.
-		if t.kind == "after" || t.kind == "afterany" {
-			return core.DependencyNone
-		}
-		return core.DependencyNever
+		return workflow.JobStatus{}, false
 	}
-	switch t.kind {
-	case "after":
-		if j.state != StatePending {
-			return core.DependencyNone
-		}
-	case "afterany":
-		if finished(j.state) {
-			return core.DependencyNone
-		}
-	case "afterok":
-		if j.state == StateCompleted {
-			return core.DependencyNone
-		}
-		if finished(j.state) {
-			return core.DependencyNever
-		}
-	case "afternotok":
-		if finished(j.state) && j.state != StateCompleted {
-			return core.DependencyNone
-		}
-		if j.state == StateCompleted {
-			return core.DependencyNever
-		}
-	}
-	return core.DependencyWaiting
+	return workflow.JobStatus{ID: id, State: taskState(j), Start: j.core.Start, ExitCode: int(j.exitCode), User: j.core.User,
+		Name: j.core.Name, DependencyNever: j.state == StatePending && j.core.Dependency == core.DependencyNever, Array: j.array}, true
 }
 
-// resolveDependenciesLocked sets every pending job's dependency state and,
-// when it is met, its eligibility time (age counts from then).
-func (c *Controller) resolveDependenciesLocked(now time.Time) {
+func (l depLookup) SingletonBlocked(user, name string, self core.JobID) bool {
+	for _, j := range l.st.active {
+		if j.core.ID == self || j.core.User != user || j.core.Name != name || j.arrayHolder() {
+			continue
+		}
+		switch {
+		case j.state == StateRunning || j.state == StateCompleting:
+			return true
+		case j.state == StatePending && j.core.ID < self && j.dep != nil && hasSingleton(j.dep):
+			return true
+		}
+	}
+	return false
+}
+
+func hasSingleton(d *jobspec.Dependency) bool {
+	for _, c := range d.Conditions {
+		if c.Type == jobspec.DepSingleton {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveDependenciesLocked sets every pending job's dependency state
+// and, when it is met, its eligibility time (age counts from then). Jobs
+// whose dependency can never be met are cancelled when the job or the
+// cluster asks for it (kill-on-invalid-dep, killInvalidDepend); their
+// writes are returned.
+func (c *Controller) resolveDependenciesLocked(now time.Time) []write {
+	look := depLookup{st: c.st}
+	var ws []write
 	for _, j := range c.st.active {
 		if j.state != StatePending || j.spec.GetDependency() == "" {
 			continue
 		}
-		d, err := parseDependency(j.spec.GetDependency())
-		if err != nil {
-			j.core.Dependency = core.DependencyNever
-			continue
-		}
-		state := core.DependencyNone
-		if d.any {
-			state = core.DependencyNever
-		}
-		for _, t := range d.terms {
-			ts := c.termState(t)
-			if d.any {
-				if ts == core.DependencyNone {
-					state = core.DependencyNone
-					break
-				}
-				if ts == core.DependencyWaiting {
-					state = core.DependencyWaiting
-				}
+		if j.dep == nil {
+			d, err := jobspec.ParseDependency(j.spec.GetDependency())
+			if err != nil {
+				j.core.Dependency = core.DependencyNever
 				continue
 			}
-			if ts == core.DependencyNever {
-				state = core.DependencyNever
-				break
-			}
-			if ts == core.DependencyWaiting {
-				state = core.DependencyWaiting
-			}
+			j.dep = d
 		}
+		task := jobspec.NoTask
+		if j.task != nil {
+			task = j.task.index
+		}
+		state, detail, readyAt := workflow.ResolveDependencies(workflow.Dependent{ID: j.core.ID, User: j.core.User,
+			Name: j.core.Name, Task: task, Dependency: j.dep}, look, now)
 		if state == core.DependencyNone && j.core.Dependency != core.DependencyNone && j.core.Eligible.IsZero() {
 			j.core.Eligible = now
+			if readyAt.After(now) {
+				j.core.Eligible = readyAt
+			}
 		}
 		j.core.Dependency = state
+		var jobKill *bool
+		if j.spec.GetKillOnInvalidDep() {
+			jobKill = new(true)
+		}
+		if !workflow.CancelOnNever(state, c.cfg.Scheduler.KillInvalidDepend, jobKill) {
+			continue
+		}
+		j.state, j.end, j.reason, j.detail = StateCancelled, now, string(core.ReasonDependencyNeverSatisfied), detail
+		j.cancelledBy = "scheduler"
+		j.syncCoreState()
+		c.metrics.ended(StateCancelled)
+		ev := jobEvent(EventCancel, j, "scheduler")
+		ev.Reason = fmt.Sprintf("%s: %s", core.ReasonDependencyNeverSatisfied, detail)
+		ws = append(ws, c.jobWrites(j)...)
+		ws = append(ws, c.record(ev)...)
 	}
+	return ws
 }

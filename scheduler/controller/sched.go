@@ -53,13 +53,13 @@ func (c *Controller) schedulePass(ctx context.Context) error {
 	now := c.now()
 	err := c.mutate(ctx, func() ([]write, func(), error) {
 		ws, err := c.splitArraysLocked()
+		ws = append(ws, c.resolveDependenciesLocked(now)...)
 		return ws, nil, err
 	})
 	if err != nil {
-		return fmt.Errorf("controller: split array tasks: %w", err)
+		return fmt.Errorf("controller: split array tasks, resolve dependencies: %w", err)
 	}
 	c.mu.Lock()
-	c.resolveDependenciesLocked(now)
 	snap := c.snapshotLocked(now)
 	c.mu.Unlock()
 	t0 := time.Now()

@@ -7,6 +7,7 @@ import (
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/config"
 	"github.com/parityhpc/parity/scheduler/core"
+	"github.com/parityhpc/parity/scheduler/jobspec"
 	"github.com/parityhpc/parity/scheduler/policy"
 	"github.com/parityhpc/parity/scheduler/workflow"
 )
@@ -72,6 +73,8 @@ type job struct {
 	array    *workflow.ArrayJob
 	arrayRec *workflow.ArrayRecord
 	task     *arrayTask
+	// dep is the parsed --dependency (parsed once, on the first pass).
+	dep *jobspec.Dependency
 }
 
 // node is the in-memory record of one configured node.

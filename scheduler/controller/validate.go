@@ -72,7 +72,7 @@ func (c *Controller) resolveSpec(user string, s *pb.JobSpec, capsOf func(*config
 		}
 	}
 	if dep := s.GetDependency(); dep != "" {
-		if _, err := parseDependency(dep); err != nil {
+		if err := c.checkDependencyLocked(dep); err != nil {
 			return invalid("--dependency", dep, "job dependency problem: %v", err)
 		}
 	}
