@@ -201,3 +201,41 @@ func (c *Controller) adminResumeLocked(n *node, uuids []string, user string, now
 	}
 	return "health override: " + strings.Join(notes, "; ")
 }
+
+// deviceDrained reports whether a device is drained, itself or through
+// the GPU it is a partition of.
+func (n *node) deviceDrained(uuid string) bool {
+	if _, ok := n.gpuDrain[uuid]; ok {
+		return true
+	}
+	if n.inv != nil {
+		if d, ok := n.inv.Device(uuid); ok && d.Parent != "" {
+			_, ok := n.gpuDrain[d.Parent]
+			return ok
+		}
+	}
+	return false
+}
+
+// drainedDevices lists the drained devices for the scheduler, with the
+// partitions of drained GPUs, sorted; nil when none.
+func (n *node) drainedDevices() []string {
+	if len(n.gpuDrain) == 0 {
+		return nil
+	}
+	var out []string
+	if n.inv != nil {
+		for _, d := range n.inv.Devices {
+			if n.deviceDrained(d.UUID) {
+				out = append(out, d.UUID)
+			}
+		}
+	}
+	for u := range n.gpuDrain {
+		if !slices.Contains(out, u) {
+			out = append(out, u)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

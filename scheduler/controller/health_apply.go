@@ -252,9 +252,10 @@ func (a *healthApply) requeueJobs(d healthcheck.Decision) {
 	if d.UUID != "" {
 		reason = fmt.Sprintf("health: GPU %s on %s failed: %s", d.UUID, n.name, d.Reason)
 	}
+	failed := affectedDevices(n, d.UUID)
 	for _, id := range sortedJobIDs(n.jobs) {
 		j := c.st.jobs[id]
-		if j == nil || j.state != StateRunning || (d.UUID != "" && !holdsDevice(j, n.name, d.UUID)) {
+		if j == nil || j.state != StateRunning || (d.UUID != "" && !holdsAny(j, n.name, failed)) {
 			continue
 		}
 		requeue := c.cfg.Health.OnFault == config.OnFaultRequeue && (j.spec.GetRequeue() || c.cfg.RequeueOnNodeFail)
@@ -276,9 +277,23 @@ func (a *healthApply) requeueJobs(d healthcheck.Decision) {
 	}
 }
 
-func holdsDevice(j *job, node, uuid string) bool {
+// affectedDevices is a failed device and its partitions (MIG slices,
+// compute partitions): a job on a slice of a failed GPU goes with it.
+func affectedDevices(n *node, uuid string) map[string]bool {
+	out := map[string]bool{uuid: true}
+	if n.inv != nil {
+		for _, dev := range n.inv.Devices {
+			if dev.Parent == uuid {
+				out[dev.UUID] = true
+			}
+		}
+	}
+	return out
+}
+
+func holdsAny(j *job, node string, uuids map[string]bool) bool {
 	for _, al := range j.core.Alloc {
-		if al.Node == node && slices.Contains(al.Devices, uuid) {
+		if al.Node == node && slices.ContainsFunc(al.Devices, func(u string) bool { return uuids[u] }) {
 			return true
 		}
 	}

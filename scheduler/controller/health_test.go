@@ -10,6 +10,7 @@ import (
 	"github.com/parityhpc/parity/gres"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
+	"github.com/parityhpc/parity/scheduler/core"
 )
 
 // outcome is what a fault did, without the vendor's wording: it must be
@@ -301,5 +302,40 @@ func TestHealthDrainSurvivesRestartAndStillNeedsDiagnosis(t *testing.T) {
 	h.heartbeat("n1", 4, beat{diags: []gres.Diagnosis{{UUID: bad, Passed: true, Level: 1}}})
 	if g := h.gpu("n1", bad); g.GetState() != "idle" {
 		t.Fatalf("after the diagnosis: %v", g)
+	}
+}
+
+func TestJobsOnASliceOfAFailedGPUAreAffected(t *testing.T) {
+	n := &node{name: "n1", inv: &gres.Inventory{Devices: []gres.Device{
+		{UUID: "GPU-a"}, {UUID: "MIG-a0", Parent: "GPU-a"}, {UUID: "MIG-a1", Parent: "GPU-a"}, {UUID: "GPU-b"}, {UUID: "MIG-b0", Parent: "GPU-b"}}}}
+	jobOn := func(node string, devs ...string) *job {
+		return &job{core: core.Job{Alloc: []core.NodeAlloc{{Node: node, Devices: devs}}}}
+	}
+	tests := []struct {
+		name   string
+		failed string
+		j      *job
+		want   bool
+	}{
+		{"whole GPU", "GPU-a", jobOn("n1", "GPU-a"), true},
+		{"a slice of it", "GPU-a", jobOn("n1", "MIG-a1"), true},
+		{"another GPU's slice", "GPU-a", jobOn("n1", "MIG-b0"), false},
+		{"a failed slice spares its siblings", "MIG-a0", jobOn("n1", "MIG-a1"), false},
+		{"same UUID on another node", "GPU-a", jobOn("n2", "GPU-a"), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := holdsAny(tc.j, "n1", affectedDevices(n, tc.failed)); got != tc.want {
+				t.Fatalf("holdsAny = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	// Draining a GPU keeps the scheduler off its slices too.
+	n.gpuDrain = map[string]string{"GPU-a": "health: xid 48", "MIG-b0": "bad slice"}
+	if got, want := n.drainedDevices(), []string{"GPU-a", "MIG-a0", "MIG-a1", "MIG-b0"}; !slices.Equal(got, want) {
+		t.Fatalf("drained devices %v, want %v", got, want)
+	}
+	if n.deviceDrained("GPU-b") || !n.deviceDrained("MIG-a1") {
+		t.Fatal("deviceDrained disagrees with the drains")
 	}
 }

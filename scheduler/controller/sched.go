@@ -132,7 +132,7 @@ func (c *Controller) placeableLocked(allocs []core.NodeAlloc, now time.Time) boo
 			return false
 		}
 		for _, d := range a.Devices {
-			if _, drained := n.gpuDrain[d]; drained {
+			if n.deviceDrained(d) {
 				return false
 			}
 		}

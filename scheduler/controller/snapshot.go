@@ -25,11 +25,7 @@ func (c *Controller) snapshotLocked(now time.Time) core.Snapshot {
 		}
 		cn := n.core
 		cn.State = n.coreState(now, c.cfg.HeartbeatInterval)
-		cn.DrainedDevices = cn.DrainedDevices[:0:0]
-		for u := range n.gpuDrain {
-			cn.DrainedDevices = append(cn.DrainedDevices, u)
-		}
-		slices.Sort(cn.DrainedDevices)
+		cn.DrainedDevices = n.drainedDevices()
 		snap.Nodes = append(snap.Nodes, cn)
 		usable[name] = true
 	}
