@@ -86,7 +86,8 @@ func (p *parser) qos(c *Cluster, raws []rawQOS) {
 		if r.MaxGPUsPerUser < 0 {
 			p.errorf(at+".maxGPUsPerUser", "%d must not be negative", r.MaxGPUsPerUser)
 		}
-		c.QOS = append(c.QOS, QOS{Name: r.Name, Priority: r.Priority, MaxGPUsPerUser: r.MaxGPUsPerUser})
+		c.QOS = append(c.QOS, QOS{Name: r.Name, Priority: r.Priority, MaxGPUsPerUser: r.MaxGPUsPerUser, Preempt: r.Preempt,
+			PreemptMode: r.PreemptMode, GraceTime: p.duration(at+".graceTime", r.GraceTime, 0)})
 	}
 	if !seen[DefaultQOS] {
 		c.QOS = append(c.QOS, QOS{Name: DefaultQOS})
@@ -128,7 +129,9 @@ func (p *parser) scheduler(c *Cluster, r *rawScheduler) {
 		MaxReservations: r.MaxReservations, CandidateLimit: r.CandidateLimit, KillInvalidDepend: r.KillInvalidDepend,
 		Interval:    p.duration("scheduler.interval", r.Interval, DefaultInterval),
 		MinInterval: p.duration("scheduler.minInterval", r.MinInterval, DefaultMinInterval),
-		Window:      p.duration("scheduler.window", r.Window, 0)}
+		Window:      p.duration("scheduler.window", r.Window, 0), PreemptType: r.PreemptType, PreemptMode: r.PreemptMode,
+		PreemptGraceTime:  p.duration("scheduler.preemptGraceTime", r.PreemptGraceTime, 0),
+		PreemptExemptTime: p.duration("scheduler.preemptExemptTime", r.PreemptExemptTime, 0)}
 	switch s.Backfill {
 	case "easy", "conservative", "none":
 	default:

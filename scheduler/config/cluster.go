@@ -140,7 +140,8 @@ func (c *Cluster) CorePartitions() []core.Partition {
 func (c *Cluster) CoreQOS() []core.QOS {
 	out := make([]core.QOS, len(c.QOS))
 	for i, q := range c.QOS {
-		out[i] = core.QOS{Name: q.Name, Priority: q.Priority, MaxGPUsPerUser: q.MaxGPUsPerUser}
+		out[i] = core.QOS{Name: q.Name, Priority: q.Priority, MaxGPUsPerUser: q.MaxGPUsPerUser, Preempt: q.Preempt,
+			PreemptMode: core.PreemptMode(q.PreemptMode), GraceTime: q.GraceTime}
 	}
 	return out
 }
@@ -160,5 +161,7 @@ func (c *Cluster) CoreConfig() core.Config {
 	if s.CandidateLimit > 0 {
 		cfg.CandidateLimit = s.CandidateLimit
 	}
+	cfg.Preempt = core.PreemptConfig{Type: core.PreemptType(s.PreemptType), Mode: core.PreemptMode(s.PreemptMode),
+		GraceTime: s.PreemptGraceTime, ExemptTime: s.PreemptExemptTime}
 	return cfg
 }

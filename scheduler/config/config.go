@@ -118,6 +118,11 @@ type QOS struct {
 	Name           string
 	Priority       int
 	MaxGPUsPerUser int
+	// Preempt lists the QOS this QOS's jobs may preempt (preemptType qos);
+	// PreemptMode and GraceTime apply when this QOS's jobs are preempted.
+	Preempt     []string
+	PreemptMode string
+	GraceTime   time.Duration
 }
 
 // Priority holds the multifactor weights and their parameters.
@@ -141,4 +146,10 @@ type Scheduler struct {
 	// KillInvalidDepend cancels a job whose dependency can never be
 	// satisfied instead of leaving it pending (Slurm's kill_invalid_depend).
 	KillInvalidDepend bool
+	// Preemption: PreemptType "" (none), "qos" or "partition_prio";
+	// PreemptMode "off", "cancel" or "requeue"; grace after SIGTERM and
+	// the run time before a job may be preempted.
+	PreemptType                         string
+	PreemptMode                         string
+	PreemptGraceTime, PreemptExemptTime time.Duration
 }

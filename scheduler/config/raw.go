@@ -96,9 +96,12 @@ func (u *rawUser) UnmarshalYAML(n *yaml.Node) error {
 }
 
 type rawQOS struct {
-	Name           string `yaml:"name"`
-	Priority       int    `yaml:"priority"`
-	MaxGPUsPerUser int    `yaml:"maxGPUsPerUser"`
+	Name           string   `yaml:"name"`
+	Priority       int      `yaml:"priority"`
+	MaxGPUsPerUser int      `yaml:"maxGPUsPerUser"`
+	Preempt        []string `yaml:"preempt"`
+	PreemptMode    string   `yaml:"preemptMode"`
+	GraceTime      string   `yaml:"graceTime"`
 }
 
 type rawPriority struct {
@@ -127,4 +130,8 @@ type rawScheduler struct {
 	Window              string `yaml:"window"`
 	CandidateLimit      int    `yaml:"candidateLimit"`
 	KillInvalidDepend   bool   `yaml:"killInvalidDepend"`
+	PreemptType         string `yaml:"preemptType"`
+	PreemptMode         string `yaml:"preemptMode"`
+	PreemptGraceTime    string `yaml:"preemptGraceTime"`
+	PreemptExemptTime   string `yaml:"preemptExemptTime"`
 }

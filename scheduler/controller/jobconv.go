@@ -76,6 +76,7 @@ func (j *job) record() *pb.Job {
 		p.Priority = j.factors.Total
 	}
 	j.arrayFields(p)
+	j.preemptFields(p)
 	return p
 }
 
@@ -108,6 +109,7 @@ func jobFromRecord(p *pb.Job) (*job, error) {
 		restarts: p.GetRestarts(), cancelledBy: p.GetCancelledBy(), launchSent: true,
 		requeueOnEnd: p.GetRequeuePending(), holdOnEnd: p.GetHoldOnRequeue(), faultReason: p.GetFaultReason(), faultState: p.GetFaultState(),
 		lastRequeueReason: p.GetLastRequeueReason(), adminComment: p.GetAdminComment()}
+	j.preemptFromRecord(p)
 	if err := j.arrayFromRecord(p); err != nil {
 		return nil, err
 	}

@@ -54,7 +54,8 @@ func (c *Controller) schedulePass(ctx context.Context) error {
 	err := c.mutate(ctx, func() ([]write, func(), error) {
 		ws, err := c.splitArraysLocked()
 		ws = append(ws, c.resolveDependenciesLocked(now)...)
-		return ws, nil, err
+		pws, stops := c.expirePreemptionsLocked(now)
+		return append(ws, pws...), func() { runAll(stops) }, err
 	})
 	if err != nil {
 		return fmt.Errorf("controller: split array tasks, resolve dependencies: %w", err)
@@ -119,7 +120,9 @@ func (c *Controller) schedulePass(ctx context.Context) error {
 			ws = append(ws, c.record(ev)...)
 			launches = append(launches, j)
 		}
-		return ws, func() { c.launch(launches) }, nil
+		pws, preempts := c.applyPreemptionsLocked(plan.Preemptions, now)
+		ws = append(ws, pws...)
+		return ws, func() { c.launch(launches); runAll(preempts) }, nil
 	})
 }
 

@@ -75,6 +75,10 @@ type job struct {
 	task     *arrayTask
 	// dep is the parsed --dependency (parsed once, on the first pass).
 	dep *jobspec.Dependency
+	// preemptMode and preemptedBy describe a preemption in progress
+	// (core.PreemptEnd is when the grace time ends).
+	preemptMode core.PreemptMode
+	preemptedBy core.JobID
 }
 
 // node is the in-memory record of one configured node.
