@@ -1,0 +1,309 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"github.com/parityhpc/parity/conformance"
+	"github.com/parityhpc/parity/labs/labfile"
+	"github.com/parityhpc/parity/reports"
+	"github.com/parityhpc/parity/scheduler/client"
+)
+
+type conformOptions struct {
+	lab, target, token, vendors string
+	allowFaults                 []string
+	compare, out, focus         string
+	keep                        bool
+	workdir, topology, ledger   string
+	account, exemptAccount      string
+	healthWait, jobTimeout      time.Duration
+}
+
+func newConformCmd() *cobra.Command {
+	var o conformOptions
+	cmd := &cobra.Command{
+		Use:   "conform",
+		Short: "Run the conformance suite on a lab or a live cluster and write its report",
+		Long: `Runs the conformance suite — placement, isolation, accounting, health and
+reclamation, the driver contract, and parity across vendors — once per
+vendor, prints the spec × vendor matrix and writes report.html, report.json
+and junit.xml to --out. It exits non-zero when any result fails.
+
+Without --target it starts the built-in "default" lab (or --lab NAME|FILE)
+in this process — a real controller and one agent per node over simulated
+NVIDIA, AMD and CPU-only machines — and removes it afterwards (--keep
+leaves its directory). Jobs run confined in cgroups when run as root.
+
+With --target ADDR --token TOKEN --vendors FILE it runs against a live
+cluster; FILE names the partition (and feature) of each vendor's nodes.
+Specs that drain, requeue or fault a node run only on nodes named with
+--allow-faults; the others are reported skipped with the reason. Job output
+is read from --workdir, which must be shared with the nodes.`,
+		Example: `  parity conform
+  parity conform --lab bench-32 --out /srv/reports/nightly --compare /srv/reports/last/report.json
+  parity conform --focus 'isolation|parity'
+  parity conform --target ctl01:6817 --token "$(cat ~/.config/parity/token)" --vendors vendors.yaml \
+      --workdir /shared/conform --allow-faults gpu017`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runConform(cmd, o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.lab, "lab", "default", "built-in lab name or lab file to start (without --target)")
+	f.StringVar(&o.target, "target", "", "controller address of a live cluster to test instead of a lab")
+	f.StringVar(&o.token, "token", "", "API token for --target (default $"+client.EnvToken+" or ~/.config/parity/token)")
+	f.StringVar(&o.vendors, "vendors", "", "YAML naming each vendor's partition (and feature) on --target")
+	f.StringArrayVar(&o.allowFaults, "allow-faults", nil, "live node the suite may drain, requeue and fault (repeatable)")
+	f.StringVar(&o.workdir, "workdir", "", "directory shared with the live cluster's nodes for job output")
+	f.StringVar(&o.topology, "topology", "", "topology.conf of the live cluster's switches")
+	f.StringVar(&o.ledger, "ledger", "", "accounting ledger of the live cluster, if readable from here")
+	f.StringVar(&o.account, "account", "", "account to charge the suite's jobs (labs: lab)")
+	f.StringVar(&o.exemptAccount, "exempt-account", "", "account exempt from idle-GPU reclamation, for the exemption spec")
+	f.StringVar(&o.compare, "compare", "", "previous report.json to compare with (new failures first)")
+	f.StringVar(&o.out, "out", "parity-report", "directory for report.html, report.json and junit.xml")
+	f.StringVar(&o.focus, "focus", "", "run only specs whose \"ID vendor name\" matches this regular expression")
+	f.BoolVar(&o.keep, "keep", false, "leave the lab's directory (state, spools, logs) after the run")
+	f.DurationVar(&o.healthWait, "health-wait", 45*time.Second, "how long to wait for a health or reclamation verdict")
+	f.DurationVar(&o.jobTimeout, "job-timeout", 2*time.Minute, "how long to wait for one job to start or end")
+	cmd.AddCommand(newConformProbeCmd(), newConformDriverCmd())
+	return cmd
+}
+
+// newConformProbeCmd is what the suite's jobs run on a node.
+func newConformProbeCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:                "probe inspect|mem|procs ARGS",
+		Short:              "Report what a job sees (run inside conformance jobs)",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if code := conformance.ProbeMain(args, cmd.OutOrStdout(), cmd.ErrOrStderr()); code != 0 {
+				return &exitError{code: code, err: fmt.Errorf("conform probe %v failed", args)}
+			}
+			return nil
+		},
+	}
+}
+
+func runConform(cmd *cobra.Command, o conformOptions) error {
+	ctx := cmd.Context()
+	stdout := cmd.OutOrStdout()
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return usageError("conform", "--out %s: %v", o.out, err)
+	}
+	var prev *reports.Run
+	if o.compare != "" {
+		f, err := os.Open(o.compare)
+		if err != nil {
+			return usageError("conform", "--compare: %v", err)
+		}
+		prev, err = reports.ReadJSON(f)
+		f.Close()
+		if err != nil {
+			return usageError("conform", "--compare %s: %v", o.compare, err)
+		}
+	}
+	var focus *regexp.Regexp
+	if o.focus != "" {
+		re, err := regexp.Compile(o.focus)
+		if err != nil {
+			return usageError("conform", "--focus %q: %v", o.focus, err)
+		}
+		focus = re
+	}
+	logf, err := os.Create(filepath.Join(o.out, "lab.log"))
+	if err != nil {
+		return usageError("conform", "--out: %v", err)
+	}
+	defer logf.Close()
+	logger := slog.New(slog.NewTextHandler(logf, nil))
+	target, account, err := conformTarget(ctx, o, logger, stdout)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := target.Close(context.WithoutCancel(ctx)); err != nil {
+			fmt.Fprintln(cmd.ErrOrStderr(), "parity: conform: stopping the lab:", err)
+		}
+	}()
+	// ginkgo reports to file descriptor 1; keep it in --out and print
+	// our own progress on the real output.
+	restore, out, err := conformDivertStdout(filepath.Join(o.out, "ginkgo.log"), stdout)
+	if err != nil {
+		return err
+	}
+	tty := conformTTY(out)
+	prog := &conformProgress{w: out, tty: tty}
+	run, err := conformance.Run(ctx, target, conformance.Options{Focus: focus, Account: account, ExemptAccount: o.exemptAccount,
+		HealthWait: o.healthWait, JobTimeout: o.jobTimeout, Progress: prog.update, Version: version, Logger: logger})
+	prog.finish()
+	restore()
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("conform: %w", err)}
+	}
+	paths, err := reports.WriteFolder(o.out, run, reports.HTMLOptions{Previous: prev, Now: time.Now()})
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("conform: write the report: %w", err)}
+	}
+	if err := reports.WriteMatrix(stdout, run, tty); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nReport: %s (also %s, %s)\n", paths.HTML, paths.JSON, paths.JUnit)
+	vt, pt := run.Count()
+	if n := vt.Failing() + pt.Failing(); n > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("conform: %d failing results", n)}
+	}
+	return nil
+}
+
+// conformTarget builds the lab or live target the flags name, and the
+// account its jobs are charged to.
+func conformTarget(ctx context.Context, o conformOptions, logger *slog.Logger, stdout io.Writer) (conformance.Target, string, error) {
+	if o.target == "" {
+		lab, err := labfile.Resolve(o.lab)
+		if err != nil {
+			return nil, "", usageError("conform", "--lab: %v", err)
+		}
+		fmt.Fprintf(stdout, "Starting lab %s (%d nodes)…\n", lab.Name, len(lab.NodeList()))
+		t, err := conformance.NewLab(ctx, conformance.LabOptions{Lab: lab, Keep: o.keep, Logger: logger})
+		if err != nil {
+			return nil, "", &exitError{code: 1, err: fmt.Errorf("conform: %w", err)}
+		}
+		if o.keep {
+			fmt.Fprintf(stdout, "Lab directory (kept): %s\n", t.Dir())
+		}
+		if ok, why := t.Isolation(); !ok {
+			fmt.Fprintf(stdout, "WARNING: jobs run without isolation (%s); isolation specs will be skipped\n", why)
+		}
+		return t, conformOr(o.account, "lab"), nil
+	}
+	if o.vendors == "" {
+		return nil, "", usageError("conform", "--target needs --vendors FILE naming each vendor's partition")
+	}
+	tok, err := client.ResolveToken(o.token)
+	if err != nil {
+		return nil, "", usageError("conform", "%v", err)
+	}
+	data, err := os.ReadFile(o.vendors)
+	if err != nil {
+		return nil, "", usageError("conform", "--vendors: %v", err)
+	}
+	vf, err := conformance.ParseVendorsFile(o.vendors, data)
+	if err != nil {
+		return nil, "", usageError("conform", "%v", err)
+	}
+	t, err := conformance.NewLive(ctx, conformance.LiveOptions{Addr: o.target, Token: tok, Vendors: vf, AllowFaults: o.allowFaults,
+		WorkDir: o.workdir, Topology: o.topology, Ledger: o.ledger})
+	if err != nil {
+		return nil, "", &exitError{code: 1, err: fmt.Errorf("conform: %w", err)}
+	}
+	return t, o.account, nil
+}
+
+func conformOr(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
+}
+
+// divertStdout points file descriptor 1 at path while the suite runs. When
+// w is this process's standard output, the returned writer is a duplicate
+// of it, so progress still reaches the terminal; restore undoes it.
+func conformDivertStdout(path string, w io.Writer) (restore func(), out io.Writer, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, nil, usageError("conform", "--out: %v", err)
+	}
+	saved, err := unix.Dup(1)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("conform: keep standard output: %w", err)
+	}
+	dup := os.NewFile(uintptr(saved), "stdout")
+	if err := unix.Dup2(int(f.Fd()), 1); err != nil {
+		dup.Close()
+		f.Close()
+		return nil, nil, fmt.Errorf("conform: divert standard output: %w", err)
+	}
+	out = w
+	if of, ok := w.(*os.File); ok && of.Fd() == 1 {
+		out = dup
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			_ = unix.Dup2(saved, 1)
+			dup.Close()
+			f.Close()
+		})
+	}, out, nil
+}
+
+func conformTTY(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
+}
+
+// progress prints specs done / total and the current spec: one updated
+// line on a terminal, plain lines otherwise.
+type conformProgress struct {
+	mu    sync.Mutex
+	w     io.Writer
+	tty   bool
+	start time.Time
+}
+
+func (p *conformProgress) update(ev conformance.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.start.IsZero() {
+		p.start = time.Now()
+	}
+	who := ev.Vendor
+	if who == "" {
+		who = "all vendors"
+	}
+	width := len(fmt.Sprint(ev.Total))
+	switch {
+	case !ev.Ended && p.tty:
+		fmt.Fprintf(p.w, "\r\x1b[K[%*d/%d] %s [%s] …", width, ev.Done, ev.Total, ev.Spec, who)
+	case ev.Ended && p.tty && ev.Status.Failing():
+		fmt.Fprintf(p.w, "\r\x1b[K%s %s [%s]\n", conformWord(ev.Status), ev.Spec, who)
+	case ev.Ended && !p.tty:
+		fmt.Fprintf(p.w, "[%*d/%d] %-4s %s [%s] (%s)\n", width, ev.Done, ev.Total, conformWord(ev.Status), ev.Spec, who,
+			time.Since(p.start).Round(time.Second))
+	}
+}
+
+func (p *conformProgress) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty {
+		fmt.Fprint(p.w, "\r\x1b[K")
+	}
+	fmt.Fprintln(p.w)
+}
+
+func conformWord(s reports.Status) string {
+	switch s {
+	case reports.StatusPassed:
+		return "PASS"
+	case reports.StatusFailed:
+		return "FAIL"
+	case reports.StatusSkipped:
+		return "SKIP"
+	}
+	return "ERR"
+}

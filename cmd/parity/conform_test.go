@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parityhpc/parity/conformance"
+	"github.com/parityhpc/parity/reports"
+)
+
+// TestMain makes the test binary act as the parity binary when called
+// with a verb (not a -test flag): the lab's job shims (`agent shim`), the
+// conformance probe (`conform probe`) and the child runs of the tests
+// below re-execute it that way.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && !strings.HasPrefix(os.Args[1], "-") {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := runWithLabVerbs(ctx, os.Args[1:], os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// runWithLabVerbs runs the root command with conform and lab registered
+// (main.go registers them; this keeps the tests independent of that).
+func runWithLabVerbs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdout, stderr)
+	have := map[string]bool{}
+	for _, c := range root.Commands() {
+		have[c.Name()] = true
+	}
+	for _, c := range []*cobra.Command{newConformCmd(), newLabCmd()} {
+		if !have[c.Name()] {
+			root.AddCommand(c)
+		}
+	}
+	root.SetArgs(args)
+	if err := root.ExecuteContext(ctx); err != nil {
+		io.WriteString(stderr, "parity: "+err.Error()+"\n")
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return ee.code
+		}
+		return 1
+	}
+	return 0
+}
+
+// parityChild runs this test binary as `parity ARGS…`.
+func parityChild(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exec.Command(exe, args...)
+}
+
+func TestConformRunsAFocusedSuiteAndWritesTheReport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the default lab")
+	}
+	out := filepath.Join(t.TempDir(), "report")
+	cmd := parityChild(t, "conform", "--out", out, "--focus", "placement/count-and-type|isolation/(visible-devices|cpuset)")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("parity conform: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	for _, f := range []string{reports.HTMLFile, reports.JSONFile, reports.JUnitFile} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	text := stdout.String()
+	for _, want := range []string{"PASS isolation/visible-devices [nvidia]", "isolation/cpuset", "PARITY", "Report: " + filepath.Join(out, reports.HTMLFile)} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	f, err := os.Open(filepath.Join(out, reports.JSONFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	run, err := reports.ReadJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := 0
+	for _, s := range run.Specs {
+		if s.Status == reports.StatusSkipped && s.Reason != "no GPUs" {
+			t.Errorf("%s [%s] skipped: %s", s.ID, s.Vendor, s.Reason)
+		}
+		if s.Status == reports.StatusPassed && !s.CrossVendor() {
+			ran++
+		}
+	}
+	if ran < 7 { // count+visible on two GPU vendors, cpuset on three
+		t.Errorf("%d vendor results passed, want 7:\n%s", ran, text)
+	}
+}
+
+func TestConformUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown lab", []string{"conform", "--lab", "no-such-lab", "--out", t.TempDir()}, `no built-in lab "no-such-lab"`},
+		{"bad focus", []string{"conform", "--focus", "(", "--out", t.TempDir()}, "--focus"},
+		{"target without vendors", []string{"conform", "--target", "127.0.0.1:1", "--token", "x", "--out", t.TempDir()}, "--vendors"},
+		{"unreadable compare", []string{"conform", "--compare", "/no/such/report.json", "--out", t.TempDir()}, "--compare"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := runWithLabVerbs(context.Background(), tc.args, &stdout, &stderr)
+			if code == 0 || !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("exit %d, stderr %q; want non-zero and %q", code, stderr.String(), tc.want)
+			}
+		})
+	}
+}
+
+func TestConformProbeReportsWhatAJobSees(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "plain")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PARITY_PROBE_TEST_VAR", "0,1")
+	var stdout, stderr bytes.Buffer
+	code := runWithLabVerbs(context.Background(), []string{"conform", "probe", "inspect", "--env", "PARITY_PROBE_TEST_VAR,UNSET_VAR",
+		"--open", file + "," + filepath.Join(dir, "missing")}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var rep conformance.ProbeReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("%v: %s", err, stdout.String())
+	}
+	if rep.Env["PARITY_PROBE_TEST_VAR"] != "0,1" || len(rep.Env) != 1 {
+		t.Errorf("env %v", rep.Env)
+	}
+	if rep.Open[file] != conformance.OpenOK || rep.Open[filepath.Join(dir, "missing")] != "ENOENT" {
+		t.Errorf("open %v", rep.Open)
+	}
+	if rep.CPUs == "" {
+		t.Error("no Cpus_allowed_list")
+	}
+}

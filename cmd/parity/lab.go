@@ -1,0 +1,355 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parityhpc/parity/labs/cluster"
+	"github.com/parityhpc/parity/labs/labfile"
+	"github.com/parityhpc/parity/scheduler/client"
+)
+
+// Files a running `lab up` keeps in its directory.
+const (
+	labPidFile  = "lab.pid"
+	labNameFile = "lab.name"
+	labLogFile  = "lab.log"
+)
+
+func defaultLabDir() string { return filepath.Join(os.TempDir(), "parity-lab") }
+
+func newLabCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "lab",
+		Short: "Start or stop a simulated lab cluster",
+		Long: `A lab is an ordinary Parity cluster over simulated hardware: a controller
+and one agent per node, each agent running the real vendor drivers over a
+simulated machine (NVML mock, generated sysfs/KFD trees, device nodes with
+the real major numbers). Every verb works against it.
+
+Labs run in one process; separate controller and agent processes
+(--processes) are not implemented yet.`,
+	}
+	cmd.AddCommand(newLabUpCmd(), newLabDownCmd())
+	return cmd
+}
+
+func newLabUpCmd() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "up [LAB]",
+		Short: "Start a lab in the foreground until interrupted",
+		Long: `Starts the built-in lab LAB (default "default") or the lab file LAB,
+prints the controller's address, where the tokens are and an export line
+for the other verbs, then runs until SIGINT or SIGTERM (or ` + "`parity lab down`" + `),
+when it stops every job, agent and the controller and removes the lab's
+cgroups. Built-in labs: ` + strings.Join(labfile.BuiltinNames(), ", ") + `.`,
+		Example: `  sudo parity lab up
+  sudo parity lab up my-lab.yaml --dir /srv/lab &
+  eval "$(sudo cat /tmp/parity-lab/env)"; parity nodes`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := "default"
+			if len(args) == 1 {
+				name = args[0]
+			}
+			return runLabUp(cmd.Context(), cmd.OutOrStdout(), name, dir)
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", defaultLabDir(), "directory for the lab's state, node roots, tokens and logs")
+	return cmd
+}
+
+func newLabDownCmd() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "down",
+		Short: "Stop the lab running from --dir, or clean up after one that died",
+		Long: `Signals the ` + "`parity lab up`" + ` whose pid file is in --dir and waits until it has
+stopped its jobs, agents and controller and removed its cgroups. When no
+lab runs there (it crashed or was killed), kills what is left in its
+cgroups, removes them and removes the directory.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runLabDown(cmd.Context(), cmd.OutOrStdout(), dir) },
+	}
+	cmd.Flags().StringVar(&dir, "dir", defaultLabDir(), "directory of the lab to stop")
+	return cmd
+}
+
+func runLabUp(ctx context.Context, out io.Writer, name, dir string) error {
+	lab, err := labfile.Resolve(name)
+	if err != nil {
+		return usageError("lab up", "%v", err)
+	}
+	if pid, alive := labRunning(dir); alive {
+		return usageError("lab up", "a lab already runs from %s (pid %d); stop it with `parity lab down --dir %s`", dir, pid, dir)
+	}
+	if err := prepareLabDir(dir); err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("lab up: %w", err)}
+	}
+	logf, err := os.OpenFile(filepath.Join(dir, labLogFile), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("lab up: %w", err)}
+	}
+	defer logf.Close()
+	fmt.Fprintf(out, "Starting lab %s (%d nodes) in %s …\n", lab.Name, len(lab.NodeList()), dir)
+	users := labUsers()
+	c, err := cluster.Up(ctx, cluster.Options{Lab: lab, Dir: dir, Users: users, Logger: slog.New(slog.NewTextHandler(logf, nil))})
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("lab up: %w", err)}
+	}
+	defer func() {
+		os.Remove(filepath.Join(dir, labPidFile))
+	}()
+	if err := os.WriteFile(filepath.Join(dir, labNameFile), []byte(lab.Name+"\n"), 0o644); err == nil {
+		err = os.WriteFile(filepath.Join(dir, labPidFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+	}
+	if err == nil {
+		err = writeLabTokens(out, c, dir, users)
+	}
+	if err != nil {
+		c.Down(context.WithoutCancel(ctx))
+		return &exitError{code: 1, err: fmt.Errorf("lab up: %w", err)}
+	}
+	if !c.Isolation {
+		fmt.Fprintf(out, "WARNING: jobs run without isolation: %s\n", c.IsolationOf)
+	}
+	fmt.Fprintf(out, "Lab %s is up. Interrupt (Ctrl-C) or run `parity lab down --dir %s` to stop it.\n", lab.Name, dir)
+	<-ctx.Done()
+	fmt.Fprintln(out, "Stopping the lab …")
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	if err := c.Down(dctx); err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("lab up: stopping: %w", err)}
+	}
+	fmt.Fprintln(out, "Lab stopped.")
+	return nil
+}
+
+// prepareLabDir creates the lab directory, searchable by the job user, with
+// a work directory anyone may write.
+func prepareLabDir(dir string) error {
+	if err := os.MkdirAll(filepath.Join(dir, "work"), 0o755); err != nil {
+		return err
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return err
+	}
+	return os.Chmod(filepath.Join(dir, "work"), 0o1777)
+}
+
+// labUsers are the people besides root, admin and nobody who may submit:
+// whoever ran the command (through sudo, too).
+func labUsers() []string {
+	var out []string
+	for _, u := range []string{os.Getenv("SUDO_USER"), os.Getenv("USER")} {
+		if u != "" && u != "root" && !strings.Contains(strings.Join(out, ","), u) {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// writeLabTokens writes DIR/tokens/<user> and DIR/env and prints where
+// they are. A person's token file is theirs to read.
+func writeLabTokens(out io.Writer, c *cluster.Cluster, dir string, users []string) error {
+	tdir := filepath.Join(dir, "tokens")
+	if err := os.MkdirAll(tdir, 0o755); err != nil {
+		return err
+	}
+	admin := ""
+	for _, u := range append([]string{"admin", "nobody"}, users...) {
+		tok, err := c.Token(u, "")
+		if err != nil {
+			return err
+		}
+		path := filepath.Join(tdir, u)
+		if err := os.WriteFile(path, []byte(tok+"\n"), 0o600); err != nil {
+			return err
+		}
+		if pw, err := user.Lookup(u); err == nil {
+			uid, _ := strconv.Atoi(pw.Uid)
+			gid, _ := strconv.Atoi(pw.Gid)
+			_ = os.Chown(path, uid, gid)
+		}
+		if u == "admin" {
+			admin = tok
+		}
+	}
+	export := fmt.Sprintf("export %s=%s %s=%s", client.EnvController, c.Addr, client.EnvToken, admin)
+	if err := os.WriteFile(filepath.Join(dir, "env"), []byte(export+"\n"), 0o600); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Controller: %s\nTokens:     %s/<user> (admin, nobody%s)\nWork dir:   %s\n%s\n",
+		c.Addr, tdir, prefixEach(", ", users), filepath.Join(dir, "work"), export)
+	return nil
+}
+
+func prefixEach(sep string, xs []string) string {
+	var b strings.Builder
+	for _, x := range xs {
+		b.WriteString(sep + x)
+	}
+	return b.String()
+}
+
+// labRunning reads DIR's pid file and reports whether that process is a
+// live `lab up`.
+func labRunning(dir string) (int, bool) {
+	b, err := os.ReadFile(filepath.Join(dir, labPidFile))
+	if err != nil {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return 0, false
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || !strings.Contains(string(cmdline), "lab") {
+		return pid, false // gone, or the pid was reused
+	}
+	return pid, procAlive(pid)
+}
+
+// procAlive reports whether pid runs: it exists and is not a zombie
+// (an exited child its parent has not reaped yet).
+func procAlive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 || i+2 >= len(b) {
+		return false
+	}
+	state := b[i+2]
+	return state != 'Z' && state != 'X'
+}
+
+func runLabDown(ctx context.Context, out io.Writer, dir string) error {
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(out, "No lab in %s.\n", dir)
+		return nil
+	}
+	name := "default"
+	if b, err := os.ReadFile(filepath.Join(dir, labNameFile)); err == nil {
+		name = strings.TrimSpace(string(b))
+	}
+	pid, alive := labRunning(dir)
+	switch {
+	case alive:
+		fmt.Fprintf(out, "Stopping lab %s (pid %d) …\n", name, pid)
+		if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+			return &exitError{code: 1, err: fmt.Errorf("lab down: signal pid %d: %w", pid, err)}
+		}
+		if err := waitLabGone(ctx, dir, pid); err != nil {
+			return &exitError{code: 1, err: fmt.Errorf("lab down: %w", err)}
+		}
+		if _, err := os.Stat(filepath.Join(dir, labPidFile)); err == nil {
+			fmt.Fprintln(out, "The lab exited without cleaning up; removing what it left.")
+			if err := removeLabCgroups("/parity-lab/" + name); err != nil {
+				return &exitError{code: 1, err: fmt.Errorf("lab down: %w", err)}
+			}
+		}
+	case pid != 0:
+		// A pid file without its process: the lab crashed or was killed;
+		// its jobs and cgroups may remain.
+		fmt.Fprintf(out, "Lab %s (pid %d) is gone; removing what it left.\n", name, pid)
+		if err := removeLabCgroups("/parity-lab/" + name); err != nil {
+			return &exitError{code: 1, err: fmt.Errorf("lab down: %w", err)}
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("lab down: remove %s: %w", dir, err)}
+	}
+	fmt.Fprintf(out, "Lab %s stopped; %s removed.\n", name, dir)
+	return nil
+}
+
+// waitLabGone waits until the lab process exits (its pid file goes first).
+func waitLabGone(ctx context.Context, dir string, pid int) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if !procAlive(pid) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the lab (pid %d) did not stop: %w", pid, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// removeLabCgroups kills what remains in the lab's groups under every
+// cgroup mount and removes the groups, children first.
+func removeLabCgroups(root string) error {
+	mounts := []string{"/sys/fs/cgroup"}
+	if entries, err := os.ReadDir("/sys/fs/cgroup"); err == nil {
+		for _, e := range entries {
+			if e.IsDir() {
+				mounts = append(mounts, filepath.Join("/sys/fs/cgroup", e.Name()))
+			}
+		}
+	}
+	var errs []error
+	for _, m := range mounts {
+		var dirs []string
+		_ = filepath.WalkDir(filepath.Join(m, root), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				dirs = append(dirs, p)
+			}
+			return nil
+		})
+		sort.Sort(sort.Reverse(sort.StringSlice(dirs)))
+		for _, d := range dirs {
+			killGroup(d)
+			if err := removeGroup(d); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func killGroup(dir string) {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return
+	}
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// removeGroup removes an emptied group, retrying briefly while killed
+// processes are reaped.
+func removeGroup(dir string) error {
+	var err error
+	for range 50 {
+		if err = os.Remove(dir); err == nil || errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond) // the kernel reaps killed members asynchronously
+	}
+	return fmt.Errorf("remove cgroup %s: %w", dir, err)
+}

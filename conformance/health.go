@@ -1,0 +1,238 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	g "github.com/onsi/ginkgo/v2"
+	gm "github.com/onsi/gomega"
+
+	"github.com/parityhpc/parity/labs/presets"
+	"github.com/parityhpc/parity/reports"
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+)
+
+func healthSpecs() []specDef {
+	a := reports.AreaHealth
+	return []specDef{
+		{Area: a, ID: "health/fatal-fault", Name: "a fatal fault drains the GPU and requeues its job", GPUs: true, Run: specFatalFault},
+		{Area: a, ID: "health/diagnosis-resume", Name: "a passing diagnosis resumes a drained GPU", GPUs: true, Run: specDiagnosisResume},
+		{Area: a, ID: "health/flapping", Name: "a flapping GPU is held drained after repeated faults", GPUs: true, Run: specFlapping},
+		{Area: a, ID: "health/idle-reclaim", Name: "an idle job is warned, then reclaimed", GPUs: true, Run: specIdleReclaim},
+		{Area: a, ID: "health/reclaim-exempt", Name: "an exempt idle job is not reclaimed", GPUs: true, Run: specReclaimExempt},
+	}
+}
+
+// healthState carries what one vendor's health specs found to the specs
+// that depend on it.
+type healthState struct {
+	node, uuid string
+	gpu        int
+	drained    bool   // the fatal fault drained the GPU
+	resumed    bool   // a diagnosis resumed it
+	why        string // what happened instead
+	reclaimed  bool
+	reclaimWhy string
+}
+
+func (e *Env) health() *healthState {
+	e.run.mu.Lock()
+	defer e.run.mu.Unlock()
+	if e.run.health == nil {
+		e.run.health = map[string]*healthState{}
+	}
+	h, ok := e.run.health[e.Vendor.Name]
+	if !ok {
+		h = &healthState{}
+		e.run.health[e.Vendor.Name] = h
+	}
+	return h
+}
+
+// faults returns the node's fault hooks or skips with the reason.
+func (e *Env) faults(node string) presets.Faults {
+	f, err := e.Target.Faults(node)
+	if errors.Is(err, ErrNotSupported) {
+		g.Skip(err.Error())
+	}
+	if err != nil {
+		e.Errorf("%v", err)
+	}
+	return f
+}
+
+// waitFor polls cond until it holds or limit passes.
+func (e *Env) waitFor(limit time.Duration, cond func() bool) bool {
+	ctx, cancel := context.WithTimeout(e.Ctx, limit)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return cond()
+		case <-tick.C:
+		}
+	}
+	return true
+}
+
+// inject raises a fault and puts it on the timeline.
+func (e *Env) inject(f presets.Faults, node string, gpu int, fault string) {
+	if err := f.WaitWatched(e.Ctx, gpu); err != nil {
+		e.Errorf("wait for a health watcher on %s GPU %d: %v", node, gpu, err)
+	}
+	if err := f.Inject(gpu, fault); err != nil {
+		e.Errorf("inject %s on %s GPU %d: %v", fault, node, gpu, err)
+	}
+	e.Event(reports.EventFault, node, strconv.Itoa(gpu), "", fault)
+}
+
+const missingWiring = "the agent→controller health wiring may be missing from this build"
+
+func specFatalFault(e *Env) {
+	node := e.Disturbable()
+	f := e.faults(node)
+	h := e.health()
+	h.node = node
+	script := `if [ "${SLURM_RESTART_COUNT:-0}" = 0 ]; then sleep 300; fi`
+	id := e.Submit(JobShape{Name: "fault", GPUs: 1, CPUs: 1, Requeue: true, Nodelist: []string{node}, Script: script})
+	defer e.Cancel(id)
+	j := e.WaitRunning(id)
+	h.uuid = AllocOn(j, node).GetDevices()[0]
+	h.gpu = e.GPUIndex(node, h.uuid)
+	e.inject(f, node, h.gpu, "fatal")
+	var state string
+	var last *pb.Job
+	requeued := func() bool {
+		last = e.Job(id)
+		return last.GetRestarts() >= 1 || last.GetRequeuePending() || last.GetState() == "PENDING"
+	}
+	done := e.waitFor(e.run.opts.HealthWait, func() bool {
+		state = e.GPUState(node, h.uuid)
+		return state == "drain" && requeued()
+	})
+	h.drained = state == "drain"
+	e.Observe("gpu_state", state)
+	e.Observe("job_requeued", strconv.FormatBool(done))
+	if !done {
+		h.why = fmt.Sprintf("after a fatal fault on %s GPU %d the GPU stayed %q and %s for %s", node, h.gpu, state, describeJob(last), e.run.opts.HealthWait)
+		e.Failf("no health verdict: %s (%s)", h.why, missingWiring)
+	}
+	e.Expect(state).To(gm.Equal("drain"))
+}
+
+func specDiagnosisResume(e *Env) {
+	h := e.health()
+	if !h.drained {
+		g.Skip("needs a GPU drained by a fault (health/fatal-fault): " + cmpOr(h.why, "that spec did not run"))
+	}
+	e.faults(h.node)
+	resumed := e.waitFor(e.run.opts.HealthWait, func() bool { return e.GPUState(h.node, h.uuid) != "drain" })
+	h.resumed = resumed
+	e.Observe("resumed", strconv.FormatBool(resumed))
+	if !resumed {
+		defer e.Resume(h.node, h.uuid)
+		e.Failf("%s GPU %d stayed drained for %s after its fault (no diagnosis resumed it)", h.node, h.gpu, e.run.opts.HealthWait)
+	}
+}
+
+func specFlapping(e *Env) {
+	h := e.health()
+	if !h.resumed {
+		g.Skip("needs a GPU that a diagnosis resumed (health/diagnosis-resume): " + cmpOr(h.why, "it stayed drained or did not run"))
+	}
+	f := e.faults(h.node)
+	defer e.Resume(h.node, h.uuid)
+	for i := 1; i <= 4; i++ {
+		e.inject(f, h.node, h.gpu, "fatal")
+		if !e.waitFor(e.run.opts.HealthWait, func() bool { return e.GPUState(h.node, h.uuid) == "drain" }) {
+			e.Failf("fault %d on %s GPU %d did not drain it within %s", i+1, h.node, h.gpu, e.run.opts.HealthWait)
+		}
+		if !e.waitFor(e.run.opts.HealthWait, func() bool { return e.GPUState(h.node, h.uuid) != "drain" }) {
+			e.Observe("held_after_faults", strconv.Itoa(i+1))
+			return
+		}
+	}
+	e.Failf("%s GPU %d was resumed after each of 5 faults: no flap limit held it", h.node, h.gpu)
+}
+
+// reclaimed reports whether the decision log shows the job reclaimed or
+// warned (kind "reclaim"), with the entries.
+func (e *Env) reclaimEvents(id uint64) []*pb.Event {
+	evs, err := e.Admin.Events(e.Ctx, &pb.EventsRequest{JobId: id, Kinds: []string{"reclaim"}})
+	if err != nil {
+		return nil
+	}
+	return evs
+}
+
+func specIdleReclaim(e *Env) {
+	node := e.Disturbable()
+	f := e.faults(node)
+	h := e.health()
+	id := e.Submit(JobShape{Name: "idle", GPUs: 1, CPUs: 1, Nodelist: []string{node}, Script: "sleep 300"})
+	defer e.Cancel(id)
+	j := e.WaitRunning(id)
+	gpu := e.GPUIndex(node, AllocOn(j, node).GetDevices()[0])
+	if err := f.SetUtilization(gpu, 0); err != nil {
+		e.Errorf("set %s GPU %d idle: %v", node, gpu, err)
+	}
+	var evs []*pb.Event
+	warned := e.waitFor(e.run.opts.HealthWait, func() bool { evs = e.reclaimEvents(id); return len(evs) > 0 })
+	if !warned {
+		h.reclaimWhy = fmt.Sprintf("job %d on an idle GPU (%s GPU %d) got no reclaim warning within %s", id, node, gpu, e.run.opts.HealthWait)
+		e.Observe("warned", "false")
+		e.Failf("%s (the target's reclamation policy may be off or slower than the wait; %s)", h.reclaimWhy, missingWiring)
+	}
+	var last *pb.Job
+	reclaimed := e.waitFor(2*e.run.opts.HealthWait, func() bool { last = e.Job(id); return Ended(last) })
+	h.reclaimed = reclaimed
+	var kinds []string
+	for _, ev := range evs {
+		kinds = append(kinds, ev.GetReason())
+	}
+	e.Evidence("log", "reclaim decisions: "+strings.Join(kinds, "; "), nil)
+	e.Observe("warned", "true")
+	e.Observe("reclaimed", strconv.FormatBool(reclaimed))
+	if !reclaimed {
+		h.reclaimWhy = "warned but not reclaimed"
+		e.Failf("job %d was warned but still %s after %s", id, describeJob(last), 2*e.run.opts.HealthWait)
+	}
+}
+
+func specReclaimExempt(e *Env) {
+	h := e.health()
+	if !h.reclaimed {
+		g.Skip("needs idle reclamation to act on an ordinary job first (health/idle-reclaim): " + cmpOr(h.reclaimWhy, "that spec did not run"))
+	}
+	if e.run.opts.ExemptAccount == "" {
+		g.Skip("no reclaim-exempt account given (--exempt-account): the exemption cannot be exercised")
+	}
+	node := e.Disturbable()
+	f := e.faults(node)
+	spec := e.Spec(JobShape{Name: "idle-exempt", GPUs: 1, CPUs: 1, Nodelist: []string{node}, Script: "sleep 300"})
+	spec.Account = e.run.opts.ExemptAccount
+	id := e.SubmitSpec(spec)
+	defer e.Cancel(id)
+	j := e.WaitRunning(id)
+	gpu := e.GPUIndex(node, AllocOn(j, node).GetDevices()[0])
+	if err := f.SetUtilization(gpu, 0); err != nil {
+		e.Errorf("set %s GPU %d idle: %v", node, gpu, err)
+	}
+	// As long as an ordinary job took to be reclaimed, and then some.
+	touched := e.waitFor(4*e.run.opts.HealthWait, func() bool { return len(e.reclaimEvents(id)) > 0 || Ended(e.Job(id)) })
+	e.Observe("reclaimed", strconv.FormatBool(touched))
+	e.Expect(touched).To(gm.BeFalse(), "exempt job %d was warned or reclaimed: %s", id, describeJob(e.Job(id)))
+}
+
+func cmpOr(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
+}
