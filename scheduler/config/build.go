@@ -52,6 +52,7 @@ func (p *parser) build(r *rawCluster) *Cluster {
 	p.qos(c, r.QOS)
 	p.priority(c, &r.Priority)
 	p.scheduler(c, &r.Scheduler)
+	p.limits(c)
 	c.Health = p.health(&r.Health)
 	c.Reclamation = p.reclamation(&r.Reclamation)
 	if len(p.errs) == 0 {

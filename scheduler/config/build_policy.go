@@ -31,7 +31,7 @@ func (p *parser) accounts(c *Cluster, raws []rawAccount, parent, at string, seen
 		if r.Shares < 0 {
 			p.errorf(path+".shares", "%v must not be negative", r.Shares)
 		}
-		a := Account{Name: r.Name, Parent: par, Shares: r.Shares}
+		a := Account{Name: r.Name, Parent: par, Shares: r.Shares, Limits: p.limitSet(path+".limits", r.Limits)}
 		users := map[string]bool{}
 		for j, u := range r.Users {
 			upath := fmt.Sprintf("%s.users[%d]", path, j)
@@ -87,7 +87,8 @@ func (p *parser) qos(c *Cluster, raws []rawQOS) {
 			p.errorf(at+".maxGPUsPerUser", "%d must not be negative", r.MaxGPUsPerUser)
 		}
 		c.QOS = append(c.QOS, QOS{Name: r.Name, Priority: r.Priority, MaxGPUsPerUser: r.MaxGPUsPerUser, Preempt: r.Preempt,
-			PreemptMode: r.PreemptMode, GraceTime: p.duration(at+".graceTime", r.GraceTime, 0)})
+			PreemptMode: r.PreemptMode, GraceTime: p.duration(at+".graceTime", r.GraceTime, 0),
+			Limits: p.limitSet(at+".limits", r.Limits), DenyOnLimit: r.DenyOnLimit})
 	}
 	if !seen[DefaultQOS] {
 		c.QOS = append(c.QOS, QOS{Name: DefaultQOS})

@@ -161,6 +161,9 @@ func (c *Cluster) CoreConfig() core.Config {
 	if s.CandidateLimit > 0 {
 		cfg.CandidateLimit = s.CandidateLimit
 	}
+	if c.Limits != nil {
+		cfg.Limits = append(cfg.Limits, core.PolicyLimiter(c.Limits))
+	}
 	cfg.Preempt = core.PreemptConfig{Type: core.PreemptType(s.PreemptType), Mode: core.PreemptMode(s.PreemptMode),
 		GraceTime: s.PreemptGraceTime, ExemptTime: s.PreemptExemptTime}
 	return cfg

@@ -1,6 +1,10 @@
 package config
 
-import "time"
+import (
+	"time"
+
+	"github.com/parityhpc/parity/scheduler/policy"
+)
 
 // Defaults applied to what the file leaves out.
 const (
@@ -49,6 +53,8 @@ type Cluster struct {
 	// RequeueOnNodeFail requeues batch jobs whose node failed (JobRequeue=1);
 	// jobs submitted with --requeue are requeued regardless.
 	RequeueOnNodeFail bool
+	// Limits are the QOS and account limits (nil when none is set).
+	Limits *policy.Limits
 }
 
 // Controller is where the controller listens and keeps its state.
@@ -103,6 +109,8 @@ type Account struct {
 	Parent string
 	Shares float64
 	Users  []User
+	// Limits are the account association's sacctmgr-style limits.
+	Limits policy.LimitSet
 }
 
 // User is a user association under an account.
@@ -123,6 +131,10 @@ type QOS struct {
 	Preempt     []string
 	PreemptMode string
 	GraceTime   time.Duration
+	// Limits are the QOS's sacctmgr-style limits; DenyOnLimit rejects at
+	// submit a job that alone breaks one.
+	Limits      policy.LimitSet
+	DenyOnLimit bool
 }
 
 // Priority holds the multifactor weights and their parameters.

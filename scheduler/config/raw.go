@@ -70,6 +70,7 @@ type rawAccount struct {
 	Shares   float64      `yaml:"shares"`
 	Users    []rawUser    `yaml:"users"`
 	Accounts []rawAccount `yaml:"accounts"`
+	Limits   string       `yaml:"limits"`
 }
 
 // rawUser is a user name, or a mapping with name and shares.
@@ -102,6 +103,8 @@ type rawQOS struct {
 	Preempt        []string `yaml:"preempt"`
 	PreemptMode    string   `yaml:"preemptMode"`
 	GraceTime      string   `yaml:"graceTime"`
+	Limits         string   `yaml:"limits"`
+	DenyOnLimit    bool     `yaml:"denyOnLimit"`
 }
 
 type rawPriority struct {

@@ -82,6 +82,12 @@ func (c *Controller) prepareSubmit(user string, spec *pb.JobSpec) (*prepared, er
 	if err := prepareArray(j); err != nil {
 		return nil, err
 	}
+	c.mu.Lock()
+	err = c.checkSubmitLimitsLocked(j)
+	c.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
 	rec, err := j.marshal()
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "submit: %v", err)

@@ -1,0 +1,40 @@
+package controller
+
+import (
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/parityhpc/parity/scheduler/core"
+	"github.com/parityhpc/parity/scheduler/policy"
+)
+
+// checkSubmitLimitsLocked applies the QOS and account limits to a
+// submission (c.mu held): submit-count limits always, per-job limits
+// (MaxWall) when the QOS denies on limit or the job has none. What the
+// job asks of TRES is judged at schedule time by the core's limiter, so
+// such a job pends with the limit's reason rather than being refused.
+func (c *Controller) checkSubmitLimitsLocked(j *job) error {
+	l := c.cfg.Limits
+	if l == nil {
+		return nil
+	}
+	g := l.NewLedger()
+	for _, o := range c.st.active {
+		if finished(o.state) {
+			continue
+		}
+		n := 1
+		if o.arrayHolder() {
+			n = o.array.PendingCount()
+		}
+		g.Charge(core.LimitJob(&o.core, o.core.TimeLimit), policy.Amount{Jobs: n})
+	}
+	want := policy.Amount{Jobs: 1}
+	if j.array != nil {
+		want.Jobs = j.array.Size()
+	}
+	if err := l.CheckSubmit(g, core.LimitJob(&j.core, j.core.TimeLimit), want); err != nil {
+		return status.Errorf(codes.InvalidArgument, "submit: %v", err)
+	}
+	return nil
+}
