@@ -122,6 +122,21 @@ func TestArrayRowsCancelAndRestart(t *testing.T) {
 	if got := names(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("rows %v, want %v", got, want)
 	}
+	// Launch orders carry the task identity the agent turns into
+	// SLURM_ARRAY_JOB_ID/SLURM_ARRAY_TASK_ID and %A/%a.
+	stream := orders(t, h.agent("c1"), "c1")
+	launched := map[int32]bool{}
+	for range 3 {
+		o := recvOrder(t, stream)
+		lj := o.GetLaunch().GetJob()
+		if o.GetKind() != "launch" || !lj.GetArrayTask() || lj.GetArrayJobId() != id || lj.GetSpec().GetScript() == "" {
+			t.Fatalf("launch order of a task: %v", o)
+		}
+		launched[lj.GetArrayTaskId()] = true
+	}
+	if len(launched) != 3 || !launched[1] || !launched[2] || !launched[3] {
+		t.Fatalf("launched tasks %v, want 1, 2 and 3", launched)
+	}
 	ctx := context.Background()
 	jobs := pb.NewJobsClient(alice.Conn())
 	// One running task, and two still in the remainder.
