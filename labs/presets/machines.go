@@ -106,6 +106,8 @@ func (f nvidiaFaults) Inject(gpu int, fault string) error {
 
 func (f nvidiaFaults) SetUtilization(gpu, pct int) error { return f.m.SetUtilization(gpu, uint32(pct)) }
 
+func (f nvidiaFaults) Repair(gpu int) error { return f.m.Repair(gpu) }
+
 func (f nvidiaFaults) WaitWatched(ctx context.Context, gpu int) error {
 	return f.m.WaitRegistered(ctx, gpu, nvml.EventTypeXidCriticalError)
 }
@@ -127,6 +129,8 @@ func (f amdFaults) Inject(gpu int, fault string) error {
 }
 
 func (f amdFaults) SetUtilization(gpu, pct int) error { return f.m.SetBusy(gpu, pct) }
+
+func (f amdFaults) Repair(gpu int) error { return f.m.Repair(gpu) }
 
 // WaitWatched returns at once: the AMD driver polls sysfs counters, so a
 // fault raised before its first poll is still seen as an increase after it.

@@ -41,6 +41,9 @@ type Faults interface {
 	// faults (event-driven backends lose events raised before that, as real
 	// hardware does); polling backends return at once.
 	WaitWatched(ctx context.Context, gpu int) error
+	// Repair undoes what faults left behind on the GPU, as an operator's
+	// reset or board swap would, so a diagnosis can pass again.
+	Repair(gpu int) error
 }
 
 // Machine is a built simulated host: its drivers, the sim root and the

@@ -169,3 +169,33 @@ func TestHealthPollReachesTheAMDDriver(t *testing.T) {
 		}
 	}
 }
+
+func TestRepairLetsADiagnosisPassAgain(t *testing.T) {
+	for _, tt := range []struct{ template, fault string }{{"dgx-h100", "lost"}, {"mi300x", "fatal"}} {
+		t.Run(tt.template, func(t *testing.T) {
+			m := build(t, tt.template, 1)
+			inv := discover(t, m)
+			var diag vendors.Diagnoser
+			for _, d := range m.Drivers {
+				if dd, ok := d.(vendors.Diagnoser); ok {
+					diag = dd
+				}
+			}
+			ctx := context.Background()
+			uuid := inv.Devices[1].UUID
+			if err := m.Faults.Inject(1, tt.fault); err != nil {
+				t.Fatal(err)
+			}
+			if d, err := diag.Diagnose(ctx, uuid, 1); err == nil && d.Passed {
+				t.Fatalf("diagnosis passed right after a %s fault: %+v", tt.fault, d)
+			}
+			if err := m.Faults.Repair(1); err != nil {
+				t.Fatal(err)
+			}
+			d, err := diag.Diagnose(ctx, uuid, 1)
+			if err != nil || !d.Passed {
+				t.Fatalf("diagnosis after repair: %+v, %v", d, err)
+			}
+		})
+	}
+}

@@ -144,3 +144,25 @@ func (mach *Machine) Remove(i int) error {
 	mach.removed[i] = true
 	return nil
 }
+
+// Repair models an operator's fix of GPU i (a reset or a board swap): its
+// RAS counters read zero again. A removed GPU stays removed.
+func (mach *Machine) Repair(i int) error {
+	mach.mu.Lock()
+	defer mach.mu.Unlock()
+	g, err := mach.gpu(i)
+	if err != nil {
+		return err
+	}
+	for _, block := range rasBlocks {
+		key := rasKey{i, block}
+		if _, ok := mach.ras[key]; !ok {
+			continue
+		}
+		if err := writeAtomic(filepath.Join(g.DeviceDir, "ras", block+"_err_count"), "ue: 0\nce: 0\n"); err != nil {
+			return err
+		}
+		delete(mach.ras, key)
+	}
+	return nil
+}

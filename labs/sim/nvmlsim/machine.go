@@ -299,3 +299,17 @@ func normBusID(s string) string {
 	}
 	return s
 }
+
+// Repair models an operator's fix of a GPU (a reset or a board swap): it
+// is back on the bus, no row remap is pending or failed, and its volatile
+// ECC counters read zero, as after a driver reload.
+func (m *Machine) Repair(gpu int) error {
+	g, err := m.gpu(gpu)
+	if err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	g.lost, g.remapPending, g.remapFailed = false, false, false
+	g.eccCorr, g.eccUnc = 0, 0
+	return nil
+}
