@@ -193,7 +193,8 @@ func (c *Cluster) startNode(ctx context.Context, n labfile.Node, seed int64, mgr
 			return err
 		}
 	}
-	m, err := tmpl.Build(ctx, presets.Options{Root: root, Seed: seed, Hostname: n.Name})
+	// Polled backends check for faults every second, as often as agents sample.
+	m, err := tmpl.Build(ctx, presets.Options{Root: root, Seed: seed, Hostname: n.Name, HealthPoll: time.Second})
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,9 @@ import (
 	"github.com/parityhpc/parity/labs/labfile"
 )
 
+// ExemptAccount is the lab account whose jobs idle-GPU reclamation leaves alone.
+const ExemptAccount = "lab-exempt"
+
 // controllerYAML renders the lab as a cluster configuration, so a lab's
 // controller reads exactly what an operator's would.
 func controllerYAML(lab *labfile.Lab, stateDir string, admins, users []string) string {
@@ -16,7 +19,11 @@ func controllerYAML(lab *labfile.Lab, stateDir string, admins, users []string) s
 	fmt.Fprintf(&b, "admins: [%s]\n", strings.Join(quoteAll(admins), ", "))
 	b.WriteString("heartbeatInterval: 1s\nnodeDownTimeout: 30s\nrequeueOnNodeFail: true\n")
 	b.WriteString("scheduler:\n  interval: 1s\n")
-	fmt.Fprintf(&b, "accounts:\n  - name: lab\n    users: [%s]\n", strings.Join(quoteAll(users), ", "))
+	us := strings.Join(quoteAll(users), ", ")
+	fmt.Fprintf(&b, "accounts:\n  - name: lab\n    users: [%s]\n  - name: %s\n    users: [%s]\n", us, ExemptAccount, us)
+	// A lab acts on idle GPUs within seconds, not hours, so the
+	// reclamation ladder can be watched end to end.
+	fmt.Fprintf(&b, "reclamation:\n  enabled: true\n  dryRun: false\n  idleFor: 20s\n  grace: 15s\n  minRuntime: 0s\n  action: cancel\n  exemptAccounts: [%s]\n", ExemptAccount)
 	b.WriteString("nodes:\n")
 	for _, ns := range lab.Nodes {
 		fmt.Fprintf(&b, "  - names: %q\n", ns.Names)
