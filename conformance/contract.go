@@ -65,7 +65,7 @@ func (e *Env) contractResults() []contract.Result {
 	}
 	defer m.Close()
 	pick := pickDriver(e.Ctx, drivers)
-	opts := contract.Options{Root: m.Root, Timeout: e.run.opts.HealthWait,
+	opts := contract.Options{Root: m.Root, Timeout: e.run.opts.ContractTimeout,
 		Reopen: func(ctx context.Context) (vendors.Driver, error) {
 			m2, ds, err := e.Target.Replica(ctx, node)
 			if err != nil {

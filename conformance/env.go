@@ -95,15 +95,15 @@ type JobShape struct {
 
 // Spec converts the shape to a wire job for the vendor.
 func (e *Env) Spec(s JobShape) *pb.JobSpec {
-	work, _ := e.Target.WorkDir()
 	nodes := max(s.Nodes, 1)
 	spec := &pb.JobSpec{Name: "conform-" + s.Name, Account: e.run.opts.Account, Partition: e.Vendor.Partition,
 		Constraint: e.Vendor.Feature, Nodes: int32(nodes), Ntasks: int32(nodes), NtasksPerNode: 1,
 		CpusPerTask: int32(max(s.CPUs, 1)), MemPerNodeMb: max(s.MemMB, 128), Exclusive: s.Exclusive, Requeue: s.Requeue,
 		TimeLimitSeconds: int64(max(s.TimeLimit, 5*time.Minute) / time.Second), Nodelist: s.Nodelist,
-		Script:  "#!/bin/sh\n" + s.Script + "\n",
-		Workdir: work, Output: filepath.Join(work, "conform-%j.out"),
-		Env: map[string]string{"PATH": "/usr/local/bin:/usr/bin:/bin"}}
+		Script: "#!/bin/sh\n" + s.Script + "\n", Env: map[string]string{"PATH": "/usr/local/bin:/usr/bin:/bin"}}
+	if work, err := e.Target.WorkDir(); err == nil { // else the cluster's defaults; specs reading output skip
+		spec.Workdir, spec.Output = work, filepath.Join(work, "conform-%j.out")
+	}
 	if s.GPUs > 0 {
 		spec.Gres = api.GRESToProto(gres.JobRequest{PerNode: gres.Requests{{Name: "gpu", Type: e.Vendor.GPUType, Count: int64(s.GPUs)}}})
 		spec.GresOption = fmt.Sprintf("gpu:%s:%d", e.Vendor.GPUType, s.GPUs)

@@ -187,7 +187,11 @@ func specIdleReclaim(e *Env) {
 	if !warned {
 		h.reclaimWhy = fmt.Sprintf("job %d on an idle GPU (%s GPU %d) got no reclaim warning within %s", id, node, gpu, e.run.opts.HealthWait)
 		e.Observe("warned", "false")
-		e.Failf("%s (the target's reclamation policy may be off or slower than the wait; %s)", h.reclaimWhy, missingWiring)
+		hint := missingWiring
+		if h.drained {
+			hint = "health verdicts reach the controller here, so idle-GPU reclamation is likely off, in dry-run, or slower than the wait"
+		}
+		e.Failf("%s (%s)", h.reclaimWhy, hint)
 	}
 	var last *pb.Job
 	reclaimed := e.waitFor(2*e.run.opts.HealthWait, func() bool { last = e.Job(id); return Ended(last) })

@@ -29,9 +29,11 @@ type Options struct {
 	// JobTimeout bounds the wait for one job to start or end (default 2m).
 	JobTimeout time.Duration
 	// HealthWait bounds the wait for a health or reclamation verdict after
-	// a fault or an idle period, and each driver-contract check (default
-	// 45s: a polling driver may look at its counters every 30s).
+	// a fault or an idle period (default 40s).
 	HealthWait time.Duration
+	// ContractTimeout bounds each driver-contract check (default 40s: a
+	// polling driver may read its error counters every 30s).
+	ContractTimeout time.Duration
 	// Progress, when set, hears of every spec starting and ending.
 	Progress func(Progress)
 	// Now is the clock for the run's times (time.Now when nil).
@@ -63,7 +65,10 @@ func (o *Options) defaults() {
 		o.JobTimeout = 2 * time.Minute
 	}
 	if o.HealthWait <= 0 {
-		o.HealthWait = 45 * time.Second
+		o.HealthWait = 40 * time.Second
+	}
+	if o.ContractTimeout <= 0 {
+		o.ContractTimeout = 40 * time.Second
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -319,99 +324,6 @@ func keyOf(r types.SpecReport) (specKey, bool) {
 		}
 	}
 	return specKey{}, false
-}
-
-// finishSpec converts a ginkgo spec report into the run's result.
-func (st *runState) finishSpec(r types.SpecReport) {
-	k, ok := keyOf(r)
-	if !ok {
-		return // not one of ours (or filtered before it started)
-	}
-	st.mu.Lock()
-	st.done++
-	var res reports.SpecResult
-	if k.Vendor == "" {
-		res = st.parity[k.ID]
-		if s := statusOf(r, false); s == reports.StatusError {
-			res.Status, res.Reason = s, failureText(r)
-		}
-		res.Duration = r.RunTime
-	} else {
-		res = st.vendorResult(k, r)
-	}
-	st.results = append(st.results, res)
-	done, total := st.done, st.total
-	st.mu.Unlock()
-	if st.opts.Progress != nil {
-		st.opts.Progress(Progress{Done: done, Total: total, Spec: res.ID, Vendor: res.Vendor, Name: res.Name, Ended: true, Status: res.Status})
-	}
-}
-
-// vendorResult builds one vendor's result (st.mu held).
-func (st *runState) vendorResult(k specKey, r types.SpecReport) reports.SpecResult {
-	d, _ := specByID(k.ID)
-	rec := st.records[k]
-	if rec == nil {
-		rec = &specRecord{}
-	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	res := reports.SpecResult{ID: k.ID, Area: d.Area, Name: d.Name, Vendor: k.Vendor, Status: statusOf(r, rec.errored), Duration: r.RunTime}
-	switch res.Status {
-	case reports.StatusSkipped:
-		res.Reason = failureText(r)
-		if res.Reason == "" {
-			res.Reason = "skipped by ginkgo (" + r.State.String() + ")"
-		}
-	case reports.StatusFailed, reports.StatusError:
-		res.Reason = firstLine(failureText(r))
-		ev := reports.Evidence{Kind: "failure", Text: failureText(r),
-			Data: map[string]string{"location": r.Failure.Location.String()}}
-		res.Evidence = append([]reports.Evidence{ev}, rec.evidence...)
-	}
-	if res.Status != reports.StatusSkipped && len(rec.obs) > 0 {
-		res.Observations = map[string]string{}
-		for k, v := range rec.obs {
-			res.Observations[k] = v
-		}
-	}
-	return res
-}
-
-// statusOf maps ginkgo's spec state to a report status.
-func statusOf(r types.SpecReport, errored bool) reports.Status {
-	switch r.State {
-	case types.SpecStatePassed:
-		return reports.StatusPassed
-	case types.SpecStateSkipped, types.SpecStatePending:
-		return reports.StatusSkipped
-	case types.SpecStateFailed:
-		if errored {
-			return reports.StatusError
-		}
-		return reports.StatusFailed
-	}
-	return reports.StatusError // panicked, interrupted, aborted, timed out
-}
-
-func failureText(r types.SpecReport) string {
-	msg := r.Failure.Message
-	if r.Failure.ForwardedPanic != "" {
-		msg += " (panic: " + r.Failure.ForwardedPanic + ")"
-	}
-	if msg == "" && r.State == types.SpecStatePending {
-		msg = "pending"
-	}
-	return msg
-}
-
-func firstLine(s string) string {
-	for i, c := range s {
-		if c == '\n' {
-			return s[:i]
-		}
-	}
-	return s
 }
 
 // vendorList describes the target's vendors for the report.

@@ -144,8 +144,7 @@ func (e *Env) Drain(node, reason string, uuids ...string) func() {
 	if err != nil {
 		e.Failf("drain %s GPUs %v: %s", node, uuids, client.Message(err))
 	}
-	e.Event(reports.EventDrain, node, strings.Join(uuids, ","), "", reason)
-	return func() { e.Resume(node, uuids...) }
+	return func() { e.Resume(node, uuids...) } // the decision log puts both on the timeline
 }
 
 // Resume resumes GPUs of node (admin), ignoring errors after the spec.
@@ -154,9 +153,7 @@ func (e *Env) Resume(node string, uuids ...string) {
 	defer cancel()
 	if _, err := e.Admin.UpdateNodes(ctx, &pb.UpdateNodeRequest{Nodes: node, State: "RESUME", Devices: uuids}); err != nil {
 		e.Evidence("log", fmt.Sprintf("resume %s GPUs %v: %s", node, uuids, client.Message(err)), nil)
-		return
 	}
-	e.Event(reports.EventResume, node, strings.Join(uuids, ","), "", "conformance cleanup")
 }
 
 // WaitPasses waits until the scheduler has run n passes that began after t.

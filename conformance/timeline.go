@@ -33,11 +33,20 @@ func controllerTimeline(ctx context.Context, cl *client.Client, since time.Time)
 	if err != nil {
 		return []reports.Event{{Time: time.Now(), Kind: reports.EventNote, Text: "decision log unavailable: " + client.Message(err)}}
 	}
-	return convertEvents(evs)
+	index := map[string]string{} // GPU UUID → local index, as the series label GPUs
+	if nodes, err := cl.ListNodes(ctx, nil); err == nil {
+		for _, n := range nodes {
+			for _, g := range n.GetGpus() {
+				index[g.GetUuid()] = strconv.Itoa(int(g.GetIndex()))
+			}
+		}
+	}
+	return convertEvents(evs, index)
 }
 
-// convertEvents is the pure part of controllerTimeline.
-func convertEvents(evs []*pb.Event) []reports.Event {
+// convertEvents is the pure part of controllerTimeline; index maps GPU
+// UUIDs to the labels the GPU series use.
+func convertEvents(evs []*pb.Event, index map[string]string) []reports.Event {
 	var out []reports.Event
 	for _, ev := range evs {
 		kind, ok := eventKinds[ev.GetKind()]
@@ -63,7 +72,7 @@ func convertEvents(evs []*pb.Event) []reports.Event {
 		if ev.GetJobId() != 0 {
 			job = strconv.FormatUint(ev.GetJobId(), 10)
 		}
-		gpu := ev.GetFields()["devices"]
+		gpu := gpuLabels(ev.GetFields()["devices"], index)
 		// A multi-node job is a bar on each of its nodes; a requeue also
 		// ends the run's bar.
 		for _, n := range nodes {
@@ -75,4 +84,18 @@ func convertEvents(evs []*pb.Event) []reports.Event {
 		}
 	}
 	return out
+}
+
+// gpuLabels rewrites a comma-separated UUID list with index labels where known.
+func gpuLabels(uuids string, index map[string]string) string {
+	if uuids == "" {
+		return ""
+	}
+	parts := strings.Split(uuids, ",")
+	for i, u := range parts {
+		if l, ok := index[u]; ok {
+			parts[i] = l
+		}
+	}
+	return strings.Join(parts, ",")
 }

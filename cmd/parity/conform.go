@@ -74,7 +74,7 @@ is read from --workdir, which must be shared with the nodes.`,
 	f.StringVar(&o.out, "out", "parity-report", "directory for report.html, report.json and junit.xml")
 	f.StringVar(&o.focus, "focus", "", "run only specs whose \"ID vendor name\" matches this regular expression")
 	f.BoolVar(&o.keep, "keep", false, "leave the lab's directory (state, spools, logs) after the run")
-	f.DurationVar(&o.healthWait, "health-wait", 45*time.Second, "how long to wait for a health or reclamation verdict")
+	f.DurationVar(&o.healthWait, "health-wait", 40*time.Second, "how long to wait for a health or reclamation verdict")
 	f.DurationVar(&o.jobTimeout, "job-timeout", 2*time.Minute, "how long to wait for one job to start or end")
 	cmd.AddCommand(newConformProbeCmd(), newConformDriverCmd())
 	return cmd

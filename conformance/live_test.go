@@ -1,0 +1,89 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parityhpc/parity/labs/labfile"
+)
+
+// TestLiveTargetFindsTheLabsVendorsThroughTheAPI points a live target at a
+// running lab's controller: from the vendors file and the API alone it must
+// find what the lab target knows from inside, and refuse (with reasons)
+// what a live cluster cannot offer.
+func TestLiveTargetFindsTheLabsVendorsThroughTheAPI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a lab")
+	}
+	lab, err := labfile.Builtin("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	labT, err := NewLab(ctx, LabOptions{Lab: lab})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer labT.Close(context.Background())
+	tok, err := labT.Cluster().Token("admin", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file strings.Builder
+	file.WriteString("vendors:\n")
+	for _, v := range labT.Vendors() {
+		fmt.Fprintf(&file, "  - name: %s\n    partition: %s\n    feature: %s\n", v.Name, v.Partition, v.Feature)
+	}
+	vf, err := ParseVendorsFile("vendors.yaml", []byte(file.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := labT.Vendors()[0].Nodes[0]
+	live, err := NewLive(ctx, LiveOptions{Addr: labT.Cluster().Addr, Token: tok, Vendors: vf, AllowFaults: []string{allowed}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, got := labT.Vendors(), live.Vendors()
+	if len(got) != len(want) {
+		t.Fatalf("live vendors %d, lab vendors %d", len(got), len(want))
+	}
+	for i := range want {
+		w, g := want[i], got[i]
+		if g.Name != w.Name || !slices.Equal(g.Nodes, w.Nodes) || g.GPUsPerNode != w.GPUsPerNode || g.GPUType != w.GPUType ||
+			!slices.Equal(g.Info.VisibleDevicesEnv, w.Info.VisibleDevicesEnv) {
+			t.Errorf("live sees %+v\nlab knows %+v", g, w)
+		}
+	}
+	other := want[len(want)-1].Nodes[0]
+	if ok, _ := live.MayDisturb(allowed); !ok {
+		t.Errorf("%s was allowed with --allow-faults but may not be disturbed", allowed)
+	}
+	if ok, why := live.MayDisturb(other); ok || !strings.Contains(why, "--allow-faults") {
+		t.Errorf("MayDisturb(%s) = %v, %q; want refused naming --allow-faults", other, ok, why)
+	}
+	for what, err := range map[string]error{
+		"faults on an allowed node": second(live.Faults(allowed)),
+		"inventory":                 second(live.Inventory(allowed)),
+		"workdir":                   second(live.WorkDir()),
+		"switch tree":               second(live.SwitchTree()),
+		"replica":                   third(live.Replica(ctx, allowed)),
+	} {
+		if !errors.Is(err, ErrNotSupported) || err.Error() == ErrNotSupported.Error() {
+			t.Errorf("%s: %v, want ErrNotSupported with a reason", what, err)
+		}
+	}
+	bad, _ := ParseVendorsFile("v.yaml", []byte("vendors:\n  - name: nvidia\n    partition: gpu\n    feature: no-such-feature\n"))
+	if _, err := NewLive(ctx, LiveOptions{Addr: labT.Cluster().Addr, Token: tok, Vendors: bad}); !errors.Is(err, ErrVendorsFile) {
+		t.Errorf("a vendor matching no node: %v, want ErrVendorsFile", err)
+	}
+}
+
+func second[T any](_ T, err error) error { return err }
+
+func third[A, B any](_ A, _ B, err error) error { return err }
