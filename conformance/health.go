@@ -37,6 +37,10 @@ type healthState struct {
 	why        string // what happened instead
 	reclaimed  bool
 	reclaimWhy string
+	// The idle jobs' clock, how long reclamation took, the exempt job.
+	idleSince   time.Time
+	reclaimTook time.Duration
+	exemptID    uint64
 }
 
 func (e *Env) health() *healthState {
@@ -131,7 +135,9 @@ func specDiagnosisResume(e *Env) {
 	if !h.drained {
 		g.Skip("needs a GPU drained by a fault (health/fatal-fault): " + cmpOr(h.why, "that spec did not run"))
 	}
-	e.faults(h.node)
+	// An operator resets the GPU (the simulated repair); the controller's
+	// diagnosis must then pass and return it to service by itself.
+	e.repair(e.faults(h.node), h.node, h.gpu)
 	resumed := e.waitFor(e.run.opts.HealthWait, func() bool { return e.GPUState(h.node, h.uuid) != "drain" })
 	h.resumed = resumed
 	e.Observe("resumed", strconv.FormatBool(resumed))
@@ -153,12 +159,24 @@ func specFlapping(e *Env) {
 		if !e.waitFor(e.run.opts.HealthWait, func() bool { return e.GPUState(h.node, h.uuid) == "drain" }) {
 			e.Failf("fault %d on %s GPU %d did not drain it within %s", i+1, h.node, h.gpu, e.run.opts.HealthWait)
 		}
+		e.repair(f, h.node, h.gpu)
 		if !e.waitFor(e.run.opts.HealthWait, func() bool { return e.GPUState(h.node, h.uuid) != "drain" }) {
 			e.Observe("held_after_faults", strconv.Itoa(i+1))
 			return
 		}
 	}
 	e.Failf("%s GPU %d was resumed after each of 5 faults: no flap limit held it", h.node, h.gpu)
+}
+
+// repair undoes a fault's lasting traces on the GPU, as an operator's reset would.
+func (e *Env) repair(f presets.Faults, node string, gpu int) {
+	if f == nil {
+		return
+	}
+	if err := f.Repair(gpu); err != nil {
+		e.Errorf("repair %s GPU %d: %v", node, gpu, err)
+	}
+	e.Evidence("action", fmt.Sprintf("operator repair (reset) of %s GPU %d", node, gpu), nil)
 }
 
 // reclaimed reports whether the decision log shows the job reclaimed or
@@ -177,15 +195,31 @@ func specIdleReclaim(e *Env) {
 	h := e.health()
 	id := e.Submit(JobShape{Name: "idle", GPUs: 1, CPUs: 1, Nodelist: []string{node}, Script: "sleep 300"})
 	defer e.Cancel(id)
-	j := e.WaitRunning(id)
-	gpu := e.GPUIndex(node, AllocOn(j, node).GetDevices()[0])
-	if err := f.SetUtilization(gpu, 0); err != nil {
-		e.Errorf("set %s GPU %d idle: %v", node, gpu, err)
+	// An exempt job idles beside it from the same moment; the exemption
+	// spec checks it survived what reclaimed this one.
+	if acct := e.run.opts.ExemptAccount; acct != "" {
+		spec := e.Spec(JobShape{Name: "idle-exempt", GPUs: 1, CPUs: 1, Nodelist: []string{node}, Script: "sleep 300"})
+		spec.Account = acct
+		h.exemptID = e.SubmitSpec(spec)
+		e.run.atEnd(func() { e.Cancel(h.exemptID) })
 	}
+	var gpus []int
+	for _, jid := range []uint64{id, h.exemptID} {
+		if jid != 0 {
+			j := e.WaitRunning(jid)
+			gpus = append(gpus, e.GPUIndex(node, AllocOn(j, node).GetDevices()[0]))
+		}
+	}
+	for _, gpu := range gpus {
+		if err := f.SetUtilization(gpu, 0); err != nil {
+			e.Errorf("set %s GPU %d idle: %v", node, gpu, err)
+		}
+	}
+	h.idleSince = time.Now()
 	var evs []*pb.Event
 	warned := e.waitFor(e.run.opts.HealthWait, func() bool { evs = e.reclaimEvents(id); return len(evs) > 0 })
 	if !warned {
-		h.reclaimWhy = fmt.Sprintf("job %d on an idle GPU (%s GPU %d) got no reclaim warning within %s", id, node, gpu, e.run.opts.HealthWait)
+		h.reclaimWhy = fmt.Sprintf("job %d on an idle GPU (%s GPU %d) got no reclaim warning within %s", id, node, gpus[0], e.run.opts.HealthWait)
 		e.Observe("warned", "false")
 		hint := missingWiring
 		if h.drained {
@@ -195,10 +229,10 @@ func specIdleReclaim(e *Env) {
 	}
 	var last *pb.Job
 	reclaimed := e.waitFor(2*e.run.opts.HealthWait, func() bool { last = e.Job(id); return Ended(last) })
-	h.reclaimed = reclaimed
+	h.reclaimed, h.reclaimTook = reclaimed, time.Since(h.idleSince)
 	var kinds []string
-	for _, ev := range evs {
-		kinds = append(kinds, ev.GetReason())
+	for _, ev := range e.reclaimEvents(id) {
+		kinds = append(kinds, strings.TrimSpace(ev.GetReason()+" "+ev.GetDetail()))
 	}
 	e.Evidence("log", "reclaim decisions: "+strings.Join(kinds, "; "), nil)
 	e.Observe("warned", "true")
@@ -207,31 +241,34 @@ func specIdleReclaim(e *Env) {
 		h.reclaimWhy = "warned but not reclaimed"
 		e.Failf("job %d was warned but still %s after %s", id, describeJob(last), 2*e.run.opts.HealthWait)
 	}
+	e.Observe("end_state", last.GetState())
 }
 
 func specReclaimExempt(e *Env) {
 	h := e.health()
-	if !h.reclaimed {
-		g.Skip("needs idle reclamation to act on an ordinary job first (health/idle-reclaim): " + cmpOr(h.reclaimWhy, "that spec did not run"))
-	}
-	if e.run.opts.ExemptAccount == "" {
+	switch {
+	case e.run.opts.ExemptAccount == "":
 		g.Skip("no reclaim-exempt account given (--exempt-account): the exemption cannot be exercised")
+	case !h.reclaimed:
+		g.Skip("needs idle reclamation to act on an ordinary job first (health/idle-reclaim): " + cmpOr(h.reclaimWhy, "that spec did not run"))
+	case h.exemptID == 0:
+		g.Skip("the exempt job was not started (health/idle-reclaim did not run)")
 	}
-	node := e.Disturbable()
-	f := e.faults(node)
-	spec := e.Spec(JobShape{Name: "idle-exempt", GPUs: 1, CPUs: 1, Nodelist: []string{node}, Script: "sleep 300"})
-	spec.Account = e.run.opts.ExemptAccount
-	id := e.SubmitSpec(spec)
-	defer e.Cancel(id)
-	j := e.WaitRunning(id)
-	gpu := e.GPUIndex(node, AllocOn(j, node).GetDevices()[0])
-	if err := f.SetUtilization(gpu, 0); err != nil {
-		e.Errorf("set %s GPU %d idle: %v", node, gpu, err)
-	}
-	// As long as an ordinary job took to be reclaimed, and then some.
-	touched := e.waitFor(4*e.run.opts.HealthWait, func() bool { return len(e.reclaimEvents(id)) > 0 || Ended(e.Job(id)) })
+	defer e.Cancel(h.exemptID)
+	e.rec.mu.Lock()
+	e.rec.jobs = append(e.rec.jobs, h.exemptID)
+	e.rec.mu.Unlock()
+	// It has idled as long as the ordinary job took to be reclaimed; give
+	// a late decision a quarter of that again.
+	margin := h.reclaimTook / 4
+	touched := e.waitFor(time.Until(h.idleSince.Add(h.reclaimTook+margin)), func() bool {
+		return len(e.reclaimEvents(h.exemptID)) > 0 || Ended(e.Job(h.exemptID))
+	})
+	j := e.Job(h.exemptID)
 	e.Observe("reclaimed", strconv.FormatBool(touched))
-	e.Expect(touched).To(gm.BeFalse(), "exempt job %d was warned or reclaimed: %s", id, describeJob(e.Job(id)))
+	e.Observe("state", j.GetState())
+	e.Expect(touched).To(gm.BeFalse(), "exempt job %d (account %s) was warned or reclaimed: %s", h.exemptID, e.run.opts.ExemptAccount, describeJob(j))
+	e.Expect(j.GetState()).To(gm.Equal("RUNNING"), "exempt job after %s idle", time.Since(h.idleSince).Round(time.Second))
 }
 
 func cmpOr(s, def string) string {

@@ -115,6 +115,7 @@ func Run(ctx context.Context, t Target, opts Options) (*reports.Run, error) {
 		tt = &fakeT{}
 	}
 	g.RunSpecs(tt, "Parity conformance", suite, rep)
+	st.runAtEnd()
 	if stopSeries != nil {
 		st.series = stopSeries()
 	}
@@ -139,6 +140,7 @@ type runState struct {
 	timeline []reports.Event
 	series   []reports.GPUSeries
 	probes   map[string]*probeOnce
+	cleanups []func()
 	health   map[string]*healthState
 	contract map[string][]contract.Result
 }
@@ -172,6 +174,23 @@ func (st *runState) close() {
 }
 
 func (st *runState) now() time.Time { return st.opts.Now() }
+
+// atEnd runs f after the last spec (cleanup shared between specs).
+func (st *runState) atEnd(f func()) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.cleanups = append(st.cleanups, f)
+}
+
+func (st *runState) runAtEnd() {
+	st.mu.Lock()
+	fs := st.cleanups
+	st.cleanups = nil
+	st.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
+}
 
 func (st *runState) event(ev reports.Event) {
 	st.mu.Lock()

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/parityhpc/parity/conformance"
+	"github.com/parityhpc/parity/labs/cluster"
 	"github.com/parityhpc/parity/labs/labfile"
 	"github.com/parityhpc/parity/reports"
 	"github.com/parityhpc/parity/scheduler/client"
@@ -128,6 +129,9 @@ func runConform(cmd *cobra.Command, o conformOptions) error {
 	}
 	defer logf.Close()
 	logger := slog.New(slog.NewTextHandler(logf, nil))
+	if o.target == "" && o.exemptAccount == "" {
+		o.exemptAccount = cluster.ExemptAccount // a lab's cluster file exempts it
+	}
 	target, account, err := conformTarget(ctx, o, logger, stdout)
 	if err != nil {
 		return err
