@@ -171,8 +171,10 @@ func writeLabTokens(out io.Writer, c *cluster.Cluster, dir string, users []strin
 	if err := os.MkdirAll(tdir, 0o755); err != nil {
 		return err
 	}
+	// The exported token is root's: jobs run as their submitter, so the
+	// identity must be a real account on the nodes ("admin" is not).
 	admin := ""
-	for _, u := range append([]string{"admin", "nobody"}, users...) {
+	for _, u := range append([]string{"root", "admin", "nobody"}, users...) {
 		tok, err := c.Token(u, "")
 		if err != nil {
 			return err
@@ -186,7 +188,7 @@ func writeLabTokens(out io.Writer, c *cluster.Cluster, dir string, users []strin
 			gid, _ := strconv.Atoi(pw.Gid)
 			_ = os.Chown(path, uid, gid)
 		}
-		if u == "admin" {
+		if u == "root" {
 			admin = tok
 		}
 	}
@@ -194,7 +196,7 @@ func writeLabTokens(out io.Writer, c *cluster.Cluster, dir string, users []strin
 	if err := os.WriteFile(filepath.Join(dir, "env"), []byte(export+"\n"), 0o600); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "Controller: %s\nTokens:     %s/<user> (admin, nobody%s)\nWork dir:   %s\n%s\n",
+	fmt.Fprintf(out, "Controller: %s\nTokens:     %s/<user> (root, admin, nobody%s)\nWork dir:   %s\n%s\n",
 		c.Addr, tdir, prefixEach(", ", users), filepath.Join(dir, "work"), export)
 	return nil
 }
