@@ -196,7 +196,10 @@ func (s *agentService) JobEnded(ctx context.Context, req *pb.JobEndedRequest) (*
 		}
 		state, reason := endState(req)
 		if state == "LAUNCH_FAILED" {
-			j.requeueOnEnd = true
+			// Requeued held, as Slurm does: a launch that failed once (an
+			// unknown user, an unwritable output path) would fail again,
+			// so the job waits for someone to fix it and release it.
+			j.requeueOnEnd, j.holdOnEnd = true, true
 			reason = "launch failed on " + n.name + ": " + req.GetReason()
 			state = StateFailed
 		}
