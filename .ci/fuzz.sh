@@ -8,6 +8,10 @@ git ls-files '*_test.go' | xargs grep -l '^func Fuzz' | sort | while read -r fil
   pkg="./$(dirname "$file")"
   for target in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$file" | sed 's/^func //'); do
     echo "fuzz: $pkg $target ($fuzztime)"
-    go test -run='^$' -fuzz="^${target}\$" -fuzztime="$fuzztime" "$pkg" | tail -n 1
+    if ! out=$(go test -run='^$' -fuzz="^${target}\$" -fuzztime="$fuzztime" "$pkg" 2>&1); then
+      printf '%s\n' "$out"   # the failing input and where it was saved
+      exit 1
+    fi
+    printf '%s\n' "$out" | tail -n 1
   done
 done

@@ -2,6 +2,7 @@ package jobspec
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -11,9 +12,9 @@ import (
 // INFINITE, -1, and --time=0.
 const Unlimited time.Duration = -1
 
-// maxDurationSeconds keeps durations within Slurm's 32-bit minute counters
-// (and far from time.Duration overflow).
-const maxDurationSeconds = (1<<31 - 2) * 60
+// maxDurationSeconds keeps durations within what time.Duration holds
+// (about 292 years, less than Slurm's 32-bit minute counters allow).
+const maxDurationSeconds = int64(math.MaxInt64 / int64(time.Second))
 
 // ParseDuration reads Slurm's duration syntax (time_str2secs): M, M:S,
 // H:M:S, D-H, D-H:M, D-H:M:S, or UNLIMITED/INFINITE/-1 (any case) for
