@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -295,7 +296,8 @@ func (t *LabTarget) Replica(ctx context.Context, node string) (*presets.Machine,
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, nil, err
 	}
-	m, err := tmpl.Build(ctx, presets.Options{Root: root, Seed: t.seeds[node], Hostname: node})
+	// Built as labs/cluster builds its nodes: same seed, same health polling.
+	m, err := tmpl.Build(ctx, presets.Options{Root: root, Seed: t.seeds[node], Hostname: node, HealthPoll: time.Second})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -27,6 +27,8 @@ func (st *runState) finishSpec(r types.SpecReport) {
 	st.results = append(st.results, res)
 	done, total := st.done, st.total
 	st.mu.Unlock()
+	st.opts.Logger.Info("conformance spec", "spec", res.ID, "vendor", res.Vendor, "status", res.Status, "reason", res.Reason,
+		"duration", res.Duration)
 	if st.opts.Progress != nil {
 		st.opts.Progress(Progress{Done: done, Total: total, Spec: res.ID, Vendor: res.Vendor, Name: res.Name, Ended: true, Status: res.Status})
 	}

@@ -39,7 +39,8 @@ type Options struct {
 	// Now is the clock for the run's times (time.Now when nil).
 	Now     func() time.Time
 	Version string
-	Logger  *slog.Logger
+	// Logger hears one line per finished spec (default: discarded).
+	Logger *slog.Logger
 
 	// TestingT receives the suite's failure (go test passes its *testing.T;
 	// nil uses an internal one). SuiteConfig and ReporterConfig configure

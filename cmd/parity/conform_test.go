@@ -163,3 +163,45 @@ func TestConformProbeReportsWhatAJobSees(t *testing.T) {
 		t.Error("no Cpus_allowed_list")
 	}
 }
+
+func TestConformProgressLines(t *testing.T) {
+	events := []conformance.Progress{
+		{Done: 0, Total: 12, Spec: "placement/island", Vendor: "amd"},
+		{Done: 1, Total: 12, Spec: "placement/island", Vendor: "amd", Ended: true, Status: reports.StatusPassed},
+		{Done: 1, Total: 12, Spec: "parity/placement/island"},
+		{Done: 2, Total: 12, Spec: "parity/placement/island", Ended: true, Status: reports.StatusFailed},
+	}
+	tests := []struct {
+		tty        bool
+		want, not  []string
+		finalReset bool
+	}{
+		// Plain: one line per finished spec, nothing for starts.
+		{tty: false, want: []string{"[ 1/12] PASS placement/island [amd]", "[ 2/12] FAIL parity/placement/island [all vendors]"},
+			not: []string{"\r", "…"}},
+		// Terminal: the current spec on one rewritten line, failures kept.
+		{tty: true, want: []string{"\r\x1b[K[ 0/12] placement/island [amd] …", "\r\x1b[KFAIL parity/placement/island [all vendors]\n"},
+			not: []string{"PASS placement/island"}, finalReset: true},
+	}
+	for _, tc := range tests {
+		var b bytes.Buffer
+		p := &conformProgress{w: &b, tty: tc.tty}
+		for _, ev := range events {
+			p.update(ev)
+		}
+		p.finish()
+		for _, w := range tc.want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("tty=%v: output lacks %q:\n%q", tc.tty, w, b.String())
+			}
+		}
+		for _, n := range tc.not {
+			if strings.Contains(b.String(), n) {
+				t.Errorf("tty=%v: output has %q:\n%q", tc.tty, n, b.String())
+			}
+		}
+		if tc.finalReset && !strings.HasSuffix(b.String(), "\r\x1b[K\n") {
+			t.Errorf("tty output does not clear its progress line at the end: %q", b.String())
+		}
+	}
+}
