@@ -9,6 +9,13 @@ git ls-files '*_test.go' | xargs grep -l '^func Fuzz' | sort | while read -r fil
   for target in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$file" | sed 's/^func //'); do
     echo "fuzz: $pkg $target ($fuzztime)"
     if ! out=$(go test -run='^$' -fuzz="^${target}\$" -fuzztime="$fuzztime" "$pkg" 2>&1); then
+      # On a loaded machine the fuzzing engine itself can miss its own
+      # deadline while stopping; that is no finding. A real one always
+      # leaves its input under testdata/fuzz.
+      if grep -q 'context deadline exceeded' <<<"$out" && ! grep -q 'Failing input written to' <<<"$out"; then
+        echo "fuzz: $target: the fuzzing engine timed out while stopping (no failing input); not a finding"
+        continue
+      fi
       printf '%s\n' "$out"   # the failing input and where it was saved
       exit 1
     fi
