@@ -51,8 +51,10 @@ func TestLabUpServesVerbsAndLabDownStopsIt(t *testing.T) {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
-	if tok, err := os.ReadFile(filepath.Join(dir, "tokens", "admin")); err != nil || strings.TrimSpace(string(tok)) != env["PARITY_TOKEN"] {
-		t.Errorf("tokens/admin = %q (%v), export says %q", tok, err, env["PARITY_TOKEN"])
+	// The export carries root's token: jobs run as their submitter, who
+	// must exist on the nodes.
+	if tok, err := os.ReadFile(filepath.Join(dir, "tokens", "root")); err != nil || strings.TrimSpace(string(tok)) != env["PARITY_TOKEN"] {
+		t.Errorf("tokens/root = %q (%v), export says %q", tok, err, env["PARITY_TOKEN"])
 	}
 	var out, errOut bytes.Buffer
 	code := runWithLabVerbs(context.Background(), []string{"nodes", "--controller", env["PARITY_CONTROLLER"], "--token", env["PARITY_TOKEN"]}, &out, &errOut)
