@@ -18,6 +18,7 @@ import (
 	"github.com/parityhpc/parity/scheduler/agent"
 	"github.com/parityhpc/parity/scheduler/agent/cgroup"
 	"github.com/parityhpc/parity/scheduler/agent/launch"
+	"github.com/parityhpc/parity/scheduler/agent/nodecheck"
 	"github.com/parityhpc/parity/scheduler/agent/shim"
 	"github.com/parityhpc/parity/scheduler/agent/telemetry"
 	"github.com/parityhpc/parity/scheduler/client"
@@ -30,7 +31,7 @@ import (
 func newAgentCmd() *cobra.Command {
 	var (
 		addr, token, node, spool, cgroupRoot, metricsAddr, logLevel string
-		simName, simRoot                                            string
+		simName, simRoot, checkScript                               string
 		seed                                                        int64
 		killWait, sampleEvery                                       time.Duration
 	)
@@ -58,7 +59,7 @@ at start. With --sim the real drivers run on a built-in simulated machine
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
 			return runAgent(cmd.Context(), log, agentOptions{addr: addr, token: token, node: node, spool: spool,
 				cgroupRoot: cgroupRoot, metricsAddr: metricsAddr, simName: simName, simRoot: simRoot, seed: seed,
-				killWait: killWait, sampleEvery: sampleEvery})
+				killWait: killWait, sampleEvery: sampleEvery, checkScript: checkScript})
 		},
 	}
 	f := cmd.Flags()
@@ -74,6 +75,7 @@ at start. With --sim the real drivers run on a built-in simulated machine
 	f.Int64Var(&seed, "seed", 1, "seed for simulated device identities")
 	f.DurationVar(&killWait, "kill-wait", launch.DefaultKillWait, "time between SIGTERM and SIGKILL when a job is cancelled or times out")
 	f.DurationVar(&sampleEvery, "sample-interval", time.Second, "device sampling period")
+	f.StringVar(&checkScript, "health-check-script", "", "site node check (NHC-style): exit 0 passes, anything else drains the node with its first output line")
 	cmd.AddCommand(&cobra.Command{
 		Use:    "shim CONFIG",
 		Short:  "Supervise one job (started by the agent, not by hand)",
@@ -91,7 +93,7 @@ at start. With --sim the real drivers run on a built-in simulated machine
 
 type agentOptions struct {
 	addr, token, node, spool, cgroupRoot, metricsAddr string
-	simName, simRoot                                  string
+	simName, simRoot, checkScript                     string
 	seed                                              int64
 	killWait, sampleEvery                             time.Duration
 }
@@ -153,8 +155,17 @@ func runAgent(ctx context.Context, log *slog.Logger, o agentOptions) error {
 		}
 		defer stop()
 	}
+	// Node checks in the spirit of LBNL NHC: room on the spool, free
+	// memory, and the site's own script when one is given.
+	checks := []nodecheck.Check{
+		nodecheck.DiskFree{Path: o.spool, MinFreeBytes: 1 << 30, MinFreePct: 1},
+		nodecheck.Memory{MinAvailableBytes: 256 << 20},
+	}
+	if o.checkScript != "" {
+		checks = append(checks, nodecheck.Script{Path: o.checkScript, Timeout: 30 * time.Second})
+	}
 	ag, err := agent.New(agent.Config{Node: o.node, Controller: cl, Runtime: rt, Drivers: found.Active, Inventory: found.Inventory,
-		Collector: col, SampleInterval: o.sampleEvery, Version: version, Logger: log})
+		Collector: col, SampleInterval: o.sampleEvery, Version: version, Logger: log, NodeChecks: checks})
 	if err != nil {
 		return err
 	}
