@@ -114,6 +114,7 @@ func childMain() int {
 // the visible-devices specs, the other vendors' pass, and the parity spec
 // fails naming both sides.
 func TestBrokenVendorTurnsItsColumnRed(t *testing.T) {
+	t.Parallel() // each starts its own lab, under its own cgroup root
 	if testing.Short() {
 		t.Skip("starts a lab")
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/parityhpc/parity/labs/presets"
 	"github.com/parityhpc/parity/reports"
+	"github.com/parityhpc/parity/scheduler/api"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 )
 
@@ -191,35 +192,29 @@ func (e *Env) reclaimEvents(id uint64) []*pb.Event {
 
 func specIdleReclaim(e *Env) {
 	node := e.Disturbable()
-	f := e.faults(node)
+	e.faults(node)
 	h := e.health()
-	id := e.Submit(JobShape{Name: "idle", GPUs: 1, CPUs: 1, Nodelist: []string{node}, Script: "sleep 300"})
-	defer e.Cancel(id)
+	e.run.startIdleEverywhere(e.Ctx)
+	e.run.mu.Lock()
+	ij := e.run.idle[e.Vendor.Name]
+	e.run.mu.Unlock()
+	if ij == nil {
+		e.Errorf("no idle job was started for %s", e.Vendor.Name)
+	}
+	e.rec.mu.Lock()
+	e.rec.jobs = append(e.rec.jobs, ij.job)
+	e.rec.mu.Unlock()
+	if ij.err != nil {
+		e.Failf("%v", ij.err)
+	}
+	id := ij.job
 	// An exempt job idles beside it from the same moment; the exemption
 	// spec checks it survived what reclaimed this one.
-	if acct := e.run.opts.ExemptAccount; acct != "" {
-		spec := e.Spec(JobShape{Name: "idle-exempt", GPUs: 1, CPUs: 1, Nodelist: []string{node}, Script: "sleep 300"})
-		spec.Account = acct
-		h.exemptID = e.SubmitSpec(spec)
-		e.run.atEnd(func() { e.Cancel(h.exemptID) })
-	}
-	var gpus []int
-	for _, jid := range []uint64{id, h.exemptID} {
-		if jid != 0 {
-			j := e.WaitRunning(jid)
-			gpus = append(gpus, e.GPUIndex(node, AllocOn(j, node).GetDevices()[0]))
-		}
-	}
-	for _, gpu := range gpus {
-		if err := f.SetUtilization(gpu, 0); err != nil {
-			e.Errorf("set %s GPU %d idle: %v", node, gpu, err)
-		}
-	}
-	h.idleSince = time.Now()
+	h.exemptID, h.idleSince = ij.exempt, ij.since
 	var evs []*pb.Event
-	warned := e.waitFor(e.run.opts.HealthWait, func() bool { evs = e.reclaimEvents(id); return len(evs) > 0 })
+	warned := e.waitFor(time.Until(ij.since.Add(e.run.opts.HealthWait)), func() bool { evs = e.reclaimEvents(id); return len(evs) > 0 })
 	if !warned {
-		h.reclaimWhy = fmt.Sprintf("job %d on an idle GPU (%s GPU %d) got no reclaim warning within %s", id, node, gpus[0], e.run.opts.HealthWait)
+		h.reclaimWhy = fmt.Sprintf("job %d on an idle GPU (%s GPU %d) got no reclaim warning within %s", id, node, ij.gpus[0], e.run.opts.HealthWait)
 		e.Observe("warned", "false")
 		hint := missingWiring
 		if h.drained {
@@ -228,8 +223,11 @@ func specIdleReclaim(e *Env) {
 		e.Failf("%s (%s)", h.reclaimWhy, hint)
 	}
 	var last *pb.Job
-	reclaimed := e.waitFor(2*e.run.opts.HealthWait, func() bool { last = e.Job(id); return Ended(last) })
-	h.reclaimed, h.reclaimTook = reclaimed, time.Since(h.idleSince)
+	reclaimed := e.waitFor(time.Until(ij.since.Add(3*e.run.opts.HealthWait)), func() bool { last = e.Job(id); return Ended(last) })
+	h.reclaimed = reclaimed
+	if reclaimed {
+		h.reclaimTook = api.Time(last.GetEndTime()).Sub(ij.since)
+	}
 	var kinds []string
 	for _, ev := range e.reclaimEvents(id) {
 		kinds = append(kinds, strings.TrimSpace(ev.GetReason()+" "+ev.GetDetail()))
@@ -239,7 +237,7 @@ func specIdleReclaim(e *Env) {
 	e.Observe("reclaimed", strconv.FormatBool(reclaimed))
 	if !reclaimed {
 		h.reclaimWhy = "warned but not reclaimed"
-		e.Failf("job %d was warned but still %s after %s", id, describeJob(last), 2*e.run.opts.HealthWait)
+		e.Failf("job %d was warned but still %s %s after it went idle", id, describeJob(last), 3*e.run.opts.HealthWait)
 	}
 	e.Observe("end_state", last.GetState())
 }

@@ -17,6 +17,7 @@ import (
 // find what the lab target knows from inside, and refuse (with reasons)
 // what a live cluster cannot offer.
 func TestLiveTargetFindsTheLabsVendorsThroughTheAPI(t *testing.T) {
+	t.Parallel() // each starts its own lab, under its own cgroup root
 	if testing.Short() {
 		t.Skip("starts a lab")
 	}

@@ -142,6 +142,8 @@ type runState struct {
 	series   []reports.GPUSeries
 	probes   map[string]*probeOnce
 	cleanups []func()
+	planned  map[specKey]bool
+	idle     map[string]*idleJobs
 	health   map[string]*healthState
 	contract map[string][]contract.Result
 }
@@ -166,7 +168,7 @@ func newRunState(ctx context.Context, t Target, opts Options) (*runState, error)
 		return nil, fmt.Errorf("conformance: reach the controller: %s", client.Message(err))
 	}
 	return &runState{ctx: ctx, t: t, opts: opts, user: user, admin: admin, started: opts.Now(),
-		records: map[specKey]*specRecord{}, probes: map[string]*probeOnce{}, contract: map[string][]contract.Result{}}, nil
+		records: map[specKey]*specRecord{}, probes: map[string]*probeOnce{}, planned: map[specKey]bool{}, contract: map[string][]contract.Result{}}, nil
 }
 
 func (st *runState) close() {
@@ -220,6 +222,7 @@ func (st *runState) register() {
 				plan[d.Area] = map[string][]entry{}
 			}
 			plan[d.Area][v.Name] = append(plan[d.Area][v.Name], entry{d, v})
+			st.planned[specKey{d.ID, v.Name}] = true
 			st.total++
 			st.note(d)
 		}

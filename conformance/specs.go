@@ -126,12 +126,7 @@ func (e *Env) GPUState(node, uuid string) string {
 
 // Disturbable returns the vendor node specs may drain and fault, or skips.
 func (e *Env) Disturbable() string {
-	node := e.Vendor.Nodes[len(e.Vendor.Nodes)-1]
-	for _, n := range e.Vendor.Nodes {
-		if ok, _ := e.Target.MayDisturb(n); ok {
-			node = n
-		}
-	}
+	node := disturbable(e.Target, e.Vendor)
 	if ok, why := e.Target.MayDisturb(node); !ok {
 		g.Skip(why)
 	}
