@@ -31,6 +31,11 @@ func makeDeviceNodes(inv gres.Inventory) error {
 		if err := unix.Mknod(f.Path, unix.S_IFCHR|0o666, int(dev)); err != nil {
 			return fmt.Errorf("cluster: mknod %s %d:%d: %w", f.Path, f.Major, f.Minor, err)
 		}
+		// mknod honours the umask; jobs of any user must reach the cgroup
+		// check, so the mode is set explicitly.
+		if err := os.Chmod(f.Path, 0o666); err != nil {
+			return fmt.Errorf("cluster: chmod %s: %w", f.Path, err)
+		}
 	}
 	return nil
 }
