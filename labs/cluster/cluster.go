@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
 	"sync"
 	"time"
 
@@ -359,21 +358,4 @@ func (n *Node) waitIdle(ctx context.Context) {
 		case <-tick.C:
 		}
 	}
-}
-
-// NodeNames returns the names of the lab nodes built from templates whose
-// devices carry the given vendor ("" = nodes without accelerators).
-func (c *Cluster) NodeNames(vendor string) []string {
-	var out []string
-	for _, n := range c.Nodes() {
-		v := ""
-		if len(n.Inventory.Devices) > 0 {
-			v = n.Inventory.Devices[0].Vendor
-		}
-		if v == vendor {
-			out = append(out, n.Name)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
