@@ -3,6 +3,7 @@ package jobspec
 import (
 	"maps"
 	"strings"
+	"unicode"
 )
 
 // ExportMode says which submit-time variables a job's environment starts
@@ -128,13 +129,17 @@ func (e Export) String() string {
 	if e.Mode == ExportAll {
 		parts = append(parts, string(ExportAll))
 	}
-	for _, v := range e.Vars {
+	for i, v := range e.Vars {
 		if !v.HasValue {
 			parts = append(parts, v.Name)
 			continue
 		}
 		val := v.Value
-		if strings.Contains(val, ",") || strings.HasPrefix(val, "'") || strings.HasPrefix(val, "\"") {
+		// ParseExport trims the whole option, so trailing blanks of the last
+		// value survive only inside quotes.
+		last := i == len(e.Vars)-1
+		trailingBlank := last && strings.TrimRightFunc(val, unicode.IsSpace) != val
+		if strings.Contains(val, ",") || strings.HasPrefix(val, "'") || strings.HasPrefix(val, "\"") || trailingBlank {
 			q := "'"
 			if strings.Contains(val, "'") {
 				q = "\""

@@ -185,7 +185,7 @@ func FuzzParseConstraint(f *testing.F) {
 }
 
 func FuzzParseSignalExport(f *testing.F) {
-	for _, s := range []string{"B:USR1@120", "RB:SIGTERM@30", "ALL,A=1,B", `A="x,y",B='p'`, "NONE"} {
+	for _, s := range []string{"B:USR1@120", "RB:SIGTERM@30", "ALL,A=1,B", `A="x,y",B='p'`, "NONE", "A=\",\",A=' '"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
