@@ -68,7 +68,7 @@ func DefaultConfig() Config {
 		CorrectedErrorsWarn:   1000,
 		MaxFailedGPUs:         3,
 		NodeScopedKinds:       []string{"lost"},
-		NodeScopedActions:     []string{"reboot"},
+		NodeScopedActions:     []string{RemedyReboot},
 		FlapLimit:             2,
 		FlapWindow:            7 * 24 * time.Hour,
 	}

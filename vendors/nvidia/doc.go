@@ -7,8 +7,9 @@
 // It discovers GPUs and MIG slices keyed by UUID with their NVLink/PCIe
 // graph, NUMA node, CPUs and device files; prepares a job's environment;
 // samples telemetry; turns NVML events (XIDs, ECC) into gres.Conditions
-// through a documented XID catalogue; and runs NVML health checks. After a
+// through healthcheck's XID catalogue (vendor-free data: numbers and
+// verdicts), overridable per site; and runs NVML health checks. After a
 // failed nvml.Init it never calls NVML again (the process would die). It
-// imports gres, topology, vendors and go-nvml; it must not import the
-// scheduler, healthcheck, labs or any other vendor package.
+// imports gres, topology, vendors, healthcheck and go-nvml; it must not
+// import the scheduler, labs or any other vendor package.
 package nvidia

@@ -11,6 +11,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"github.com/parityhpc/parity/gres"
+	"github.com/parityhpc/parity/healthcheck"
 )
 
 // WatchHealth registers every whole GPU for the health events it supports
@@ -159,7 +160,7 @@ func (d *Driver) pump(ctx context.Context, set nvml.EventSet, s *snapshot, emit 
 			if uuid := d.eventUUID(s, ev); uuid != "" && !lost[uuid] && ctx.Err() == nil {
 				lost[uuid] = true
 				emit(gres.Condition{UUID: uuid, Time: d.now(), Kind: "lost", Code: "GPU_IS_LOST",
-					Severity: gres.SeverityFatal, Action: ActionReboot, Message: "GPU is lost (fallen off the bus)"})
+					Severity: gres.SeverityFatal, Action: healthcheck.RemedyReboot, Message: "GPU is lost (fallen off the bus)"})
 			}
 			d.backoff(ctx)
 		default:

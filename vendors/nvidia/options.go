@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"maps"
 	"time"
+
+	"github.com/parityhpc/parity/healthcheck"
 )
 
 // Option configures a Driver.
@@ -16,7 +18,7 @@ type options struct {
 	hostCPUs    int
 	dcgm        DCGM
 	waitTimeout time.Duration
-	xid         map[uint64]XIDClass
+	xid         map[uint64]healthcheck.XIDClass
 	libraryPath string
 }
 
@@ -80,7 +82,7 @@ func WithEventWait(d time.Duration) Option {
 
 // WithXIDOverrides replaces catalogue entries for a site (e.g. treat XID
 // 109 as info). Entries not named keep the built-in classification.
-func WithXIDOverrides(m map[uint64]XIDClass) Option {
+func WithXIDOverrides(m map[uint64]healthcheck.XIDClass) Option {
 	return func(o *options) { o.xid = maps.Clone(m) }
 }
 
