@@ -86,6 +86,10 @@ func TestIdleJobIsWarnedThenReclaimedAndExemptJobsAreLeftAlone(t *testing.T) {
 				math.Abs(r.GetFreedGpuHours()-(10*time.Minute-reclaimedAt).Hours()) > 1e-3 {
 				t.Fatalf("report %v, want physics: 1 job, 1 warning, %.4f idle GPU-hours", r, wantIdle)
 			}
+			if us := rep.GetUsers(); len(us) != 1 || us[0].GetUser() != "alice" || us[0].GetAccount() != "physics" ||
+				us[0].GetJobs() != 1 || us[0].GetIdleGpuHours() != r.GetIdleGpuHours() {
+				t.Fatalf("users %v, want alice in physics with the account's totals", us)
+			}
 		})
 	}
 }
@@ -111,7 +115,8 @@ func TestReclaimDryRunOnlyLogs(t *testing.T) {
 			t.Fatalf("event %v not marked dry-run", ev)
 		}
 	}
-	if got := reclaimReport(evs); len(got) != 1 || got[0].GetDryRunJobs() != 1 || got[0].GetJobs() != 0 {
-		t.Fatalf("report %v", got)
+	if got, users := reclaimReport(evs); len(got) != 1 || got[0].GetDryRunJobs() != 1 || got[0].GetJobs() != 0 ||
+		len(users) != 1 || users[0].GetUser() != "alice" || users[0].GetDryRunJobs() != 1 {
+		t.Fatalf("report %v, users %v", got, users)
 	}
 }
