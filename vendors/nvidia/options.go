@@ -66,8 +66,10 @@ func WithHostCPUs(n int) Option {
 	}
 }
 
-// WithDCGM enables diagnostics above level 1. The driver takes ownership:
-// Close closes it if it implements io.Closer.
+// WithDCGM enables diagnostics above level 1 and, when d also implements
+// DCGMHealthWatcher, DCGM's health watches beside the NVML events in
+// WatchHealth. The driver takes ownership: Close closes it if it
+// implements io.Closer.
 func WithDCGM(d DCGM) Option { return func(o *options) { o.dcgm = d } }
 
 // WithEventWait sets how long one NVML event wait blocks (500 ms by
