@@ -39,7 +39,7 @@ func (c *Controller) reclaimLocked(now time.Time) ([]write, []func()) {
 			continue
 		}
 		hj := healthcheck.Job{ID: strconv.FormatUint(uint64(j.core.ID), 10), Account: j.core.Account, QOS: j.core.QOS,
-			Partition: j.core.Partition, Start: j.core.Start}
+			Partition: j.core.Partition, Start: j.core.Start, Interactive: j.spec.GetInteractive()}
 		for _, a := range j.core.Alloc {
 			hj.GPUs = append(hj.GPUs, a.Devices...)
 		}

@@ -120,3 +120,57 @@ func TestReclaimDryRunOnlyLogs(t *testing.T) {
 		t.Fatalf("report %v, users %v", got, users)
 	}
 }
+
+// TestInteractiveJobsAreExemptByDefault: a job submitted through the API
+// with the interactive flag idles beside a batch job; the batch job is
+// reclaimed, the interactive one is left alone unless the cluster file
+// turns the exemption off. The flag survives a controller restart.
+func TestInteractiveJobsAreExemptByDefault(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		extra   string
+		spared  bool
+		restart bool
+	}{
+		{"default", "", true, true},
+		{"exemption off", "  exemptInteractive: false\n", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := startController(t, healthCluster+tc.extra)
+			h.register("n1", 4)
+			spec := gpuJob("shell", 1)
+			spec.Interactive = true
+			inter := h.submit(h.as("alice", auth.RoleUser), spec)
+			batch, batchGPU := h.runningOn("alice", "batch")
+			j := h.job(inter)
+			if j.GetState() != StateRunning || !j.GetSpec().GetInteractive() {
+				t.Fatalf("interactive job: %v", j)
+			}
+			if tc.restart {
+				h.restart()
+				h.register("n1", 4, inter, batch)
+				if !h.job(inter).GetSpec().GetInteractive() {
+					t.Fatal("the interactive flag did not survive a restart")
+				}
+			}
+			util := map[string]float64{batchGPU: 0, j.GetAlloc()[0].GetDevices()[0]: 0}
+			for range 16 {
+				h.clock.Advance(30 * time.Second)
+				h.heartbeat("n1", 4, beat{util: util})
+				h.maintain()
+			}
+			if got := h.job(batch).GetState(); got != StateCompleting {
+				t.Fatalf("idle batch job is %s, want it reclaimed", got)
+			}
+			ij := h.job(inter)
+			if spared := ij.GetState() == StateRunning && ij.GetReason() != ReasonIdleGPU; spared != tc.spared {
+				t.Fatalf("interactive job %v: spared=%v, want %v", ij, spared, tc.spared)
+			}
+			for _, ev := range h.eventsOf(EventReclaim) {
+				if tc.spared && ev.GetJobId() == inter {
+					t.Fatalf("reclaim event for the exempt interactive job: %v", ev)
+				}
+			}
+		})
+	}
+}
