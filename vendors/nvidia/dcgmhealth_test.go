@@ -2,6 +2,7 @@ package nvidia_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 
@@ -54,5 +55,37 @@ func TestDCGMHealthWatchFeedsTheDriversConditions(t *testing.T) {
 	case <-dcgm.returned:
 	default:
 		t.Fatal("WatchHealth returned before the DCGM watch did")
+	}
+}
+
+// brokenDCGM's health watch fails at once (DCGM manages none of the GPUs).
+type brokenDCGM struct{ fakeDCGM }
+
+func (brokenDCGM) WatchHealth(context.Context, []string, func(gres.Condition)) error {
+	return errors.New("nvdcgm: watch health: DCGM manages none of the 8 GPUs")
+}
+
+func TestFailingDCGMWatchLeavesNVMLEvents(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []nvidia.Option
+	}{
+		{"no DCGM", nil},
+		{"DCGM without health watches", []nvidia.Option{nvidia.WithDCGM(&fakeDCGM{})}},
+		{"DCGM watch fails", []nvidia.Option{nvidia.WithDCGM(&brokenDCGM{})}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, nvmlsim.Config{Seed: 6}, tc.opts...)
+			conds, stop := watch(t, r)
+			if err := r.m.InjectXID(0, 79); err != nil {
+				t.Fatal(err)
+			}
+			if c := await(t, conds); c.Kind != "xid" || c.Code != "79" {
+				t.Fatalf("condition %+v, want XID 79", c)
+			}
+			if err := stop(); err != nil {
+				t.Fatalf("watch returned %v", err)
+			}
+		})
 	}
 }
