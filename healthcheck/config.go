@@ -68,7 +68,7 @@ func DefaultConfig() Config {
 		CorrectedErrorsWarn:   1000,
 		MaxFailedGPUs:         3,
 		NodeScopedKinds:       []string{"lost"},
-		NodeScopedActions:     []string{"reboot"},
+		NodeScopedActions:     []string{RemedyReboot},
 		FlapLimit:             2,
 		FlapWindow:            7 * 24 * time.Hour,
 	}
@@ -136,6 +136,9 @@ type ReclaimConfig struct {
 	ExemptAccounts   []string
 	ExemptQOS        []string
 	ExemptPartitions []string
+	// ExemptInteractive: interactive jobs (Job.Interactive) are never
+	// reclaimed; a person waiting at a prompt idles the GPU by nature.
+	ExemptInteractive bool
 	// DryRun marks every reclamation decision as advisory: the controller
 	// logs what it would do and does not act.
 	DryRun bool
@@ -144,16 +147,18 @@ type ReclaimConfig struct {
 // DefaultReclaimConfig follows the reference design: idle below 1 %
 // utilisation, warn after 60 min idle, reclaim (cancel) 30 min after the
 // warning, never before 30 min of runtime, a 2 min sample gap resets the
-// timer, and dry-run on, as new installations should start.
+// timer, interactive jobs exempt, and dry-run on, as new installations
+// should start.
 func DefaultReclaimConfig() ReclaimConfig {
 	return ReclaimConfig{
-		IdleUtilPct:  1,
-		IdleFor:      60 * time.Minute,
-		Grace:        30 * time.Minute,
-		MinRuntime:   30 * time.Minute,
-		MaxSampleGap: 2 * time.Minute,
-		Mode:         ReclaimCancel,
-		DryRun:       true,
+		IdleUtilPct:       1,
+		IdleFor:           60 * time.Minute,
+		Grace:             30 * time.Minute,
+		MinRuntime:        30 * time.Minute,
+		MaxSampleGap:      2 * time.Minute,
+		Mode:              ReclaimCancel,
+		ExemptInteractive: true,
+		DryRun:            true,
 	}
 }
 

@@ -26,8 +26,11 @@ type Job struct {
 	Account, QOS, Partition string
 	// Exempt is the job's own opt-out flag (admin-approved).
 	Exempt bool
-	Start  time.Time
-	GPUs   []string // allocated device UUIDs
+	// Interactive marks a job a person is attached to (srun, salloc);
+	// ReclaimConfig.ExemptInteractive spares it.
+	Interactive bool
+	Start       time.Time
+	GPUs        []string // allocated device UUIDs
 }
 
 // GPUIdle is the evidence for one GPU of a job.
@@ -121,8 +124,9 @@ func (r *Reclaimer) idle(s gres.Sample) bool {
 
 // Evaluate walks every running job (jobs not listed are forgotten) and
 // returns, in job ID order, the warnings, clears and reclamations due at now.
-// Exempt jobs (flag, account, QOS or partition) and jobs younger than MinRuntime never
-// get a decision.
+// Exempt jobs (flag, account, QOS, partition, or interactive when
+// ExemptInteractive is set) and jobs younger than MinRuntime never get a
+// decision.
 func (r *Reclaimer) Evaluate(jobs []Job, now time.Time) []ReclaimDecision {
 	seen := make(map[string]bool, len(jobs))
 	sorted := slices.Clone(jobs)
@@ -150,7 +154,7 @@ func (r *Reclaimer) exempt(j Job) bool {
 	fold := func(list []string, v string) bool {
 		return v != "" && slices.ContainsFunc(list, func(x string) bool { return strings.EqualFold(x, v) })
 	}
-	return j.Exempt || fold(r.cfg.ExemptAccounts, j.Account) || fold(r.cfg.ExemptQOS, j.QOS) || fold(r.cfg.ExemptPartitions, j.Partition)
+	return j.Exempt || r.cfg.ExemptInteractive && j.Interactive || fold(r.cfg.ExemptAccounts, j.Account) || fold(r.cfg.ExemptQOS, j.QOS) || fold(r.cfg.ExemptPartitions, j.Partition)
 }
 
 // step advances one job's ladder.

@@ -78,6 +78,7 @@ func TestReclaimNever(t *testing.T) {
 		{"exempt account", Job{ID: "2", Account: "OPS", Start: t0, GPUs: []string{"g0"}}, map[string]float64{"g0": 0}},
 		{"exempt qos", Job{ID: "3", QOS: "debug", Start: t0, GPUs: []string{"g0"}}, map[string]float64{"g0": 0}},
 		{"exempt partition", Job{ID: "8", Partition: "Interactive", Start: t0, GPUs: []string{"g0"}}, map[string]float64{"g0": 0}},
+		{"interactive (exempt by default)", Job{ID: "10", Interactive: true, Start: t0, GPUs: []string{"g0"}}, map[string]float64{"g0": 0}},
 		{"one GPU busy", Job{ID: "4", Start: t0, GPUs: []string{"g0", "g1"}}, map[string]float64{"g0": 0, "g1": 45}},
 		{"at the threshold is busy", Job{ID: "5", Start: t0, GPUs: []string{"g0"}}, map[string]float64{"g0": 1}},
 		{"no samples is not idle", Job{ID: "6", Start: t0, GPUs: []string{"g9"}}, map[string]float64{"g0": 0}},
@@ -89,6 +90,35 @@ func TestReclaimNever(t *testing.T) {
 			clk := &clock{now: t0}
 			if ds := feed(t, r, clk, t0.Add(3*time.Hour), tc.util, []Job{tc.job}); len(ds) != 0 {
 				t.Fatalf("decisions %+v, want none", ds)
+			}
+		})
+	}
+}
+
+func TestReclaimInteractiveExemption(t *testing.T) {
+	tests := []struct {
+		name        string
+		exempt      bool
+		interactive bool
+		warned      bool
+	}{
+		{"exempt interactive job", true, true, false},
+		{"batch job under the exemption", true, false, true},
+		{"interactive job without the exemption", false, true, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := reclaimCfg()
+			cfg.ExemptInteractive = tc.exempt
+			r, err := NewReclaimer(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clk := &clock{now: t0}
+			jobs := []Job{{ID: "11", Interactive: tc.interactive, Start: t0, GPUs: []string{"g0"}}}
+			ds := feed(t, r, clk, t0.Add(time.Hour), map[string]float64{"g0": 0}, jobs)
+			if warned := len(ds) > 0 && ds[0].Action == ReclaimWarn; warned != tc.warned {
+				t.Fatalf("decisions %+v, want warned=%v", ds, tc.warned)
 			}
 		})
 	}

@@ -31,7 +31,7 @@ import (
 func newAgentCmd() *cobra.Command {
 	var (
 		addr, token, node, spool, cgroupRoot, metricsAddr, logLevel string
-		simName, simRoot, checkScript                               string
+		simName, simRoot, checkScript, dcgm                         string
 		seed                                                        int64
 		killWait, sampleEvery                                       time.Duration
 	)
@@ -59,7 +59,7 @@ at start. With --sim the real drivers run on a built-in simulated machine
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
 			return runAgent(cmd.Context(), log, agentOptions{addr: addr, token: token, node: node, spool: spool,
 				cgroupRoot: cgroupRoot, metricsAddr: metricsAddr, simName: simName, simRoot: simRoot, seed: seed,
-				killWait: killWait, sampleEvery: sampleEvery, checkScript: checkScript})
+				killWait: killWait, sampleEvery: sampleEvery, checkScript: checkScript, dcgm: dcgm})
 		},
 	}
 	f := cmd.Flags()
@@ -75,6 +75,7 @@ at start. With --sim the real drivers run on a built-in simulated machine
 	f.Int64Var(&seed, "seed", 1, "seed for simulated device identities")
 	f.DurationVar(&killWait, "kill-wait", launch.DefaultKillWait, "time between SIGTERM and SIGKILL when a job is cancelled or times out")
 	f.DurationVar(&sampleEvery, "sample-interval", time.Second, "device sampling period")
+	f.StringVar(&dcgm, "dcgm", defaultDCGM, `NVIDIA DCGM for diagnostics and health watches: "off", "embedded", "unix:PATH" or nv-hostengine's HOST:PORT; skipped with a log line where libdcgm is absent`)
 	f.StringVar(&checkScript, "health-check-script", "", "site node check (NHC-style): exit 0 passes, anything else drains the node with its first output line")
 	cmd.AddCommand(&cobra.Command{
 		Use:    "shim CONFIG",
@@ -93,7 +94,7 @@ at start. With --sim the real drivers run on a built-in simulated machine
 
 type agentOptions struct {
 	addr, token, node, spool, cgroupRoot, metricsAddr string
-	simName, simRoot, checkScript                     string
+	simName, simRoot, checkScript, dcgm               string
 	seed                                              int64
 	killWait, sampleEvery                             time.Duration
 }
@@ -113,7 +114,7 @@ func runAgent(ctx context.Context, log *slog.Logger, o agentOptions) error {
 	if err != nil {
 		return err
 	}
-	drivers, closeDrivers, err := agentDrivers(ctx, o)
+	drivers, closeDrivers, err := agentDrivers(ctx, log, o)
 	if err != nil {
 		return err
 	}
@@ -179,9 +180,19 @@ func runAgent(ctx context.Context, log *slog.Logger, o agentOptions) error {
 
 // agentDrivers are this host's in-tree drivers, or those of a simulated
 // machine built under the spool.
-func agentDrivers(ctx context.Context, o agentOptions) ([]vendors.Driver, func(), error) {
+func agentDrivers(ctx context.Context, log *slog.Logger, o agentOptions) ([]vendors.Driver, func(), error) {
+	cfg, on, err := dcgmConfig(o.dcgm)
+	if err != nil {
+		return nil, nil, err
+	}
 	if o.simName == "" {
-		d := builtin.Drivers(builtin.Options{})
+		// The drivers log through the agent's logger, so a skipped DCGM
+		// watch or an unregistered GPU shows in the agent's log.
+		opts := builtin.Options{Logger: log}
+		if on {
+			opts.NVIDIA = dcgmOptions(cfg, log)
+		}
+		d := builtin.Drivers(opts)
 		return d, func() { builtin.Close(d) }, nil
 	}
 	tmpl, err := presets.Lookup(o.simName)

@@ -38,12 +38,16 @@ type reportOptions struct {
 	top                                      int
 }
 
-func newReportCmd() *cobra.Command { return newReportCmdWith(realAcctEnv()) }
+func newReportCmd() *cobra.Command {
+	cmd := newReportCmdWith(realAcctEnv())
+	cmd.AddCommand(newReportReclaimCmd())
+	return cmd
+}
 
 func newReportCmdWith(env acctEnv) *cobra.Command {
 	var o reportOptions
 	cmd := &cobra.Command{
-		Use:   "report cluster-utilization|top-users|top-accounts [start=TIME] [end=TIME] [topcount=N]",
+		Use:   "report cluster-utilization|top-users|top-accounts|reclaim [start=TIME] [end=TIME] [topcount=N]",
 		Short: "Usage reports over a date range: cluster utilisation, top users and accounts by GPU-hours and billing (sreport)",
 		Long: `Sums allocated TRES over [start, end) from the accounting ledger: jobs are
 clipped to the window; steps are not counted twice. The default window is
@@ -56,7 +60,10 @@ top-users and top-accounts rank by the first TRES of -T. Percentages are of
 Reported with --capacity, else of the total allocated.
 
 sreport's forms work too: "cluster utilization", "user topusage", and
-start=/end=/topcount= arguments.`,
+start=/end=/topcount= arguments.
+
+"report reclaim" asks the controller instead of the ledger: idle-GPU
+reclamations per account and user (see parity report reclaim --help).`,
 		Example: `  parity report cluster-utilization --start 2024-03-01 --end 2024-04-01 -t hours --capacity gres/gpu=64
   parity report top-users --start now-7days -t hours --top 5 --csv
   sreport user topusage start=2024-03-01 end=2024-03-08 -t percent`,

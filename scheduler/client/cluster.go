@@ -61,3 +61,11 @@ func (c *Client) Priority(ctx context.Context, f *pb.PriorityRequest) (*pb.Prior
 func (c *Client) WhoAmI(ctx context.Context) (*pb.Identity, error) {
 	return c.cluster.WhoAmI(ctx, &pb.WhoAmIRequest{})
 }
+
+// ReclaimReport sums idle-GPU reclamations per account and user.
+func (c *Client) ReclaimReport(ctx context.Context, r *pb.ReclaimReportRequest) (*pb.ReclaimReportResponse, error) {
+	if r == nil {
+		r = &pb.ReclaimReportRequest{}
+	}
+	return c.cluster.ReclaimReport(ctx, r)
+}

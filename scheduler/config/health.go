@@ -96,6 +96,8 @@ type rawReclamation struct {
 	ExemptAccounts   []string `yaml:"exemptAccounts"`
 	ExemptQOS        []string `yaml:"exemptQOS"`
 	ExemptPartitions []string `yaml:"exemptPartitions"`
+	// ExemptInteractive spares interactive jobs (default true).
+	ExemptInteractive *bool `yaml:"exemptInteractive"`
 }
 
 // health checks the health section and applies defaults.
@@ -198,6 +200,9 @@ func (p *parser) reclamation(r *rawReclamation) Reclamation {
 	pc.ExemptAccounts = p.names("reclamation.exemptAccounts", r.ExemptAccounts)
 	pc.ExemptQOS = p.names("reclamation.exemptQOS", r.ExemptQOS)
 	pc.ExemptPartitions = p.names("reclamation.exemptPartitions", r.ExemptPartitions)
+	if r.ExemptInteractive != nil {
+		pc.ExemptInteractive = *r.ExemptInteractive
+	}
 	if err := pc.Validate(); err != nil && len(p.errs) == 0 {
 		p.errorf("reclamation", "%v", err)
 	}

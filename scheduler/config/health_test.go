@@ -30,7 +30,7 @@ func TestHealthDefaults(t *testing.T) {
 	if !slices.Equal(h.Policy.NodeScopedKinds, []string{"lost"}) || len(h.Policy.NodeScopedActions) != 0 {
 		t.Fatalf("node-scoped kinds %v actions %v", h.Policy.NodeScopedKinds, h.Policy.NodeScopedActions)
 	}
-	if !r.Enabled || !r.Policy.DryRun || r.Policy.Mode != healthcheck.ReclaimCancel || r.Policy.IdleFor != time.Hour {
+	if !r.Enabled || !r.Policy.DryRun || r.Policy.Mode != healthcheck.ReclaimCancel || r.Policy.IdleFor != time.Hour || !r.Policy.ExemptInteractive {
 		t.Fatalf("reclamation defaults: %+v", r)
 	}
 }
@@ -46,7 +46,8 @@ func TestHealthFull(t *testing.T) {
 		t.Fatalf("health: %+v", h)
 	}
 	if r.Policy.DryRun || r.Policy.IdleFor != 2*time.Hour || r.Policy.Grace != 45*time.Minute || r.Policy.Mode != healthcheck.ReclaimRequeue ||
-		!slices.Equal(r.Policy.ExemptQOS, []string{"debug"}) || !slices.Equal(r.Policy.ExemptPartitions, []string{"interactive"}) {
+		!slices.Equal(r.Policy.ExemptQOS, []string{"debug"}) || !slices.Equal(r.Policy.ExemptPartitions, []string{"interactive"}) ||
+		r.Policy.ExemptInteractive {
 		t.Fatalf("reclamation: %+v", r)
 	}
 }

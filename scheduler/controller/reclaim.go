@@ -1,7 +1,9 @@
 package controller
 
 import (
+	"cmp"
 	"context"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -37,7 +39,7 @@ func (c *Controller) reclaimLocked(now time.Time) ([]write, []func()) {
 			continue
 		}
 		hj := healthcheck.Job{ID: strconv.FormatUint(uint64(j.core.ID), 10), Account: j.core.Account, QOS: j.core.QOS,
-			Partition: j.core.Partition, Start: j.core.Start}
+			Partition: j.core.Partition, Start: j.core.Start, Interactive: j.spec.GetInteractive()}
 		for _, a := range j.core.Alloc {
 			hj.GPUs = append(hj.GPUs, a.Devices...)
 		}
@@ -113,49 +115,78 @@ func (c *Controller) applyReclaimLocked(j *job, d healthcheck.ReclaimDecision, n
 	return append(ws, c.record(ev)...), after
 }
 
-// ReclaimReport sums the decision log's reclamations per account.
+// ReclaimReport sums the decision log's reclamations per account and per
+// (account, user).
 func (s *clusterService) ReclaimReport(ctx context.Context, req *pb.ReclaimReportRequest) (*pb.ReclaimReportResponse, error) {
 	c := s.c
-	evs, err := c.events(eventFilter{kinds: []string{EventReclaim}, since: api.Time(req.GetSince()), until: api.Time(req.GetUntil()),
+	since, until := api.Time(req.GetSince()), api.Time(req.GetUntil())
+	if !since.IsZero() && !until.IsZero() && !until.After(since) {
+		return nil, status.Errorf(codes.InvalidArgument, "until %s is not after since %s",
+			until.UTC().Format(time.RFC3339), since.UTC().Format(time.RFC3339))
+	}
+	evs, err := c.events(eventFilter{kinds: []string{EventReclaim}, since: since, until: until,
 		visible: eventVisible(caller(ctx))})
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "%v", err)
 	}
-	return &pb.ReclaimReportResponse{Accounts: reclaimReport(evs)}, nil
+	accounts, users := reclaimReport(evs)
+	return &pb.ReclaimReportResponse{Accounts: accounts, Users: users}, nil
 }
 
-// reclaimReport aggregates reclaim events per account, in account order.
-func reclaimReport(evs []*pb.Event) []*pb.AccountReclaim {
-	by := map[string]*pb.AccountReclaim{}
+// reclaimReport aggregates reclaim events per account (in account order)
+// and per account and user (in that order).
+func reclaimReport(evs []*pb.Event) (accounts, users []*pb.AccountReclaim) {
+	byAcct := map[string]*pb.AccountReclaim{}
+	byUser := map[[2]string]*pb.AccountReclaim{}
+	row := func(acct, user string) []*pb.AccountReclaim {
+		a := byAcct[acct]
+		if a == nil {
+			a = &pb.AccountReclaim{Account: acct}
+			byAcct[acct] = a
+		}
+		k := [2]string{acct, user}
+		u := byUser[k]
+		if u == nil {
+			u = &pb.AccountReclaim{Account: acct, User: user}
+			byUser[k] = u
+		}
+		return []*pb.AccountReclaim{a, u}
+	}
 	for _, ev := range evs {
 		f := ev.GetFields()
-		acct := f["account"]
-		r := by[acct]
-		if r == nil {
-			r = &pb.AccountReclaim{Account: acct}
-			by[acct] = r
-		}
 		dry := f["dry_run"] == "true"
-		switch f["action"] {
-		case string(healthcheck.ReclaimWarn):
-			if !dry {
-				r.Warnings++
+		for _, r := range row(f["account"], f["user"]) {
+			switch f["action"] {
+			case string(healthcheck.ReclaimWarn):
+				if !dry {
+					r.Warnings++
+				}
+			case string(healthcheck.ReclaimNow):
+				if dry {
+					r.DryRunJobs++
+					continue
+				}
+				idle, _ := strconv.ParseFloat(f["idle_gpu_hours"], 64)
+				freed, _ := strconv.ParseFloat(f["freed_gpu_hours"], 64)
+				r.Jobs++
+				r.IdleGpuHours += idle
+				r.FreedGpuHours += freed
 			}
-		case string(healthcheck.ReclaimNow):
-			if dry {
-				r.DryRunJobs++
-				continue
-			}
-			idle, _ := strconv.ParseFloat(f["idle_gpu_hours"], 64)
-			freed, _ := strconv.ParseFloat(f["freed_gpu_hours"], 64)
-			r.Jobs++
-			r.IdleGpuHours += idle
-			r.FreedGpuHours += freed
 		}
 	}
-	out := make([]*pb.AccountReclaim, 0, len(by))
-	for _, k := range sortedKeys(by) {
-		out = append(out, by[k])
+	accounts = make([]*pb.AccountReclaim, 0, len(byAcct))
+	for _, k := range sortedKeys(byAcct) {
+		accounts = append(accounts, byAcct[k])
 	}
-	return slices.Clip(out)
+	keys := slices.SortedFunc(maps.Keys(byUser), func(a, b [2]string) int {
+		if c := cmp.Compare(a[0], b[0]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a[1], b[1])
+	})
+	users = make([]*pb.AccountReclaim, 0, len(keys))
+	for _, k := range keys {
+		users = append(users, byUser[k])
+	}
+	return accounts, users
 }

@@ -86,6 +86,10 @@ func TestIdleJobIsWarnedThenReclaimedAndExemptJobsAreLeftAlone(t *testing.T) {
 				math.Abs(r.GetFreedGpuHours()-(10*time.Minute-reclaimedAt).Hours()) > 1e-3 {
 				t.Fatalf("report %v, want physics: 1 job, 1 warning, %.4f idle GPU-hours", r, wantIdle)
 			}
+			if us := rep.GetUsers(); len(us) != 1 || us[0].GetUser() != "alice" || us[0].GetAccount() != "physics" ||
+				us[0].GetJobs() != 1 || us[0].GetIdleGpuHours() != r.GetIdleGpuHours() {
+				t.Fatalf("users %v, want alice in physics with the account's totals", us)
+			}
 		})
 	}
 }
@@ -111,7 +115,62 @@ func TestReclaimDryRunOnlyLogs(t *testing.T) {
 			t.Fatalf("event %v not marked dry-run", ev)
 		}
 	}
-	if got := reclaimReport(evs); len(got) != 1 || got[0].GetDryRunJobs() != 1 || got[0].GetJobs() != 0 {
-		t.Fatalf("report %v", got)
+	if got, users := reclaimReport(evs); len(got) != 1 || got[0].GetDryRunJobs() != 1 || got[0].GetJobs() != 0 ||
+		len(users) != 1 || users[0].GetUser() != "alice" || users[0].GetDryRunJobs() != 1 {
+		t.Fatalf("report %v, users %v", got, users)
+	}
+}
+
+// TestInteractiveJobsAreExemptByDefault: a job submitted through the API
+// with the interactive flag idles beside a batch job; the batch job is
+// reclaimed, the interactive one is left alone unless the cluster file
+// turns the exemption off. The flag survives a controller restart.
+func TestInteractiveJobsAreExemptByDefault(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		extra   string
+		spared  bool
+		restart bool
+	}{
+		{"default", "", true, true},
+		{"exemption off", "  exemptInteractive: false\n", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := startController(t, healthCluster+tc.extra)
+			h.register("n1", 4)
+			spec := gpuJob("shell", 1)
+			spec.Interactive = true
+			inter := h.submit(h.as("alice", auth.RoleUser), spec)
+			batch, batchGPU := h.runningOn("alice", "batch")
+			j := h.job(inter)
+			if j.GetState() != StateRunning || !j.GetSpec().GetInteractive() {
+				t.Fatalf("interactive job: %v", j)
+			}
+			if tc.restart {
+				h.restart()
+				h.register("n1", 4, inter, batch)
+				if !h.job(inter).GetSpec().GetInteractive() {
+					t.Fatal("the interactive flag did not survive a restart")
+				}
+			}
+			util := map[string]float64{batchGPU: 0, j.GetAlloc()[0].GetDevices()[0]: 0}
+			for range 16 {
+				h.clock.Advance(30 * time.Second)
+				h.heartbeat("n1", 4, beat{util: util})
+				h.maintain()
+			}
+			if got := h.job(batch).GetState(); got != StateCompleting {
+				t.Fatalf("idle batch job is %s, want it reclaimed", got)
+			}
+			ij := h.job(inter)
+			if spared := ij.GetState() == StateRunning && ij.GetReason() != ReasonIdleGPU; spared != tc.spared {
+				t.Fatalf("interactive job %v: spared=%v, want %v", ij, spared, tc.spared)
+			}
+			for _, ev := range h.eventsOf(EventReclaim) {
+				if tc.spared && ev.GetJobId() == inter {
+					t.Fatalf("reclaim event for the exempt interactive job: %v", ev)
+				}
+			}
+		})
 	}
 }

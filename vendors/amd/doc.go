@@ -7,5 +7,6 @@
 // devices, compute partitions and the xGMI link graph, prepares
 // ROCR_VISIBLE_DEVICES and device-file allow lists, samples telemetry,
 // watches RAS counters and runs sysfs-level diagnostics. It imports vendors,
-// gres and topology and must not import labs, the scheduler or ROCm.
+// gres, topology and healthcheck (for the remedy names its conditions carry)
+// and must not import labs, the scheduler or ROCm.
 package amd

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/parityhpc/parity/gres"
+	"github.com/parityhpc/parity/healthcheck"
 )
 
 // Condition kinds and actions this driver emits.
@@ -119,7 +120,7 @@ func (d *Driver) diffHealth(g physical, prev, cur gpuState) []gres.Condition {
 	}
 	switch {
 	case prev.present && !cur.present:
-		return []gres.Condition{cond(KindLost, "gpu-lost", gres.SeverityFatal, "reboot",
+		return []gres.Condition{cond(KindLost, "gpu-lost", gres.SeverityFatal, healthcheck.RemedyReboot,
 			"GPU is no longer on the PCI bus")}
 	case !prev.present || !cur.present:
 		return nil // absent, or back after an absence: a new baseline
@@ -136,7 +137,7 @@ func (d *Driver) diffHealth(g physical, prev, cur gpuState) []gres.Condition {
 			continue
 		}
 		if c.UE > p.UE {
-			out = append(out, cond(KindRAS, b+"-ue", gres.SeverityFatal, "reset",
+			out = append(out, cond(KindRAS, b+"-ue", gres.SeverityFatal, healthcheck.RemedyReset,
 				fmt.Sprintf("%d new uncorrectable %s errors (total %d)", c.UE-p.UE, b, c.UE)))
 		}
 		if c.CE > p.CE {
@@ -144,7 +145,7 @@ func (d *Driver) diffHealth(g physical, prev, cur gpuState) []gres.Condition {
 			if c.CE-p.CE >= d.ceBurst {
 				sev = gres.SeverityWarning
 			}
-			out = append(out, cond(KindRAS, b+"-ce", sev, "none",
+			out = append(out, cond(KindRAS, b+"-ce", sev, healthcheck.RemedyNone,
 				fmt.Sprintf("%d new correctable %s errors in one poll (total %d)", c.CE-p.CE, b, c.CE)))
 		}
 	}
@@ -155,7 +156,7 @@ func (d *Driver) diffHealth(g physical, prev, cur gpuState) []gres.Condition {
 	sort.Strings(labels)
 	for _, l := range labels {
 		if cur.hot[l] && !prev.hot[l] {
-			out = append(out, cond(KindThermal, "temp-"+l+"-crit", gres.SeverityWarning, "none",
+			out = append(out, cond(KindThermal, "temp-"+l+"-crit", gres.SeverityWarning, healthcheck.RemedyNone,
 				fmt.Sprintf("%s temperature reached its critical limit", l)))
 		}
 	}

@@ -18,6 +18,9 @@ type Options struct {
 	// Root is where /sys, /proc and /dev are found; "" means "/".
 	Root   string
 	Logger *slog.Logger
+	// NVIDIA are extra options for the NVIDIA driver (a DCGM opened by the
+	// composition root, for instance), applied after the defaults.
+	NVIDIA []nvidia.Option
 }
 
 // Drivers returns the in-tree drivers in discovery order: accelerators
@@ -32,7 +35,7 @@ func Drivers(opts Options) []vendors.Driver {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	nv := []nvidia.Option{nvidia.WithRoot(root), nvidia.WithLogger(logger)}
+	nv := append([]nvidia.Option{nvidia.WithRoot(root), nvidia.WithLogger(logger)}, opts.NVIDIA...)
 	cpuOpts := []cpu.Option{}
 	if root != "/" {
 		cpuOpts = append(cpuOpts, cpu.WithChroot(root))

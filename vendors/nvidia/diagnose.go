@@ -18,6 +18,14 @@ type DCGM interface {
 	Diagnose(ctx context.Context, uuid string, level int) ([]gres.DiagnosisTest, error)
 }
 
+// DCGMHealthWatcher is an optional capability of the DCGM given with
+// WithDCGM, found by type assertion: DCGM's background health watches on
+// the GPUs with the given UUIDs, reported to emit as conditions until ctx
+// is done. It must not call emit after returning. nvdcgm.Client has it.
+type DCGMHealthWatcher interface {
+	WatchHealth(ctx context.Context, uuids []string, emit func(gres.Condition)) error
+}
+
 // Names of the level-1 checks.
 const (
 	CheckReachable     = "nvml-reachable"

@@ -11,6 +11,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"github.com/parityhpc/parity/gres"
+	"github.com/parityhpc/parity/healthcheck"
 )
 
 // WatchHealth registers every whole GPU for the health events it supports
@@ -20,8 +21,11 @@ import (
 // a gres.Condition for emit, attributed to the MIG device when the event
 // names an instance. The blocking NVML wait runs on its own goroutine with
 // a short timeout (WithEventWait), so cancelling ctx or closing the driver
-// stops the watch within one timeout. WatchHealth returns nil once ctx is
-// done and never calls emit after returning.
+// stops the watch within one timeout. When the DCGM given with WithDCGM
+// is a DCGMHealthWatcher, its health watches run beside the events and
+// feed the same emit; without one the watch logs that and goes on with
+// NVML alone. WatchHealth returns nil once ctx is done (after the DCGM
+// watch has returned) and never calls emit after returning.
 func (d *Driver) WatchHealth(ctx context.Context, emit func(gres.Condition)) error {
 	if emit == nil {
 		return errors.New("nvidia: watch health: emit is nil")
@@ -76,6 +80,7 @@ func (d *Driver) WatchHealth(ctx context.Context, emit func(gres.Condition)) err
 		defer call(d, "EventSet.Free", func() (nvml.Return, nvml.Return) { return set.Free(), nvml.SUCCESS })
 		d.pump(wctx, set, s, gated)
 	}()
+	dcgmDone := d.watchDCGM(wctx, s, gated)
 	select {
 	case <-wctx.Done():
 	case <-finished:
@@ -83,7 +88,35 @@ func (d *Driver) WatchHealth(ctx context.Context, emit func(gres.Condition)) err
 	gate.Lock()
 	stopped = true
 	gate.Unlock()
+	<-dcgmDone
 	return nil
+}
+
+// watchDCGM runs DCGM's health watches beside the NVML events when the
+// DCGM given with WithDCGM has them; without DCGM (libdcgm absent, no host
+// engine) it says so and skips, never failing the NVML watch. The channel
+// closes once the DCGM watch has returned (at once when skipped).
+func (d *Driver) watchDCGM(ctx context.Context, s *snapshot, emit func(gres.Condition)) <-chan struct{} {
+	done := make(chan struct{})
+	hw, ok := d.opts.dcgm.(DCGMHealthWatcher)
+	if !ok {
+		d.log.Info("DCGM health watches skipped: DCGM is not available (libdcgm absent or not configured); NVML events still watched")
+		close(done)
+		return done
+	}
+	var uuids []string
+	for _, dev := range s.inv.Devices {
+		if dev.Parent == "" {
+			uuids = append(uuids, dev.UUID)
+		}
+	}
+	go func() {
+		defer close(done)
+		if err := hw.WatchHealth(ctx, uuids, emit); err != nil && ctx.Err() == nil {
+			d.log.Warn("DCGM health watches stopped; NVML events still watched", "err", err)
+		}
+	}()
+	return done
 }
 
 // registerWatcher ties a watch to the driver's lifetime: Close cancels it
@@ -159,7 +192,7 @@ func (d *Driver) pump(ctx context.Context, set nvml.EventSet, s *snapshot, emit 
 			if uuid := d.eventUUID(s, ev); uuid != "" && !lost[uuid] && ctx.Err() == nil {
 				lost[uuid] = true
 				emit(gres.Condition{UUID: uuid, Time: d.now(), Kind: "lost", Code: "GPU_IS_LOST",
-					Severity: gres.SeverityFatal, Action: ActionReboot, Message: "GPU is lost (fallen off the bus)"})
+					Severity: gres.SeverityFatal, Action: healthcheck.RemedyReboot, Message: "GPU is lost (fallen off the bus)"})
 			}
 			d.backoff(ctx)
 		default:

@@ -2,12 +2,14 @@ package nvidia_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"github.com/parityhpc/parity/gres"
+	"github.com/parityhpc/parity/healthcheck"
 	"github.com/parityhpc/parity/labs/sim/nvmlsim"
 	"github.com/parityhpc/parity/vendors/nvidia"
 )
@@ -54,7 +56,7 @@ func TestXID79IsFatal(t *testing.T) {
 	}
 	c := await(t, conds)
 	want := gres.Condition{UUID: r.m.UUIDs()[5], Time: epoch, Kind: "xid", Code: "79", Severity: gres.SeverityFatal,
-		Action: nvidia.ActionReboot, Message: "XID 79: GPU has fallen off the bus"}
+		Action: healthcheck.RemedyReboot, Message: "XID 79: GPU has fallen off the bus"}
 	if c != want {
 		t.Errorf("condition %+v, want %+v", c, want)
 	}
@@ -63,9 +65,28 @@ func TestXID79IsFatal(t *testing.T) {
 	}
 }
 
+// TestXIDsFollowTheCatalogue raises each XID the issue names through the
+// simulated NVML and expects the condition healthcheck's table prescribes.
+func TestXIDsFollowTheCatalogue(t *testing.T) {
+	r := newRig(t, nvmlsim.Config{Seed: 3})
+	conds, stop := watch(t, r)
+	defer stop()
+	for _, xid := range []uint64{48, 63, 64, 74, 79, 92, 94, 95, 119, 120} {
+		if err := r.m.InjectXID(1, xid); err != nil {
+			t.Fatal(err)
+		}
+		want := healthcheck.ClassifyXID(xid)
+		c := await(t, conds)
+		if c.Kind != "xid" || c.Code != fmt.Sprint(xid) || c.Severity != want.Severity || c.Action != want.Action ||
+			c.Message != fmt.Sprintf("XID %d: %s", xid, want.Meaning) {
+			t.Errorf("XID %d: condition %+v, want %+v", xid, c, want)
+		}
+	}
+}
+
 func TestECCAndApplicationXIDs(t *testing.T) {
-	r := newRig(t, nvmlsim.Config{}, nvidia.WithXIDOverrides(map[uint64]nvidia.XIDClass{
-		109: {Severity: gres.SeverityInfo, Action: nvidia.ActionNone, Meaning: "site says ignore"},
+	r := newRig(t, nvmlsim.Config{}, nvidia.WithXIDOverrides(map[uint64]healthcheck.XIDClass{
+		109: {Severity: gres.SeverityInfo, Action: healthcheck.RemedyNone, Meaning: "site says ignore"},
 	}))
 	conds, stop := watch(t, r)
 	defer stop()

@@ -4,8 +4,6 @@ import (
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
-
-	"github.com/parityhpc/parity/gres"
 )
 
 func TestGRESType(t *testing.T) {
@@ -67,24 +65,6 @@ func TestMIGProfile(t *testing.T) {
 		a := nvml.DeviceAttributes{GpuInstanceSliceCount: tc.gi, ComputeInstanceSliceCount: tc.ci, MemorySizeMB: tc.mem}
 		if got := migProfile(a, tc.tot); got != tc.want {
 			t.Errorf("migProfile(%+v, %d) = %s, want %s", a, tc.tot, got, tc.want)
-		}
-	}
-}
-
-func TestXIDCatalogue(t *testing.T) {
-	for xid, want := range map[uint64]struct {
-		sev    gres.Severity
-		action string
-	}{
-		13: {gres.SeverityInfo, ActionNone}, 31: {gres.SeverityInfo, ActionNone}, 43: {gres.SeverityInfo, ActionNone},
-		45: {gres.SeverityInfo, ActionNone}, 48: {gres.SeverityFatal, ActionReset}, 63: {gres.SeverityWarning, ActionReset},
-		64: {gres.SeverityFatal, ActionReset}, 74: {gres.SeverityFatal, ActionDrain}, 79: {gres.SeverityFatal, ActionReboot},
-		92: {gres.SeverityWarning, ActionDrain}, 94: {gres.SeverityWarning, ActionNone}, 95: {gres.SeverityFatal, ActionReset},
-		119: {gres.SeverityFatal, ActionReset}, 120: {gres.SeverityFatal, ActionReset}, 12345: {gres.SeverityWarning, ActionNone},
-	} {
-		c := ClassifyXID(xid)
-		if c.Severity != want.sev || c.Action != want.action || c.Meaning == "" {
-			t.Errorf("XID %d = %+v, want %v/%s", xid, c, want.sev, want.action)
 		}
 	}
 }

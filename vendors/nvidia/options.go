@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"maps"
 	"time"
+
+	"github.com/parityhpc/parity/healthcheck"
 )
 
 // Option configures a Driver.
@@ -16,7 +18,7 @@ type options struct {
 	hostCPUs    int
 	dcgm        DCGM
 	waitTimeout time.Duration
-	xid         map[uint64]XIDClass
+	xid         map[uint64]healthcheck.XIDClass
 	libraryPath string
 }
 
@@ -64,8 +66,10 @@ func WithHostCPUs(n int) Option {
 	}
 }
 
-// WithDCGM enables diagnostics above level 1. The driver takes ownership:
-// Close closes it if it implements io.Closer.
+// WithDCGM enables diagnostics above level 1 and, when d also implements
+// DCGMHealthWatcher, DCGM's health watches beside the NVML events in
+// WatchHealth. The driver takes ownership: Close closes it if it
+// implements io.Closer.
 func WithDCGM(d DCGM) Option { return func(o *options) { o.dcgm = d } }
 
 // WithEventWait sets how long one NVML event wait blocks (500 ms by
@@ -80,7 +84,7 @@ func WithEventWait(d time.Duration) Option {
 
 // WithXIDOverrides replaces catalogue entries for a site (e.g. treat XID
 // 109 as info). Entries not named keep the built-in classification.
-func WithXIDOverrides(m map[uint64]XIDClass) Option {
+func WithXIDOverrides(m map[uint64]healthcheck.XIDClass) Option {
 	return func(o *options) { o.xid = maps.Clone(m) }
 }
 

@@ -866,6 +866,7 @@ type AccountReclaim struct {
 	FreedGpuHours float64                `protobuf:"fixed64,4,opt,name=freed_gpu_hours,json=freedGpuHours,proto3" json:"freed_gpu_hours,omitempty"`
 	Warnings      int32                  `protobuf:"varint,5,opt,name=warnings,proto3" json:"warnings,omitempty"`
 	DryRunJobs    int32                  `protobuf:"varint,6,opt,name=dry_run_jobs,json=dryRunJobs,proto3" json:"dry_run_jobs,omitempty"` // would have been reclaimed (dry-run)
+	User          string                 `protobuf:"bytes,7,opt,name=user,proto3" json:"user,omitempty"`                                  // set in ReclaimReportResponse.users rows only
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -942,9 +943,18 @@ func (x *AccountReclaim) GetDryRunJobs() int32 {
 	return 0
 }
 
+func (x *AccountReclaim) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
 type ReclaimReportResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Accounts      []*AccountReclaim      `protobuf:"bytes,1,rep,name=accounts,proto3" json:"accounts,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Accounts []*AccountReclaim      `protobuf:"bytes,1,rep,name=accounts,proto3" json:"accounts,omitempty"`
+	// users breaks each account down per user, in (account, user) order.
+	Users         []*AccountReclaim `protobuf:"bytes,2,rep,name=users,proto3" json:"users,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -982,6 +992,13 @@ func (*ReclaimReportResponse) Descriptor() ([]byte, []int) {
 func (x *ReclaimReportResponse) GetAccounts() []*AccountReclaim {
 	if x != nil {
 		return x.Accounts
+	}
+	return nil
+}
+
+func (x *ReclaimReportResponse) GetUsers() []*AccountReclaim {
+	if x != nil {
+		return x.Users
 	}
 	return nil
 }
@@ -1070,7 +1087,7 @@ const file_parity_v1_cluster_proto_rawDesc = "" +
 	"\x04node\x18\x03 \x01(\tR\x04node\"z\n" +
 	"\x14ReclaimReportRequest\x120\n" +
 	"\x05since\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x120\n" +
-	"\x05until\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05until\"\xca\x01\n" +
+	"\x05until\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05until\"\xde\x01\n" +
 	"\x0eAccountReclaim\x12\x18\n" +
 	"\aaccount\x18\x01 \x01(\tR\aaccount\x12\x12\n" +
 	"\x04jobs\x18\x02 \x01(\x05R\x04jobs\x12$\n" +
@@ -1078,9 +1095,11 @@ const file_parity_v1_cluster_proto_rawDesc = "" +
 	"\x0ffreed_gpu_hours\x18\x04 \x01(\x01R\rfreedGpuHours\x12\x1a\n" +
 	"\bwarnings\x18\x05 \x01(\x05R\bwarnings\x12 \n" +
 	"\fdry_run_jobs\x18\x06 \x01(\x05R\n" +
-	"dryRunJobs\"N\n" +
+	"dryRunJobs\x12\x12\n" +
+	"\x04user\x18\a \x01(\tR\x04user\"\x7f\n" +
 	"\x15ReclaimReportResponse\x125\n" +
-	"\baccounts\x18\x01 \x03(\v2\x19.parity.v1.AccountReclaimR\baccounts2\xd2\x02\n" +
+	"\baccounts\x18\x01 \x03(\v2\x19.parity.v1.AccountReclaimR\baccounts\x12/\n" +
+	"\x05users\x18\x02 \x03(\v2\x19.parity.v1.AccountReclaimR\x05users2\xd2\x02\n" +
 	"\aCluster\x126\n" +
 	"\x04Info\x12\x16.parity.v1.InfoRequest\x1a\x16.parity.v1.ClusterInfo\x12=\n" +
 	"\x06Events\x12\x18.parity.v1.EventsRequest\x1a\x19.parity.v1.EventsResponse\x12C\n" +
@@ -1141,21 +1160,22 @@ var file_parity_v1_cluster_proto_depIdxs = []int32{
 	17, // 13: parity.v1.ReclaimReportRequest.since:type_name -> google.protobuf.Timestamp
 	17, // 14: parity.v1.ReclaimReportRequest.until:type_name -> google.protobuf.Timestamp
 	12, // 15: parity.v1.ReclaimReportResponse.accounts:type_name -> parity.v1.AccountReclaim
-	0,  // 16: parity.v1.Cluster.Info:input_type -> parity.v1.InfoRequest
-	3,  // 17: parity.v1.Cluster.Events:input_type -> parity.v1.EventsRequest
-	5,  // 18: parity.v1.Cluster.Priority:input_type -> parity.v1.PriorityRequest
-	9,  // 19: parity.v1.Cluster.WhoAmI:input_type -> parity.v1.WhoAmIRequest
-	11, // 20: parity.v1.Cluster.ReclaimReport:input_type -> parity.v1.ReclaimReportRequest
-	2,  // 21: parity.v1.Cluster.Info:output_type -> parity.v1.ClusterInfo
-	4,  // 22: parity.v1.Cluster.Events:output_type -> parity.v1.EventsResponse
-	8,  // 23: parity.v1.Cluster.Priority:output_type -> parity.v1.PriorityResponse
-	10, // 24: parity.v1.Cluster.WhoAmI:output_type -> parity.v1.Identity
-	13, // 25: parity.v1.Cluster.ReclaimReport:output_type -> parity.v1.ReclaimReportResponse
-	21, // [21:26] is the sub-list for method output_type
-	16, // [16:21] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	12, // 16: parity.v1.ReclaimReportResponse.users:type_name -> parity.v1.AccountReclaim
+	0,  // 17: parity.v1.Cluster.Info:input_type -> parity.v1.InfoRequest
+	3,  // 18: parity.v1.Cluster.Events:input_type -> parity.v1.EventsRequest
+	5,  // 19: parity.v1.Cluster.Priority:input_type -> parity.v1.PriorityRequest
+	9,  // 20: parity.v1.Cluster.WhoAmI:input_type -> parity.v1.WhoAmIRequest
+	11, // 21: parity.v1.Cluster.ReclaimReport:input_type -> parity.v1.ReclaimReportRequest
+	2,  // 22: parity.v1.Cluster.Info:output_type -> parity.v1.ClusterInfo
+	4,  // 23: parity.v1.Cluster.Events:output_type -> parity.v1.EventsResponse
+	8,  // 24: parity.v1.Cluster.Priority:output_type -> parity.v1.PriorityResponse
+	10, // 25: parity.v1.Cluster.WhoAmI:output_type -> parity.v1.Identity
+	13, // 26: parity.v1.Cluster.ReclaimReport:output_type -> parity.v1.ReclaimReportResponse
+	22, // [22:27] is the sub-list for method output_type
+	17, // [17:22] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_parity_v1_cluster_proto_init() }

@@ -206,15 +206,19 @@ type JobSpec struct {
 	MailUser string   `protobuf:"bytes,41,opt,name=mail_user,json=mailUser,proto3" json:"mail_user,omitempty"`
 	// script is the batch script text; env the job's starting environment.
 	// Both are shown only to their owner and admins.
-	Script        string            `protobuf:"bytes,42,opt,name=script,proto3" json:"script,omitempty"`
-	Env           map[string]string `protobuf:"bytes,43,rep,name=env,proto3" json:"env,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	Workdir       string            `protobuf:"bytes,44,opt,name=workdir,proto3" json:"workdir,omitempty"`
-	Output        string            `protobuf:"bytes,45,opt,name=output,proto3" json:"output,omitempty"` // unexpanded patterns
-	Error         string            `protobuf:"bytes,46,opt,name=error,proto3" json:"error,omitempty"`
-	Input         string            `protobuf:"bytes,47,opt,name=input,proto3" json:"input,omitempty"`
-	OpenMode      string            `protobuf:"bytes,48,opt,name=open_mode,json=openMode,proto3" json:"open_mode,omitempty"`
-	GetUserEnv    bool              `protobuf:"varint,49,opt,name=get_user_env,json=getUserEnv,proto3" json:"get_user_env,omitempty"`
-	Argv          []string          `protobuf:"bytes,50,rep,name=argv,proto3" json:"argv,omitempty"` // script arguments
+	Script     string            `protobuf:"bytes,42,opt,name=script,proto3" json:"script,omitempty"`
+	Env        map[string]string `protobuf:"bytes,43,rep,name=env,proto3" json:"env,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Workdir    string            `protobuf:"bytes,44,opt,name=workdir,proto3" json:"workdir,omitempty"`
+	Output     string            `protobuf:"bytes,45,opt,name=output,proto3" json:"output,omitempty"` // unexpanded patterns
+	Error      string            `protobuf:"bytes,46,opt,name=error,proto3" json:"error,omitempty"`
+	Input      string            `protobuf:"bytes,47,opt,name=input,proto3" json:"input,omitempty"`
+	OpenMode   string            `protobuf:"bytes,48,opt,name=open_mode,json=openMode,proto3" json:"open_mode,omitempty"`
+	GetUserEnv bool              `protobuf:"varint,49,opt,name=get_user_env,json=getUserEnv,proto3" json:"get_user_env,omitempty"`
+	Argv       []string          `protobuf:"bytes,50,rep,name=argv,proto3" json:"argv,omitempty"` // script arguments
+	// interactive marks a job a person is attached to (srun, salloc): the
+	// idle-GPU reclaimer leaves it alone when the cluster's reclaim policy
+	// exempts interactive jobs (the default). Not an sbatch option.
+	Interactive   bool `protobuf:"varint,51,opt,name=interactive,proto3" json:"interactive,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -597,6 +601,13 @@ func (x *JobSpec) GetArgv() []string {
 		return x.Argv
 	}
 	return nil
+}
+
+func (x *JobSpec) GetInteractive() bool {
+	if x != nil {
+		return x.Interactive
+	}
+	return false
 }
 
 // NodeAlloc is what a job holds on one node.
@@ -2577,7 +2588,7 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\vGRESRequest\x12,\n" +
 	"\aper_job\x18\x01 \x03(\v2\x13.parity.v1.GRESTermR\x06perJob\x12.\n" +
 	"\bper_node\x18\x02 \x03(\v2\x13.parity.v1.GRESTermR\aperNode\x12.\n" +
-	"\bper_task\x18\x03 \x03(\v2\x13.parity.v1.GRESTermR\aperTask\"\x81\r\n" +
+	"\bper_task\x18\x03 \x03(\v2\x13.parity.v1.GRESTermR\aperTask\"\xa3\r\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aaccount\x18\x02 \x01(\tR\aaccount\x12\x1c\n" +
@@ -2639,7 +2650,8 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\topen_mode\x180 \x01(\tR\bopenMode\x12 \n" +
 	"\fget_user_env\x181 \x01(\bR\n" +
 	"getUserEnv\x12\x12\n" +
-	"\x04argv\x182 \x03(\tR\x04argv\x1a6\n" +
+	"\x04argv\x182 \x03(\tR\x04argv\x12 \n" +
+	"\vinteractive\x183 \x01(\bR\vinteractive\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"j\n" +

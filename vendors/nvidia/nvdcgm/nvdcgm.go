@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/NVIDIA/go-dcgm/pkg/dcgm"
 
@@ -12,7 +14,10 @@ import (
 	"github.com/parityhpc/parity/vendors/nvidia"
 )
 
-var _ nvidia.DCGM = (*Client)(nil)
+var (
+	_ nvidia.DCGM              = (*Client)(nil)
+	_ nvidia.DCGMHealthWatcher = (*Client)(nil)
+)
 
 // ErrClosed is returned by Diagnose after Close.
 var ErrClosed = errors.New("nvdcgm: client closed")
@@ -30,19 +35,52 @@ const (
 	StartHostengine
 )
 
-// Config selects the host engine.
+// Config selects the host engine and tunes the health watch.
 type Config struct {
 	Mode Mode
 	// Address is "host:port", or a socket path when UnixSocket is set
 	// (Standalone only).
 	Address    string
 	UnixSocket bool
+	// HealthInterval is how often WatchHealth polls (DefaultHealthInterval
+	// when zero); HealthWarmup how many first polls ignore PCIe, thermal
+	// and power incidents (DefaultHealthWarmup when zero, none when
+	// negative).
+	HealthInterval time.Duration
+	HealthWarmup   int
+	// Logger (slog.Default when nil) and Now (time.Now when nil) stamp and
+	// report the health watch.
+	Logger *slog.Logger
+	Now    func() time.Time
 }
 
-// Client runs DCGM diagnostics. go-dcgm's API is process-global, so the
-// client serialises its calls; it is safe for concurrent use.
+// withDefaults fills the zero fields.
+func (c Config) withDefaults() Config {
+	if c.HealthInterval <= 0 {
+		c.HealthInterval = DefaultHealthInterval
+	}
+	switch {
+	case c.HealthWarmup == 0:
+		c.HealthWarmup = DefaultHealthWarmup
+	case c.HealthWarmup < 0:
+		c.HealthWarmup = 0
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+// Client runs DCGM diagnostics and health watches. go-dcgm's API is
+// process-global, so the client serialises its calls (a health poll waits
+// for a running diagnosis); it is safe for concurrent use.
 type Client struct {
 	mu      sync.Mutex
+	cfg     Config
+	health  healthAPI
 	cleanup func()
 	closed  bool
 }
@@ -73,7 +111,7 @@ func Open(cfg Config) (*Client, error) {
 		// Only the cleanup of a successful Init may shut DCGM down.
 		return nil, fmt.Errorf("nvdcgm: DCGM unavailable: %w", err)
 	}
-	return &Client{cleanup: cleanup}, nil
+	return &Client{cfg: cfg.withDefaults(), health: goDCGM{}, cleanup: cleanup}, nil
 }
 
 // Close releases this client's DCGM reference. Closing twice is a no-op.
