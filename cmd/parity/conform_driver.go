@@ -152,7 +152,7 @@ func resultWord(r contract.Result) string {
 func writeContractTable(w io.Writer, target string, info vendors.Info, rs []contract.Result) error {
 	fmt.Fprintf(w, "driver %s (vendor %s, version %s) at %s\n\n", info.Name, info.Vendor, info.Version, target)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CHECK\tRESULT\tREASON")
+	fmt.Fprintln(tw, "SPEC\tRESULT\tREASON")
 	var pass, fail, skip int
 	for _, r := range rs {
 		switch {
@@ -163,7 +163,7 @@ func writeContractTable(w io.Writer, target string, info vendors.Info, rs []cont
 		default:
 			fail++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, resultWord(r), oneLine(r.Reason))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", contract.SpecID(r.Name), resultWord(r), oneLine(r.Reason))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -200,7 +200,7 @@ func contractRun(env conformDriverEnv, target string, info vendors.Info, inv gre
 		Target: "plugin:" + target, Started: started, Finished: env.now(), ParityVersion: version, Host: host,
 		Vendors: []reports.Vendor{v}}
 	for _, r := range rs {
-		s := reports.SpecResult{ID: reports.AreaDriverContract + "/" + r.Name, Area: reports.AreaDriverContract,
+		s := reports.SpecResult{ID: contract.SpecID(r.Name), Area: reports.AreaDriverContract,
 			Name: r.Description, Vendor: vendor, Status: reports.StatusPassed, Reason: r.Reason, Duration: r.Duration}
 		switch {
 		case r.Skipped:

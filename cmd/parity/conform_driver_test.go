@@ -116,10 +116,11 @@ func TestConformDriverCertifiesTheExampleAdapter(t *testing.T) {
 	if len(run.Specs) != 14 {
 		t.Fatalf("%d specs; want 14", len(run.Specs))
 	}
-	for _, s := range run.Specs {
+	for i, c := range contract.Checks() {
+		s := run.Specs[i]
 		if s.Status != reports.StatusPassed || s.Area != reports.AreaDriverContract || s.Vendor != "examplegpu" ||
-			!strings.HasPrefix(s.ID, "driver-contract/") {
-			t.Errorf("spec %+v; want a passed driver-contract spec for examplegpu", s)
+			s.ID != contract.SpecID(c.Name) || s.Name != c.Description {
+			t.Errorf("spec %+v; want a passed %s spec for examplegpu", s, contract.SpecID(c.Name))
 		}
 	}
 }
@@ -159,23 +160,24 @@ func TestConformDriverReportsFailuresAndSkips(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "1 of 14 checks failed") {
 		t.Fatalf("conform driver: %v; want one failed check\n%s", err, text)
 	}
-	if !tableRow(text, contract.CheckVisibleDevices, "FAIL") || !tableRow(text, contract.CheckConditions, "skip") {
+	if !tableRow(text, contract.SpecID(contract.CheckVisibleDevices), "FAIL") ||
+		!tableRow(text, contract.SpecID(contract.CheckConditions), "skip") {
 		t.Errorf("table:\n%s\nwant visible-devices FAIL and conditions skipped", text)
 	}
 	run := readReport(t, out)
 	status := map[string]reports.Status{}
 	for _, s := range run.Specs {
-		status[strings.TrimPrefix(s.ID, "driver-contract/")] = s.Status
+		status[s.ID] = s.Status
 		if s.Status != reports.StatusPassed && s.Reason == "" {
 			t.Errorf("spec %s is %s without a reason", s.ID, s.Status)
 		}
 	}
 	want := map[string]reports.Status{
-		contract.CheckVisibleDevices:     reports.StatusFailed,
-		contract.CheckConditions:         reports.StatusSkipped,
-		contract.CheckNotApplicable:      reports.StatusSkipped,
-		contract.CheckStableAcrossReopen: reports.StatusPassed,
-		contract.CheckDeviceFiles:        reports.StatusPassed,
+		contract.SpecID(contract.CheckVisibleDevices):     reports.StatusFailed,
+		contract.SpecID(contract.CheckConditions):         reports.StatusSkipped,
+		contract.SpecID(contract.CheckNotApplicable):      reports.StatusSkipped,
+		contract.SpecID(contract.CheckStableAcrossReopen): reports.StatusPassed,
+		contract.SpecID(contract.CheckDeviceFiles):        reports.StatusPassed,
 	}
 	for id, st := range want {
 		if status[id] != st {
