@@ -98,13 +98,9 @@ func NewLab(ctx context.Context, opts LabOptions) (*LabTarget, error) {
 		return nil, fmt.Errorf("conformance: lab %s: %w", opts.Lab.Name, err)
 	}
 	t.tree = tree
-	// The lab's name roots its cgroups; naming it after its own directory
-	// keeps two runs of the same lab on one host (CI jobs, developers,
-	// parallel tests) out of each other's groups. Reports keep the lab's
-	// own name.
-	lab := *opts.Lab
-	lab.Name = opts.Lab.Name + "-" + filepath.Base(t.dir)
-	c, err := cluster.Up(ctx, cluster.Options{Lab: &lab, Dir: filepath.Join(t.dir, "lab"), Shim: opts.Shim,
+	// labs/cluster roots each instance's cgroups by its directory, so
+	// parallel runs of the same lab keep out of each other's groups.
+	c, err := cluster.Up(ctx, cluster.Options{Lab: opts.Lab, Dir: filepath.Join(t.dir, "lab"), Shim: opts.Shim,
 		Logger: opts.Logger, WrapDriver: opts.WrapDriver})
 	if err != nil {
 		t.removeDir()

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -251,6 +250,12 @@ func runLabDown(ctx context.Context, out io.Writer, dir string) error {
 	if b, err := os.ReadFile(filepath.Join(dir, labNameFile)); err == nil {
 		name = strings.TrimSpace(string(b))
 	}
+	// This instance's groups only: another run of the same lab from
+	// another directory keeps its own.
+	croot, err := cluster.CgroupRoot(name, dir)
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("lab down: %w", err)}
+	}
 	pid, alive := labRunning(dir)
 	switch {
 	case alive:
@@ -263,7 +268,7 @@ func runLabDown(ctx context.Context, out io.Writer, dir string) error {
 		}
 		if _, err := os.Stat(filepath.Join(dir, labPidFile)); err == nil {
 			fmt.Fprintln(out, "The lab exited without cleaning up; removing what it left.")
-			if err := removeLabCgroups("/parity-lab/" + name); err != nil {
+			if err := cluster.RemoveCgroups(croot); err != nil {
 				return &exitError{code: 1, err: fmt.Errorf("lab down: %w", err)}
 			}
 		}
@@ -271,7 +276,7 @@ func runLabDown(ctx context.Context, out io.Writer, dir string) error {
 		// A pid file without its process: the lab crashed or was killed;
 		// its jobs and cgroups may remain.
 		fmt.Fprintf(out, "Lab %s (pid %d) is gone; removing what it left.\n", name, pid)
-		if err := removeLabCgroups("/parity-lab/" + name); err != nil {
+		if err := cluster.RemoveCgroups(croot); err != nil {
 			return &exitError{code: 1, err: fmt.Errorf("lab down: %w", err)}
 		}
 	}
@@ -298,60 +303,4 @@ func waitLabGone(ctx context.Context, dir string, pid int) error {
 		case <-tick.C:
 		}
 	}
-}
-
-// removeLabCgroups kills what remains in the lab's groups under every
-// cgroup mount and removes the groups, children first.
-func removeLabCgroups(root string) error {
-	mounts := []string{"/sys/fs/cgroup"}
-	if entries, err := os.ReadDir("/sys/fs/cgroup"); err == nil {
-		for _, e := range entries {
-			if e.IsDir() {
-				mounts = append(mounts, filepath.Join("/sys/fs/cgroup", e.Name()))
-			}
-		}
-	}
-	var errs []error
-	for _, m := range mounts {
-		var dirs []string
-		_ = filepath.WalkDir(filepath.Join(m, root), func(p string, d fs.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				dirs = append(dirs, p)
-			}
-			return nil
-		})
-		sort.Sort(sort.Reverse(sort.StringSlice(dirs)))
-		for _, d := range dirs {
-			killGroup(d)
-			if err := removeGroup(d); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	return errors.Join(errs...)
-}
-
-func killGroup(dir string) {
-	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
-	if err != nil {
-		return
-	}
-	for _, f := range strings.Fields(string(b)) {
-		if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
-}
-
-// removeGroup removes an emptied group, retrying briefly while killed
-// processes are reaped.
-func removeGroup(dir string) error {
-	var err error
-	for range 50 {
-		if err = os.Remove(dir); err == nil || errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond) // the kernel reaps killed members asynchronously
-	}
-	return fmt.Errorf("remove cgroup %s: %w", dir, err)
 }

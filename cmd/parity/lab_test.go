@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/parityhpc/parity/labs/cluster"
 )
 
 // TestLabUpServesVerbsAndLabDownStopsIt starts `parity lab up` as a child,
@@ -75,17 +77,28 @@ func TestLabUpServesVerbsAndLabDownStopsIt(t *testing.T) {
 
 // TestLabDownCleansAStaleLab gives lab down a directory whose lab was
 // killed: its pid is dead and one of its cgroups remains with a process.
+// A second instance of the same lab, from another directory, keeps its
+// groups.
 func TestLabDownCleansAStaleLab(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("creating cgroups needs root")
 	}
 	name := fmt.Sprintf("stale-test-%d", os.Getpid())
-	group := filepath.Join("/sys/fs/cgroup/pids/parity-lab", name, "job_1")
-	if err := os.MkdirAll(group, 0o755); err != nil {
-		t.Skipf("no writable pids cgroup here: %v", err)
+	dir, otherDir := t.TempDir(), t.TempDir()
+	group := func(d string) string {
+		t.Helper()
+		root, err := cluster.CgroupRoot(name, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return filepath.Join("/sys/fs/cgroup/pids", root, "job_1")
 	}
-	defer os.Remove(filepath.Dir(group))
-	defer os.Remove(group)
+	for _, d := range []string{dir, otherDir} {
+		if err := os.MkdirAll(group(d), 0o755); err != nil {
+			t.Skipf("no writable pids cgroup here: %v", err)
+		}
+		t.Cleanup(func() { os.Remove(group(d)); os.Remove(filepath.Dir(group(d))) })
+	}
 	leftover := exec.Command("cat") // waits on its stdin until killed
 	stdin, err := leftover.StdinPipe()
 	if err != nil {
@@ -95,11 +108,10 @@ func TestLabDownCleansAStaleLab(t *testing.T) {
 	if err := leftover.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(group, "cgroup.procs"), []byte(fmt.Sprint(leftover.Process.Pid)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(group(dir), "cgroup.procs"), []byte(fmt.Sprint(leftover.Process.Pid)), 0o644); err != nil {
 		leftover.Process.Kill()
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
 	for f, v := range map[string]string{labPidFile: fmt.Sprint(deadPid(t)), labNameFile: name} {
 		if err := os.WriteFile(filepath.Join(dir, f), []byte(v+"\n"), 0o644); err != nil {
 			t.Fatal(err)
@@ -112,8 +124,11 @@ func TestLabDownCleansAStaleLab(t *testing.T) {
 	if err := leftover.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
 		t.Errorf("the process left in the lab's cgroup ended with %v, want killed", err)
 	}
-	if _, err := os.Stat(group); !os.IsNotExist(err) {
-		t.Errorf("cgroup %s still there: %v", group, err)
+	if _, err := os.Stat(filepath.Dir(group(dir))); !os.IsNotExist(err) {
+		t.Errorf("cgroup %s still there: %v", filepath.Dir(group(dir)), err)
+	}
+	if _, err := os.Stat(group(otherDir)); err != nil {
+		t.Errorf("lab down removed the other instance's cgroup %s: %v", group(otherDir), err)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("lab dir still there: %v", err)
