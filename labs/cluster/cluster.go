@@ -43,6 +43,9 @@ type Options struct {
 	// WrapDriver, when set, replaces each driver of each node before
 	// discovery (the conformance suite breaks one vendor on purpose with it).
 	WrapDriver func(node string, d vendors.Driver) vendors.Driver
+	// Templates are node templates besides the built-in ones (by name),
+	// such as a machine whose accelerator is an out-of-tree adapter.
+	Templates map[string]presets.Template
 }
 
 // Node is one running lab node.
@@ -68,13 +71,14 @@ type Cluster struct {
 	// CgroupRoot is this instance's cgroup parent (see CgroupRoot).
 	CgroupRoot string
 
-	log   *slog.Logger
-	wrap  func(node string, d vendors.Driver) vendors.Driver
-	ctl   *controller.Controller
-	key   auth.Key
-	mu    sync.Mutex
-	nodes map[string]*Node
-	order []string
+	log       *slog.Logger
+	wrap      func(node string, d vendors.Driver) vendors.Driver
+	templates map[string]presets.Template
+	ctl       *controller.Controller
+	key       auth.Key
+	mu        sync.Mutex
+	nodes     map[string]*Node
+	order     []string
 }
 
 // Up builds every node's simulated machine, starts the controller and the
@@ -104,7 +108,7 @@ func Up(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{Lab: opts.Lab, Dir: dir, log: log, nodes: map[string]*Node{},
-		CgroupRoot: croot, wrap: opts.WrapDriver}
+		CgroupRoot: croot, wrap: opts.WrapDriver, templates: opts.Templates}
 	users := append([]string{"root", "admin", "nobody"}, opts.Users...)
 	if err := c.startController(ctx, append([]string{"root", "admin"}, opts.Admins...), users); err != nil {
 		return nil, err
@@ -186,7 +190,7 @@ func (c *Cluster) cgroups(off bool) *cgroup.Manager {
 }
 
 func (c *Cluster) startNode(ctx context.Context, n labfile.Node, mgr *cgroup.Manager, shim []string) error {
-	m, _, err := buildNode(ctx, c.Lab, c.Dir, n.Name)
+	m, _, err := buildNode(ctx, c.Lab, c.Dir, n.Name, c.templates)
 	if err != nil {
 		return err
 	}

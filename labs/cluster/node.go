@@ -31,12 +31,12 @@ func NodeSpool(dir, node string) string {
 // buildNode builds the simulated machine of the lab node called name
 // under dir. Its seed follows the node's place in the lab, so every
 // process that builds it gets the same device identities.
-func buildNode(ctx context.Context, lab *labfile.Lab, dir, name string) (*presets.Machine, labfile.Node, error) {
+func buildNode(ctx context.Context, lab *labfile.Lab, dir, name string, extra map[string]presets.Template) (*presets.Machine, labfile.Node, error) {
 	for i, n := range lab.NodeList() {
 		if n.Name != name {
 			continue
 		}
-		tmpl, err := presets.Lookup(n.Template)
+		tmpl, err := LookupTemplate(n.Template, extra)
 		if err != nil {
 			return nil, n, err
 		}
@@ -64,7 +64,7 @@ func SimNode(ctx context.Context, dir, name string, deviceNodes bool) (drivers [
 	if err != nil {
 		return nil, nil, fmt.Errorf("cluster: --sim-lab %s: %w", dir, err)
 	}
-	m, _, err := buildNode(ctx, lab, dir, name)
+	m, _, err := buildNode(ctx, lab, dir, name, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -79,4 +79,13 @@ func SimNode(ctx context.Context, dir, name string, deviceNodes bool) (drivers [
 		}
 	}
 	return m.Drivers, m.Close, nil
+}
+
+// LookupTemplate finds a node template among the caller's extra ones,
+// then the built-in ones.
+func LookupTemplate(name string, extra map[string]presets.Template) (presets.Template, error) {
+	if t, ok := extra[name]; ok {
+		return t, nil
+	}
+	return presets.Lookup(name)
 }

@@ -34,7 +34,7 @@ func TestSimNodeBuildsTheInProcessLabsHardware(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, node := range []string{"h100-2", "mi300x-1", "cpu-1"} {
-		m, _, err := buildNode(ctx, lab, inproc, node)
+		m, _, err := buildNode(ctx, lab, inproc, node, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
