@@ -111,7 +111,7 @@ func UpProcesses(ctx context.Context, opts ProcOptions) (*Procs, error) {
 			return nil, err
 		}
 	}
-	if err := waitNodes(ctx, p.Client, len(opts.Lab.NodeList())); err != nil {
+	if err := waitNodes(ctx, p.Client, len(opts.Lab.NodeList()), p.exited); err != nil {
 		p.Down(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("%w (logs in %s)", err, filepath.Join(dir, "logs"))
 	}
@@ -318,8 +318,24 @@ func stopChild(ctx context.Context, c *child) error {
 	return fmt.Errorf("cluster: %s (pid %d) ignored SIGTERM and was killed", c.name, c.cmd.Process.Pid)
 }
 
-// waitNodes polls the controller until n nodes have registered.
-func waitNodes(ctx context.Context, dial func(context.Context, string) (*client.Client, error), n int) error {
+// exited reports a daemon that has exited, so a start fails at once
+// rather than after the registration timeout.
+func (p *Procs) exited() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.children {
+		select {
+		case <-c.done:
+			return fmt.Errorf("cluster: %s exited at start: %s (see %s)", c.name, c.cmd.ProcessState, c.log.Name())
+		default:
+		}
+	}
+	return nil
+}
+
+// waitNodes polls the controller until n nodes have registered, or dead
+// says a daemon has died.
+func waitNodes(ctx context.Context, dial func(context.Context, string) (*client.Client, error), n int, dead func() error) error {
 	cl, err := dial(ctx, "admin")
 	if err != nil {
 		return err
@@ -341,6 +357,9 @@ func waitNodes(ctx context.Context, dial func(context.Context, string) (*client.
 			if up >= n {
 				return nil
 			}
+		}
+		if derr := dead(); derr != nil {
+			return derr
 		}
 		select {
 		case <-ctx.Done():

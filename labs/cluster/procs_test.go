@@ -114,3 +114,24 @@ func TestStopStaleKillsOnlyTheLabsDaemons(t *testing.T) {
 		t.Errorf("StopStale said %q; want it to name only the lab's daemon", out.String())
 	}
 }
+
+// A daemon that dies at start fails UpProcesses at once, naming it and
+// its log, and leaves no pid file behind.
+func TestUpProcessesReportsADaemonThatDies(t *testing.T) {
+	lab, err := labfile.Builtin("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	_, err = UpProcesses(context.Background(), ProcOptions{Lab: lab, Dir: dir, Exe: "/bin/false", NoIsolation: true})
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("controller exited at start")) ||
+		!bytes.Contains([]byte(err.Error()), []byte(filepath.Join(dir, "logs", "controller.log"))) {
+		t.Fatalf("UpProcesses with a dying controller: %v; want an error naming it and its log", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, RunDir, "*.pid")); len(left) > 0 {
+		t.Errorf("pid files left: %v", left)
+	}
+	if _, err := UpProcesses(context.Background(), ProcOptions{Dir: dir}); err == nil {
+		t.Error("UpProcesses without a lab succeeded")
+	}
+}
