@@ -16,6 +16,7 @@ import (
 	"github.com/parityhpc/parity/labs/labfile"
 	"github.com/parityhpc/parity/reports"
 	"github.com/parityhpc/parity/vendors"
+	"github.com/parityhpc/parity/vendors/contract"
 )
 
 // childEnv names the file a child run writes its report to; ginkgo runs
@@ -146,7 +147,7 @@ func TestBrokenVendorTurnsItsColumnRed(t *testing.T) {
 	for _, s := range run.Specs {
 		status[s.Key()] = s
 	}
-	for _, id := range []string{"isolation/visible-devices", "driver-contract/visible-devices"} {
+	for _, id := range []string{"isolation/visible-devices", contract.SpecID(contract.CheckVisibleDevices)} {
 		for _, v := range run.Vendors {
 			s := status[reports.Key{ID: id, Vendor: v.Name}]
 			switch {

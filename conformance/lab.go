@@ -48,7 +48,10 @@ type LabOptions struct {
 	// WrapDriver replaces every node's drivers, in the lab and in replicas
 	// (tests break one vendor on purpose with it).
 	WrapDriver func(node string, d vendors.Driver) vendors.Driver
-	Logger     *slog.Logger
+	// Templates are node templates besides the built-in ones (see
+	// cluster.Options), used by the lab and by replicas.
+	Templates map[string]presets.Template
+	Logger    *slog.Logger
 }
 
 // LabTarget runs the suite against a lab started in this process.
@@ -98,14 +101,10 @@ func NewLab(ctx context.Context, opts LabOptions) (*LabTarget, error) {
 		return nil, fmt.Errorf("conformance: lab %s: %w", opts.Lab.Name, err)
 	}
 	t.tree = tree
-	// The lab's name roots its cgroups; naming it after its own directory
-	// keeps two runs of the same lab on one host (CI jobs, developers,
-	// parallel tests) out of each other's groups. Reports keep the lab's
-	// own name.
-	lab := *opts.Lab
-	lab.Name = opts.Lab.Name + "-" + filepath.Base(t.dir)
-	c, err := cluster.Up(ctx, cluster.Options{Lab: &lab, Dir: filepath.Join(t.dir, "lab"), Shim: opts.Shim,
-		Logger: opts.Logger, WrapDriver: opts.WrapDriver})
+	// labs/cluster roots each instance's cgroups by its directory, so
+	// parallel runs of the same lab keep out of each other's groups.
+	c, err := cluster.Up(ctx, cluster.Options{Lab: opts.Lab, Dir: filepath.Join(t.dir, "lab"), Shim: opts.Shim,
+		Logger: opts.Logger, WrapDriver: opts.WrapDriver, Templates: opts.Templates})
 	if err != nil {
 		t.removeDir()
 		return nil, fmt.Errorf("conformance: start lab %s: %w", opts.Lab.Name, err)
@@ -274,7 +273,7 @@ func (t *LabTarget) Faults(node string) (presets.Faults, error) {
 		return nil, err
 	}
 	if n.Machine.Faults == nil {
-		return nil, fmt.Errorf("%w: node %s has no accelerators to fault", ErrNotSupported, node)
+		return nil, fmt.Errorf("%w: node %s has no fault hooks (no accelerators, or an adapter the lab cannot fault)", ErrNotSupported, node)
 	}
 	return n.Machine.Faults, nil
 }
@@ -286,7 +285,7 @@ func (t *LabTarget) Replica(ctx context.Context, node string) (*presets.Machine,
 	if err != nil {
 		return nil, nil, err
 	}
-	tmpl, err := presets.Lookup(n.Template)
+	tmpl, err := cluster.LookupTemplate(n.Template, t.opts.Templates)
 	if err != nil {
 		return nil, nil, err
 	}

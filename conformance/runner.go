@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"regexp"
 	"sync"
@@ -34,6 +35,11 @@ type Options struct {
 	// ContractTimeout bounds each driver-contract check (default 40s: a
 	// polling driver may read its error counters every 30s).
 	ContractTimeout time.Duration
+	// Contract holds driver-contract results already taken, by vendor
+	// (`parity conform driver` certifies an adapter directly, with options
+	// a lab replica lacks); those vendors' contract specs report them
+	// instead of checking a replica.
+	Contract map[string][]contract.Result
 	// Progress, when set, hears of every spec starting and ending.
 	Progress func(Progress)
 	// Now is the clock for the run's times (time.Now when nil).
@@ -167,8 +173,10 @@ func newRunState(ctx context.Context, t Target, opts Options) (*runState, error)
 		admin.Close()
 		return nil, fmt.Errorf("conformance: reach the controller: %s", client.Message(err))
 	}
+	contracts := map[string][]contract.Result{}
+	maps.Copy(contracts, opts.Contract)
 	return &runState{ctx: ctx, t: t, opts: opts, user: user, admin: admin, started: opts.Now(),
-		records: map[specKey]*specRecord{}, probes: map[string]*probeOnce{}, planned: map[specKey]bool{}, contract: map[string][]contract.Result{}}, nil
+		records: map[specKey]*specRecord{}, probes: map[string]*probeOnce{}, planned: map[specKey]bool{}, contract: contracts}, nil
 }
 
 func (st *runState) close() {

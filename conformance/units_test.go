@@ -16,7 +16,34 @@ import (
 	"github.com/parityhpc/parity/reports"
 	"github.com/parityhpc/parity/scheduler/api"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/vendors/contract"
 )
+
+// The suite reports each contract check under the id and description
+// vendors/contract gives it, as parity conform driver does.
+func TestContractSpecsUseTheContractsIDs(t *testing.T) {
+	specs := map[string]specDef{}
+	for _, d := range allSpecs() {
+		if d.Area == reports.AreaDriverContract {
+			specs[d.ID] = d
+		}
+	}
+	for _, c := range contract.Checks() {
+		d, ok := specs[contract.SpecID(c.Name)]
+		switch {
+		case !ok:
+			t.Errorf("no suite spec %q for contract check %q", contract.SpecID(c.Name), c.Name)
+		case d.Name != c.Description:
+			t.Errorf("spec %s is named %q; the contract describes it as %q", d.ID, d.Name, c.Description)
+		}
+		delete(specs, contract.SpecID(c.Name))
+	}
+	for id := range specs {
+		if id != contract.SpecID("lab-device-majors") {
+			t.Errorf("driver-contract spec %q is no contract check", id)
+		}
+	}
+}
 
 func TestFewestLeaves(t *testing.T) {
 	leaves := map[string]int{"a1": 1, "a2": 1, "a3": 1, "b1": 2, "c1": 3}

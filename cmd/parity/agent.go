@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/parityhpc/parity/labs/cluster"
 	"github.com/parityhpc/parity/labs/presets"
 	"github.com/parityhpc/parity/scheduler/agent"
 	"github.com/parityhpc/parity/scheduler/agent/cgroup"
@@ -31,8 +32,9 @@ import (
 func newAgentCmd() *cobra.Command {
 	var (
 		addr, token, node, spool, cgroupRoot, metricsAddr, logLevel string
-		simName, simRoot, checkScript, dcgm                         string
+		simName, simRoot, checkScript, simLab, simNode, dcgm        string
 		seed                                                        int64
+		noIsolation                                                 bool
 		killWait, sampleEvery                                       time.Duration
 	)
 	cmd := &cobra.Command{
@@ -59,7 +61,8 @@ at start. With --sim the real drivers run on a built-in simulated machine
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
 			return runAgent(cmd.Context(), log, agentOptions{addr: addr, token: token, node: node, spool: spool,
 				cgroupRoot: cgroupRoot, metricsAddr: metricsAddr, simName: simName, simRoot: simRoot, seed: seed,
-				killWait: killWait, sampleEvery: sampleEvery, checkScript: checkScript, dcgm: dcgm})
+				killWait: killWait, sampleEvery: sampleEvery, checkScript: checkScript, dcgm: dcgm,
+				simLab: simLab, simNode: simNode, noIsolation: noIsolation})
 		},
 	}
 	f := cmd.Flags()
@@ -77,6 +80,13 @@ at start. With --sim the real drivers run on a built-in simulated machine
 	f.DurationVar(&sampleEvery, "sample-interval", time.Second, "device sampling period")
 	f.StringVar(&dcgm, "dcgm", defaultDCGM, `NVIDIA DCGM for diagnostics and health watches: "off", "embedded", "unix:PATH" or nv-hostengine's HOST:PORT; skipped with a log line where libdcgm is absent`)
 	f.StringVar(&checkScript, "health-check-script", "", "site node check (NHC-style): exit 0 passes, anything else drains the node with its first output line")
+	f.BoolVar(&noIsolation, "no-isolation", false, "run jobs without cgroups even where they work")
+	// A process lab's agents build their node's simulated machine from the
+	// lab's directory, as the in-process lab does (started by `parity lab up --processes`).
+	f.StringVar(&simLab, "sim-lab", "", "directory of a running process lab whose node this agent serves")
+	f.StringVar(&simNode, "sim-node", "", "the lab node whose simulated machine to build (default: --node)")
+	_ = f.MarkHidden("sim-lab")
+	_ = f.MarkHidden("sim-node")
 	cmd.AddCommand(&cobra.Command{
 		Use:    "shim CONFIG",
 		Short:  "Supervise one job (started by the agent, not by hand)",
@@ -94,9 +104,11 @@ at start. With --sim the real drivers run on a built-in simulated machine
 
 type agentOptions struct {
 	addr, token, node, spool, cgroupRoot, metricsAddr string
-	simName, simRoot, checkScript, dcgm               string
+	simName, simRoot, checkScript, simLab, simNode    string
+	dcgm                                              string
 	seed                                              int64
 	killWait, sampleEvery                             time.Duration
+	noIsolation                                       bool
 }
 
 func runAgent(ctx context.Context, log *slog.Logger, o agentOptions) error {
@@ -114,7 +126,17 @@ func runAgent(ctx context.Context, log *slog.Logger, o agentOptions) error {
 	if err != nil {
 		return err
 	}
-	drivers, closeDrivers, err := agentDrivers(ctx, log, o)
+	var mgr *cgroup.Manager
+	if o.noIsolation {
+		log.Warn("JOB ISOLATION DISABLED (--no-isolation): jobs run without cpuset, memory limit or device allow-list")
+	} else {
+		mode, why := cgroup.Detect()
+		if mgr, err = cgroup.NewManager(mode); err != nil {
+			log.Error("JOB ISOLATION UNAVAILABLE: jobs will run without cpuset, memory limit or device allow-list", "cgroups", why, "err", err)
+			mgr = nil
+		}
+	}
+	drivers, closeDrivers, err := agentDrivers(ctx, log, o, mgr != nil && os.Geteuid() == 0)
 	if err != nil {
 		return err
 	}
@@ -125,12 +147,6 @@ func runAgent(ctx context.Context, log *slog.Logger, o agentOptions) error {
 	}
 	for name, why := range found.Skipped {
 		log.Info("driver skipped", "driver", name, "why", why)
-	}
-	mode, why := cgroup.Detect()
-	mgr, err := cgroup.NewManager(mode)
-	if err != nil {
-		log.Error("JOB ISOLATION UNAVAILABLE: jobs will run without cpuset, memory limit or device allow-list", "cgroups", why, "err", err)
-		mgr = nil
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -178,9 +194,24 @@ func runAgent(ctx context.Context, log *slog.Logger, o agentOptions) error {
 	return err
 }
 
-// agentDrivers are this host's in-tree drivers, or those of a simulated
-// machine built under the spool.
-func agentDrivers(ctx context.Context, log *slog.Logger, o agentOptions) ([]vendors.Driver, func(), error) {
+// agentDrivers are this host's in-tree drivers, those of a process lab's
+// node (with real device nodes when jobs are confined), or those of a
+// simulated machine built under the spool.
+func agentDrivers(ctx context.Context, log *slog.Logger, o agentOptions, deviceNodes bool) ([]vendors.Driver, func(), error) {
+	if o.simLab != "" {
+		if o.simName != "" {
+			return nil, nil, fmt.Errorf("--sim %s and --sim-lab %s: give one", o.simName, o.simLab)
+		}
+		node := o.simNode
+		if node == "" {
+			node = o.node
+		}
+		d, closeM, err := cluster.SimNode(ctx, o.simLab, node, deviceNodes)
+		if err != nil {
+			return nil, nil, err
+		}
+		return d, func() { _ = closeM() }, nil
+	}
 	cfg, on, err := dcgmConfig(o.dcgm)
 	if err != nil {
 		return nil, nil, err

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -28,8 +29,9 @@ type conformDriverEnv struct {
 }
 
 type conformDriverOptions struct {
-	plugin, empty, root, out, trigger string
-	timeout, connect                  time.Duration
+	plugin, empty, root, out, trigger, focus string
+	timeout, connect                         time.Duration
+	contractOnly                             bool
 }
 
 // newConformDriverCmd is `parity conform driver`.
@@ -57,8 +59,18 @@ hardware raise a condition (for the example adapter: example-driver inject
 --root DIR --device 0); --empty-plugin is a second socket of the adapter
 serving a host without its hardware.
 
-Prints a table and, with --out, writes report.html, report.json and
-junit.xml there. Exits non-zero when a check fails.`,
+Then, unless --contract-only, it runs the whole conformance suite on a lab
+of one node whose accelerator is the adapter (the host is the built-in
+CPU-only machine): placement, isolation, accounting, health and
+reclamation, with the contract results above as its driver-contract specs.
+The lab cannot fault the adapter's hardware, so fault-driven specs are
+skipped with that reason. Running as root confines jobs in cgroups; the
+adapter's device files must then be character devices or placeholders the
+lab may replace.
+
+Prints a table (and the suite's matrix) and, with --out, writes
+report.html, report.json and junit.xml there, one report for both. Exits
+non-zero when a check or spec fails.`,
 		Example: `  parity conform driver --plugin unix:///run/parity/examplegpu.sock
   parity conform driver --plugin unix:///run/exg.sock --root /var/lib/exg \
       --trigger 'example-driver inject --root /var/lib/exg --device 0' --out ./report`,
@@ -75,6 +87,8 @@ junit.xml there. Exits non-zero when a check fails.`,
 	f.StringVar(&o.out, "out", "", "write report.html, report.json and junit.xml into this directory")
 	f.DurationVar(&o.timeout, "timeout", 30*time.Second, "time limit of each check")
 	f.DurationVar(&o.connect, "connect-timeout", 10*time.Second, "how long to wait for the adapter to answer")
+	f.BoolVar(&o.contractOnly, "contract-only", false, "run the contract checks only, not the suite on a lab of the adapter")
+	f.StringVar(&o.focus, "focus", "", "run only suite specs whose \"ID vendor name\" matches this regular expression")
 	_ = cmd.MarkFlagRequired("plugin")
 	return cmd
 }
@@ -112,6 +126,14 @@ func runConformDriver(ctx context.Context, w io.Writer, env conformDriverEnv, o 
 	if err := writeContractTable(w, o.plugin, info, rs); err != nil {
 		return err
 	}
+	failed := len(contract.Failures(rs))
+	if !o.contractOnly {
+		if why := suiteBlocked(rs); why != "" {
+			fmt.Fprintf(w, "\nThe suite does not run: %s\n", why)
+		} else {
+			return runConformDriverSuite(ctx, w, env, o, dial, info.Vendor, rs, failed)
+		}
+	}
 	if o.out != "" {
 		inv, _ := d.Discover(ctx) // for the report's device count; a failure is already a failed check
 		run, err := contractRun(env, o.plugin, info, inv, rs, started)
@@ -124,8 +146,72 @@ func runConformDriver(ctx context.Context, w io.Writer, env conformDriverEnv, o 
 		}
 		fmt.Fprintf(w, "reports: %s, %s, %s\n", paths.HTML, paths.JSON, paths.JUnit)
 	}
-	if n := len(contract.Failures(rs)); n > 0 {
-		return fmt.Errorf("driver contract: %d of %d checks failed", n, len(rs))
+	if failed > 0 {
+		return fmt.Errorf("driver contract: %d of %d checks failed", failed, len(rs))
+	}
+	if !o.contractOnly {
+		return errors.New("driver contract: the suite could not run")
+	}
+	return nil
+}
+
+// suiteBlocked says why the suite cannot run on the adapter's devices
+// ("" when it can): it needs a successful discovery under a vendor name.
+func suiteBlocked(rs []contract.Result) string {
+	r, ok := contract.Find(rs, contract.CheckDiscover)
+	switch {
+	case !ok:
+		return "no discovery check ran"
+	case !r.Passed:
+		return contract.SpecID(r.Name) + " did not pass: " + r.Reason
+	}
+	if r, ok := contract.Find(rs, contract.CheckInfo); !ok || !r.Passed {
+		return contract.SpecID(contract.CheckInfo) + " did not pass: " + r.Reason
+	}
+	return ""
+}
+
+// runConformDriverSuite runs the suite on a lab of the adapter and writes
+// one report of both; failed counts the contract's failed checks.
+func runConformDriverSuite(ctx context.Context, w io.Writer, env conformDriverEnv, o conformDriverOptions,
+	dial func(context.Context, string) (vendors.Driver, error), vendor string, rs []contract.Result, failed int) error {
+	var focus *regexp.Regexp
+	if o.focus != "" {
+		re, err := regexp.Compile(o.focus)
+		if err != nil {
+			return usageError("conform driver", "--focus %q: %v", o.focus, err)
+		}
+		focus = re
+	}
+	logDir := o.out
+	if logDir == "" {
+		d, err := os.MkdirTemp("", "parity-conform-driver-")
+		if err != nil {
+			return err
+		}
+		logDir = d
+	}
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return fmt.Errorf("--out %s: %w", logDir, err)
+	}
+	run, err := runPluginSuite(ctx, w, o, dial, vendor, rs, logDir, focus)
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("conform driver: the suite on the adapter's lab: %w", err)}
+	}
+	tty := conformTTY(w)
+	if err := reports.WriteMatrix(w, run, tty); err != nil {
+		return err
+	}
+	if o.out != "" {
+		paths, err := reports.WriteFolder(o.out, run, reports.HTMLOptions{Now: env.now()})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "reports: %s, %s, %s\n", paths.HTML, paths.JSON, paths.JUnit)
+	}
+	vt, pt := run.Count()
+	if n := vt.Failing() + pt.Failing(); n > 0 || failed > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("conform driver: %d of %d contract checks failed, %d failing suite results", failed, len(rs), n)}
 	}
 	return nil
 }
@@ -152,7 +238,7 @@ func resultWord(r contract.Result) string {
 func writeContractTable(w io.Writer, target string, info vendors.Info, rs []contract.Result) error {
 	fmt.Fprintf(w, "driver %s (vendor %s, version %s) at %s\n\n", info.Name, info.Vendor, info.Version, target)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CHECK\tRESULT\tREASON")
+	fmt.Fprintln(tw, "SPEC\tRESULT\tREASON")
 	var pass, fail, skip int
 	for _, r := range rs {
 		switch {
@@ -163,7 +249,7 @@ func writeContractTable(w io.Writer, target string, info vendors.Info, rs []cont
 		default:
 			fail++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, resultWord(r), oneLine(r.Reason))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", contract.SpecID(r.Name), resultWord(r), oneLine(r.Reason))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -200,7 +286,7 @@ func contractRun(env conformDriverEnv, target string, info vendors.Info, inv gre
 		Target: "plugin:" + target, Started: started, Finished: env.now(), ParityVersion: version, Host: host,
 		Vendors: []reports.Vendor{v}}
 	for _, r := range rs {
-		s := reports.SpecResult{ID: reports.AreaDriverContract + "/" + r.Name, Area: reports.AreaDriverContract,
+		s := reports.SpecResult{ID: contract.SpecID(r.Name), Area: reports.AreaDriverContract,
 			Name: r.Description, Vendor: vendor, Status: reports.StatusPassed, Reason: r.Reason, Duration: r.Duration}
 		switch {
 		case r.Skipped:

@@ -96,7 +96,7 @@ func TestConformDriverCertifiesTheExampleAdapter(t *testing.T) {
 	startAdapter(t, bin, args...)
 	startAdapter(t, bin, "--socket", emptySock, "--root", filepath.Join(dir, "empty"), "--devices", "0")
 	out := filepath.Join(dir, "report")
-	text, err := conformDriver(t, "--plugin", "unix://"+sock, "--empty-plugin", emptySock, "--root", root,
+	text, err := conformDriver(t, "--contract-only", "--plugin", "unix://"+sock, "--empty-plugin", emptySock, "--root", root,
 		"--trigger", bin+" inject --root "+root+" --device 1", "--out", out, "--timeout", "20s")
 	if err != nil {
 		t.Fatalf("conform driver: %v\n%s", err, text)
@@ -116,10 +116,11 @@ func TestConformDriverCertifiesTheExampleAdapter(t *testing.T) {
 	if len(run.Specs) != 14 {
 		t.Fatalf("%d specs; want 14", len(run.Specs))
 	}
-	for _, s := range run.Specs {
+	for i, c := range contract.Checks() {
+		s := run.Specs[i]
 		if s.Status != reports.StatusPassed || s.Area != reports.AreaDriverContract || s.Vendor != "examplegpu" ||
-			!strings.HasPrefix(s.ID, "driver-contract/") {
-			t.Errorf("spec %+v; want a passed driver-contract spec for examplegpu", s)
+			s.ID != contract.SpecID(c.Name) || s.Name != c.Description {
+			t.Errorf("spec %+v; want a passed %s spec for examplegpu", s, contract.SpecID(c.Name))
 		}
 	}
 }
@@ -155,27 +156,28 @@ func TestConformDriverReportsFailuresAndSkips(t *testing.T) {
 	defer func() { cancel(); <-done }()
 
 	out := t.TempDir()
-	text, err := conformDriver(t, "--plugin", sock, "--root", root, "--out", out)
+	text, err := conformDriver(t, "--contract-only", "--plugin", sock, "--root", root, "--out", out)
 	if err == nil || !strings.Contains(err.Error(), "1 of 14 checks failed") {
 		t.Fatalf("conform driver: %v; want one failed check\n%s", err, text)
 	}
-	if !tableRow(text, contract.CheckVisibleDevices, "FAIL") || !tableRow(text, contract.CheckConditions, "skip") {
+	if !tableRow(text, contract.SpecID(contract.CheckVisibleDevices), "FAIL") ||
+		!tableRow(text, contract.SpecID(contract.CheckConditions), "skip") {
 		t.Errorf("table:\n%s\nwant visible-devices FAIL and conditions skipped", text)
 	}
 	run := readReport(t, out)
 	status := map[string]reports.Status{}
 	for _, s := range run.Specs {
-		status[strings.TrimPrefix(s.ID, "driver-contract/")] = s.Status
+		status[s.ID] = s.Status
 		if s.Status != reports.StatusPassed && s.Reason == "" {
 			t.Errorf("spec %s is %s without a reason", s.ID, s.Status)
 		}
 	}
 	want := map[string]reports.Status{
-		contract.CheckVisibleDevices:     reports.StatusFailed,
-		contract.CheckConditions:         reports.StatusSkipped,
-		contract.CheckNotApplicable:      reports.StatusSkipped,
-		contract.CheckStableAcrossReopen: reports.StatusPassed,
-		contract.CheckDeviceFiles:        reports.StatusPassed,
+		contract.SpecID(contract.CheckVisibleDevices):     reports.StatusFailed,
+		contract.SpecID(contract.CheckConditions):         reports.StatusSkipped,
+		contract.SpecID(contract.CheckNotApplicable):      reports.StatusSkipped,
+		contract.SpecID(contract.CheckStableAcrossReopen): reports.StatusPassed,
+		contract.SpecID(contract.CheckDeviceFiles):        reports.StatusPassed,
 	}
 	for id, st := range want {
 		if status[id] != st {
@@ -214,5 +216,83 @@ func TestConformDriverUsageErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("conform driver %q: %v; want an error containing %q", tt.args, err, tt.want)
 		}
+	}
+}
+
+// TestConformDriverRunsTheSuiteOnTheAdaptersLab certifies the example
+// adapter end to end: the contract checks, then the suite on a lab whose
+// node's accelerator is the adapter, in one report. The suite runs in a
+// child process, as ginkgo allows one suite per process.
+func TestConformDriverRunsTheSuiteOnTheAdaptersLab(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the example adapter and runs the suite on a lab")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "example-driver")
+	build := exec.Command("go", "build", "-o", bin, "github.com/parityhpc/parity/cmd/example-driver")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	// Lab jobs run as nobody, who must reach the adapter's device files
+	// (t.TempDir makes private directories).
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, sock := filepath.Join(dir, "hw"), filepath.Join(dir, "exg.sock")
+	args := []string{"--socket", sock, "--root", root, "--seed", "5", "--poll", "20ms"}
+	if os.Geteuid() == 0 {
+		args = append(args, "--device-nodes") // the lab confines jobs; the device files must be real
+	}
+	startAdapter(t, bin, args...)
+	out := filepath.Join(dir, "report")
+	cmd := parityChild(t, "conform", "driver", "--plugin", "unix://"+sock, "--root", root,
+		"--trigger", bin+" inject --root "+root+" --device 1", "--out", out, "--timeout", "20s")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("conform driver: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	run := readReport(t, out)
+	if run.Target != "plugin:unix://"+sock || len(run.Vendors) != 1 || run.Vendors[0].Name != "examplegpu" {
+		t.Fatalf("report of %q with vendors %+v; want the adapter's examplegpu only", run.Target, run.Vendors)
+	}
+	byKey := map[reports.Key]reports.SpecResult{}
+	areas := map[string]int{}
+	for _, s := range run.Specs {
+		byKey[s.Key()] = s
+		if s.Vendor == "examplegpu" && s.Status == reports.StatusPassed {
+			areas[s.Area]++
+		}
+		if s.Status.Failing() {
+			t.Errorf("%s [%s] %s: %s", s.ID, s.Vendor, s.Status, s.Reason)
+		}
+	}
+	// The contract checks appear once, under their contract ids, with the
+	// options given here (the trigger raised a condition).
+	for _, c := range contract.Checks() {
+		s, ok := byKey[reports.Key{ID: contract.SpecID(c.Name), Vendor: "examplegpu"}]
+		if !ok || s.Name != c.Description {
+			t.Errorf("no %s result named %q for examplegpu (got %+v)", contract.SpecID(c.Name), c.Description, s)
+		}
+	}
+	if s := byKey[reports.Key{ID: contract.SpecID(contract.CheckConditions), Vendor: "examplegpu"}]; s.Status != reports.StatusPassed {
+		t.Errorf("%s is %s (%s); the trigger should have raised a condition", s.ID, s.Status, s.Reason)
+	}
+	// The suite ran on the adapter's devices: jobs were placed, confined
+	// and accounted there.
+	for _, area := range []string{reports.AreaPlacement, reports.AreaIsolation, reports.AreaAccounting} {
+		if areas[area] == 0 {
+			t.Errorf("no %s spec passed on the adapter's lab", area)
+		}
+	}
+	if os.Geteuid() == 0 {
+		if s := byKey[reports.Key{ID: "isolation/device-files", Vendor: "examplegpu"}]; s.Status != reports.StatusPassed {
+			t.Errorf("isolation/device-files on the adapter: %s (%s); want passed as root", s.Status, s.Reason)
+		}
+	}
+	if !strings.Contains(stdout.String(), "Starting a lab of one node") {
+		t.Errorf("output:\n%s\nwant the suite's progress after the contract table", stdout.String())
 	}
 }

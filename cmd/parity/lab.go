@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/parityhpc/parity/labs/cluster"
 	"github.com/parityhpc/parity/labs/labfile"
+	"github.com/parityhpc/parity/scheduler/auth"
 	"github.com/parityhpc/parity/scheduler/client"
 )
 
@@ -41,15 +41,19 @@ and one agent per node, each agent running the real vendor drivers over a
 simulated machine (NVML mock, generated sysfs/KFD trees, device nodes with
 the real major numbers). Every verb works against it.
 
-Labs run in one process; separate controller and agent processes
-(--processes) are not implemented yet.`,
+A lab runs in one process by default; with --processes the controller and
+each agent are separate processes (` + "`parity controller`" + `, ` + "`parity agent`" + `), children
+of the lab process with pid files and logs under the lab directory.`,
 	}
 	cmd.AddCommand(newLabUpCmd(), newLabDownCmd())
 	return cmd
 }
 
 func newLabUpCmd() *cobra.Command {
-	var dir string
+	var (
+		dir       string
+		processes bool
+	)
 	cmd := &cobra.Command{
 		Use:   "up [LAB]",
 		Short: "Start a lab in the foreground until interrupted",
@@ -67,10 +71,11 @@ cgroups. Built-in labs: ` + strings.Join(labfile.BuiltinNames(), ", ") + `.`,
 			if len(args) == 1 {
 				name = args[0]
 			}
-			return runLabUp(cmd.Context(), cmd.OutOrStdout(), name, dir)
+			return runLabUp(cmd.Context(), cmd.OutOrStdout(), name, dir, processes)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", defaultLabDir(), "directory for the lab's state, node roots, tokens and logs")
+	cmd.Flags().BoolVar(&processes, "processes", false, "run the controller and each agent as separate processes (logs in DIR/logs)")
 	return cmd
 }
 
@@ -90,7 +95,31 @@ cgroups, removes them and removes the directory.`,
 	return cmd
 }
 
-func runLabUp(ctx context.Context, out io.Writer, name, dir string) error {
+// labHandle is a running lab, in one process or as several.
+type labHandle struct {
+	addr      string
+	isolation bool
+	why       string
+	token     func(user string, role auth.Role) (string, error)
+	down      func(ctx context.Context) error
+}
+
+func startLab(ctx context.Context, lab *labfile.Lab, dir string, users []string, log *slog.Logger, processes bool) (labHandle, error) {
+	if processes {
+		p, err := cluster.UpProcesses(ctx, cluster.ProcOptions{Lab: lab, Dir: dir, Users: users, Logger: log})
+		if err != nil {
+			return labHandle{}, err
+		}
+		return labHandle{addr: p.Addr, isolation: p.Isolation, why: p.IsolationOf, token: p.Token, down: p.Down}, nil
+	}
+	c, err := cluster.Up(ctx, cluster.Options{Lab: lab, Dir: dir, Users: users, Logger: log})
+	if err != nil {
+		return labHandle{}, err
+	}
+	return labHandle{addr: c.Addr, isolation: c.Isolation, why: c.IsolationOf, token: c.Token, down: c.Down}, nil
+}
+
+func runLabUp(ctx context.Context, out io.Writer, name, dir string, processes bool) error {
 	lab, err := labfile.Resolve(name)
 	if err != nil {
 		return usageError("lab up", "%v", err)
@@ -106,34 +135,41 @@ func runLabUp(ctx context.Context, out io.Writer, name, dir string) error {
 		return &exitError{code: 1, err: fmt.Errorf("lab up: %w", err)}
 	}
 	defer logf.Close()
-	fmt.Fprintf(out, "Starting lab %s (%d nodes) in %s …\n", lab.Name, len(lab.NodeList()), dir)
+	how := "in this process"
+	if processes {
+		how = "as separate processes"
+	}
+	fmt.Fprintf(out, "Starting lab %s (%d nodes) in %s, %s …\n", lab.Name, len(lab.NodeList()), dir, how)
 	users := labUsers()
-	c, err := cluster.Up(ctx, cluster.Options{Lab: lab, Dir: dir, Users: users, Logger: slog.New(slog.NewTextHandler(logf, nil))})
+	// Name and pid files come first: lab down needs them to stop this lab,
+	// or clean up its cgroups and daemons, even while it starts.
+	err = os.WriteFile(filepath.Join(dir, labNameFile), []byte(lab.Name+"\n"), 0o644)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, labPidFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+	}
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("lab up: %w", err)}
 	}
 	defer func() {
 		os.Remove(filepath.Join(dir, labPidFile))
 	}()
-	if err := os.WriteFile(filepath.Join(dir, labNameFile), []byte(lab.Name+"\n"), 0o644); err == nil {
-		err = os.WriteFile(filepath.Join(dir, labPidFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
-	}
-	if err == nil {
-		err = writeLabTokens(out, c, dir, users)
-	}
+	h, err := startLab(ctx, lab, dir, users, slog.New(slog.NewTextHandler(logf, nil)), processes)
 	if err != nil {
-		c.Down(context.WithoutCancel(ctx))
 		return &exitError{code: 1, err: fmt.Errorf("lab up: %w", err)}
 	}
-	if !c.Isolation {
-		fmt.Fprintf(out, "WARNING: jobs run without isolation: %s\n", c.IsolationOf)
+	if err := writeLabTokens(out, h, dir, users); err != nil {
+		h.down(context.WithoutCancel(ctx))
+		return &exitError{code: 1, err: fmt.Errorf("lab up: %w", err)}
+	}
+	if !h.isolation {
+		fmt.Fprintf(out, "WARNING: jobs run without isolation: %s\n", h.why)
 	}
 	fmt.Fprintf(out, "Lab %s is up. Interrupt (Ctrl-C) or run `parity lab down --dir %s` to stop it.\n", lab.Name, dir)
 	<-ctx.Done()
 	fmt.Fprintln(out, "Stopping the lab …")
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	if err := c.Down(dctx); err != nil {
+	if err := h.down(dctx); err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("lab up: stopping: %w", err)}
 	}
 	fmt.Fprintln(out, "Lab stopped.")
@@ -166,7 +202,7 @@ func labUsers() []string {
 
 // writeLabTokens writes DIR/tokens/<user> and DIR/env and prints where
 // they are. A person's token file is theirs to read.
-func writeLabTokens(out io.Writer, c *cluster.Cluster, dir string, users []string) error {
+func writeLabTokens(out io.Writer, c labHandle, dir string, users []string) error {
 	tdir := filepath.Join(dir, "tokens")
 	if err := os.MkdirAll(tdir, 0o755); err != nil {
 		return err
@@ -175,7 +211,7 @@ func writeLabTokens(out io.Writer, c *cluster.Cluster, dir string, users []strin
 	// identity must be a real account on the nodes ("admin" is not).
 	admin := ""
 	for _, u := range append([]string{"root", "admin", "nobody"}, users...) {
-		tok, err := c.Token(u, "")
+		tok, err := c.token(u, "")
 		if err != nil {
 			return err
 		}
@@ -192,12 +228,12 @@ func writeLabTokens(out io.Writer, c *cluster.Cluster, dir string, users []strin
 			admin = tok
 		}
 	}
-	export := fmt.Sprintf("export %s=%s %s=%s", client.EnvController, c.Addr, client.EnvToken, admin)
+	export := fmt.Sprintf("export %s=%s %s=%s", client.EnvController, c.addr, client.EnvToken, admin)
 	if err := os.WriteFile(filepath.Join(dir, "env"), []byte(export+"\n"), 0o600); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "Controller: %s\nTokens:     %s/<user> (root, admin, nobody%s)\nWork dir:   %s\n%s\n",
-		c.Addr, tdir, prefixEach(", ", users), filepath.Join(dir, "work"), export)
+		c.addr, tdir, prefixEach(", ", users), filepath.Join(dir, "work"), export)
 	return nil
 }
 
@@ -251,6 +287,12 @@ func runLabDown(ctx context.Context, out io.Writer, dir string) error {
 	if b, err := os.ReadFile(filepath.Join(dir, labNameFile)); err == nil {
 		name = strings.TrimSpace(string(b))
 	}
+	// This instance's groups only: another run of the same lab from
+	// another directory keeps its own.
+	croot, err := cluster.CgroupRoot(name, dir)
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("lab down: %w", err)}
+	}
 	pid, alive := labRunning(dir)
 	switch {
 	case alive:
@@ -263,7 +305,7 @@ func runLabDown(ctx context.Context, out io.Writer, dir string) error {
 		}
 		if _, err := os.Stat(filepath.Join(dir, labPidFile)); err == nil {
 			fmt.Fprintln(out, "The lab exited without cleaning up; removing what it left.")
-			if err := removeLabCgroups("/parity-lab/" + name); err != nil {
+			if err := cleanStaleLab(ctx, out, dir, croot); err != nil {
 				return &exitError{code: 1, err: fmt.Errorf("lab down: %w", err)}
 			}
 		}
@@ -271,7 +313,7 @@ func runLabDown(ctx context.Context, out io.Writer, dir string) error {
 		// A pid file without its process: the lab crashed or was killed;
 		// its jobs and cgroups may remain.
 		fmt.Fprintf(out, "Lab %s (pid %d) is gone; removing what it left.\n", name, pid)
-		if err := removeLabCgroups("/parity-lab/" + name); err != nil {
+		if err := cleanStaleLab(ctx, out, dir, croot); err != nil {
 			return &exitError{code: 1, err: fmt.Errorf("lab down: %w", err)}
 		}
 	}
@@ -300,58 +342,8 @@ func waitLabGone(ctx context.Context, dir string, pid int) error {
 	}
 }
 
-// removeLabCgroups kills what remains in the lab's groups under every
-// cgroup mount and removes the groups, children first.
-func removeLabCgroups(root string) error {
-	mounts := []string{"/sys/fs/cgroup"}
-	if entries, err := os.ReadDir("/sys/fs/cgroup"); err == nil {
-		for _, e := range entries {
-			if e.IsDir() {
-				mounts = append(mounts, filepath.Join("/sys/fs/cgroup", e.Name()))
-			}
-		}
-	}
-	var errs []error
-	for _, m := range mounts {
-		var dirs []string
-		_ = filepath.WalkDir(filepath.Join(m, root), func(p string, d fs.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				dirs = append(dirs, p)
-			}
-			return nil
-		})
-		sort.Sort(sort.Reverse(sort.StringSlice(dirs)))
-		for _, d := range dirs {
-			killGroup(d)
-			if err := removeGroup(d); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	return errors.Join(errs...)
-}
-
-func killGroup(dir string) {
-	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
-	if err != nil {
-		return
-	}
-	for _, f := range strings.Fields(string(b)) {
-		if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
-}
-
-// removeGroup removes an emptied group, retrying briefly while killed
-// processes are reaped.
-func removeGroup(dir string) error {
-	var err error
-	for range 50 {
-		if err = os.Remove(dir); err == nil || errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond) // the kernel reaps killed members asynchronously
-	}
-	return fmt.Errorf("remove cgroup %s: %w", dir, err)
+// cleanStaleLab stops the daemons a dead process lab left (by their pid
+// files), then kills what remains in its cgroups and removes them.
+func cleanStaleLab(ctx context.Context, out io.Writer, dir, cgroupRoot string) error {
+	return errors.Join(cluster.StopStale(ctx, dir, out), cluster.RemoveCgroups(cgroupRoot))
 }

@@ -5,11 +5,16 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/parityhpc/parity/labs/cluster"
 )
 
 // TestLabUpServesVerbsAndLabDownStopsIt starts `parity lab up` as a child,
@@ -75,17 +80,28 @@ func TestLabUpServesVerbsAndLabDownStopsIt(t *testing.T) {
 
 // TestLabDownCleansAStaleLab gives lab down a directory whose lab was
 // killed: its pid is dead and one of its cgroups remains with a process.
+// A second instance of the same lab, from another directory, keeps its
+// groups.
 func TestLabDownCleansAStaleLab(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("creating cgroups needs root")
 	}
 	name := fmt.Sprintf("stale-test-%d", os.Getpid())
-	group := filepath.Join("/sys/fs/cgroup/pids/parity-lab", name, "job_1")
-	if err := os.MkdirAll(group, 0o755); err != nil {
-		t.Skipf("no writable pids cgroup here: %v", err)
+	dir, otherDir := t.TempDir(), t.TempDir()
+	group := func(d string) string {
+		t.Helper()
+		root, err := cluster.CgroupRoot(name, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return filepath.Join("/sys/fs/cgroup/pids", root, "job_1")
 	}
-	defer os.Remove(filepath.Dir(group))
-	defer os.Remove(group)
+	for _, d := range []string{dir, otherDir} {
+		if err := os.MkdirAll(group(d), 0o755); err != nil {
+			t.Skipf("no writable pids cgroup here: %v", err)
+		}
+		t.Cleanup(func() { os.Remove(group(d)); os.Remove(filepath.Dir(group(d))) })
+	}
 	leftover := exec.Command("cat") // waits on its stdin until killed
 	stdin, err := leftover.StdinPipe()
 	if err != nil {
@@ -95,11 +111,10 @@ func TestLabDownCleansAStaleLab(t *testing.T) {
 	if err := leftover.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(group, "cgroup.procs"), []byte(fmt.Sprint(leftover.Process.Pid)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(group(dir), "cgroup.procs"), []byte(fmt.Sprint(leftover.Process.Pid)), 0o644); err != nil {
 		leftover.Process.Kill()
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
 	for f, v := range map[string]string{labPidFile: fmt.Sprint(deadPid(t)), labNameFile: name} {
 		if err := os.WriteFile(filepath.Join(dir, f), []byte(v+"\n"), 0o644); err != nil {
 			t.Fatal(err)
@@ -112,8 +127,11 @@ func TestLabDownCleansAStaleLab(t *testing.T) {
 	if err := leftover.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
 		t.Errorf("the process left in the lab's cgroup ended with %v, want killed", err)
 	}
-	if _, err := os.Stat(group); !os.IsNotExist(err) {
-		t.Errorf("cgroup %s still there: %v", group, err)
+	if _, err := os.Stat(filepath.Dir(group(dir))); !os.IsNotExist(err) {
+		t.Errorf("cgroup %s still there: %v", filepath.Dir(group(dir)), err)
+	}
+	if _, err := os.Stat(group(otherDir)); err != nil {
+		t.Errorf("lab down removed the other instance's cgroup %s: %v", group(otherDir), err)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("lab dir still there: %v", err)
@@ -128,4 +146,204 @@ func deadPid(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return cmd.Process.Pid
+}
+
+// TestLabUpProcessesRunsJobsAndLabDownLeavesNothing starts a process lab:
+// the controller and every agent are processes of their own. A GPU job
+// submitted with the ordinary verb completes with its devices; a job still
+// running at lab down is stopped with the daemons, and neither a process
+// nor a cgroup of the lab remains.
+func TestLabUpProcessesRunsJobsAndLabDownLeavesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a lab of seven processes")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("jobs run as root, the lab's exported identity")
+	}
+	dir := filepath.Join(t.TempDir(), "lab")
+	up := parityChild(t, "lab", "up", "default", "--processes", "--dir", dir)
+	env, stderr := startLabChild(t, up, "Lab default is up")
+	defer up.Process.Kill()
+
+	pids := daemonPids(t, dir)
+	if len(pids) != 7 || pids["controller"] == 0 || pids["agent-h100-1"] == 0 || pids["agent-cpu-2"] == 0 {
+		t.Fatalf("pid files %v; want the controller and six agents", pids)
+	}
+	for name, pid := range pids {
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		verb := strings.SplitN(name, "-", 2)[0]
+		if pid == up.Process.Pid || !procAlive(pid) || !strings.Contains(string(cmdline), "\x00"+verb+"\x00") {
+			t.Errorf("%s: pid %d (lab %d) runs %q; want a live `parity %s` of its own", name, pid, up.Process.Pid, cmdline, verb)
+		}
+	}
+
+	parity := func(args ...string) string {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		// Parity's own flags go before a script, as submit requires.
+		args = append([]string{args[0], "--controller", env["PARITY_CONTROLLER"], "--token", env["PARITY_TOKEN"]}, args[1:]...)
+		if code := runWithLabVerbs(context.Background(), args, &out, &errOut); code != 0 {
+			t.Fatalf("parity %q: exit %d\n%s%s", args, code, out.String(), errOut.String())
+		}
+		return out.String()
+	}
+	outside := t.TempDir()
+	script := filepath.Join(outside, "gpu.sh")
+	body := "#!/bin/sh\n#SBATCH --gres=gpu:h100:2\n#SBATCH -o " + filepath.Join(outside, "gpu.out") + "\nenv | grep -E '^(CUDA_VISIBLE_DEVICES|SLURMD_NODENAME)=' | sort\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	parity("submit", "--wait", script)
+	out, err := os.ReadFile(filepath.Join(outside, "gpu.out"))
+	if err != nil || !strings.Contains(string(out), "CUDA_VISIBLE_DEVICES=0,1\n") || !strings.Contains(string(out), "SLURMD_NODENAME=h100-") {
+		t.Errorf("the GPU job wrote %q (%v); want CUDA_VISIBLE_DEVICES=0,1 on an h100 node", out, err)
+	}
+
+	// A job still running at lab down must not outlive the lab.
+	sleeper := filepath.Join(outside, "sleeper.pid")
+	id := strings.TrimSpace(parity("submit", "--parsable", "--gres=gpu:mi300x:1", "-o", "/dev/null",
+		"--wrap", "echo $$ > "+sleeper+"; exec sleep 600"))
+	jobPid := waitForPidFile(t, sleeper)
+	if !procAlive(jobPid) {
+		t.Fatalf("job %s's process %d is not running", id, jobPid)
+	}
+
+	var downOut, downErr bytes.Buffer
+	if code := runWithLabVerbs(context.Background(), []string{"lab", "down", "--dir", dir}, &downOut, &downErr); code != 0 {
+		t.Fatalf("lab down: exit %d\n%s%s", code, downOut.String(), downErr.String())
+	}
+	if err := up.Wait(); err != nil {
+		t.Errorf("lab up exited with %v\n%s", err, stderr.String())
+	}
+	for name, pid := range pids {
+		if procAlive(pid) {
+			t.Errorf("%s (pid %d) still runs after lab down", name, pid)
+		}
+	}
+	if procAlive(jobPid) {
+		t.Errorf("job %s's process %d still runs after lab down", id, jobPid)
+	}
+	root, err := cluster.CgroupRoot("default", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup", "*", root)); len(left) > 0 {
+		t.Errorf("the lab's cgroups remain: %v", left)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("lab dir still there after lab down: %v", err)
+	}
+}
+
+// startLabChild starts `parity lab up`, reads its output until the line
+// starting with ready, and returns the variables of its export line.
+func startLabChild(t *testing.T, up *exec.Cmd, ready string) (map[string]string, *bytes.Buffer) {
+	t.Helper()
+	stdout, err := up.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	up.Stderr = &stderr
+	if err := up.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stdout)
+	var export string
+	var printed []string
+	for lines.Scan() {
+		printed = append(printed, lines.Text())
+		if strings.HasPrefix(lines.Text(), "export ") {
+			export = lines.Text()
+		}
+		if strings.HasPrefix(lines.Text(), ready) {
+			break
+		}
+	}
+	if export == "" {
+		up.Process.Kill()
+		t.Fatalf("lab up printed no export line:\n%s\nstderr:\n%s", strings.Join(printed, "\n"), stderr.String())
+	}
+	go func() { _, _ = io.Copy(io.Discard, stdout) }() // the lab keeps printing until it stops
+	env := map[string]string{}
+	for _, kv := range strings.Fields(strings.TrimPrefix(export, "export ")) {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	return env, &stderr
+}
+
+// waitForPidFile polls for a file holding a pid, for up to a minute.
+func waitForPidFile(t *testing.T, path string) int {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			return pid
+		}
+		time.Sleep(50 * time.Millisecond) // polling a file another process writes
+	}
+	t.Fatalf("no pid in %s within a minute", path)
+	return 0
+}
+
+// daemonPids reads a process lab's pid files: daemon name to pid.
+func daemonPids(t *testing.T, dir string) map[string]int {
+	t.Helper()
+	pids := map[string]int{}
+	files, _ := filepath.Glob(filepath.Join(dir, "run", "*.pid"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		pids[strings.TrimSuffix(filepath.Base(f), ".pid")] = pid
+	}
+	return pids
+}
+
+// TestLabDownStopsTheDaemonsOfAKilledProcessLab kills a process lab's
+// parent outright: its daemons keep running, and lab down finds and stops
+// them by their pid files.
+func TestLabDownStopsTheDaemonsOfAKilledProcessLab(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a lab of seven processes")
+	}
+	dir := filepath.Join(t.TempDir(), "lab")
+	up := parityChild(t, "lab", "up", "default", "--processes", "--dir", dir)
+	startLabChild(t, up, "Lab default is up")
+	pids := daemonPids(t, dir)
+	if len(pids) != 7 {
+		t.Fatalf("pid files %v; want seven daemons", pids)
+	}
+	up.Process.Kill()
+	up.Wait()
+	for name, pid := range pids {
+		if !procAlive(pid) {
+			t.Fatalf("%s (pid %d) died with its parent; this test needs orphans", name, pid)
+		}
+	}
+	var out, errOut bytes.Buffer
+	if code := runWithLabVerbs(context.Background(), []string{"lab", "down", "--dir", dir}, &out, &errOut); code != 0 {
+		t.Fatalf("lab down: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "Stopping controller") {
+		t.Errorf("lab down said:\n%s\nwant it to name the daemons it stops", out.String())
+	}
+	for name, pid := range pids {
+		if procAlive(pid) {
+			t.Errorf("%s (pid %d) still runs after lab down", name, pid)
+		}
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("lab dir still there after lab down: %v", err)
+	}
 }

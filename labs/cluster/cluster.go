@@ -43,6 +43,9 @@ type Options struct {
 	// WrapDriver, when set, replaces each driver of each node before
 	// discovery (the conformance suite breaks one vendor on purpose with it).
 	WrapDriver func(node string, d vendors.Driver) vendors.Driver
+	// Templates are node templates besides the built-in ones (by name),
+	// such as a machine whose accelerator is an out-of-tree adapter.
+	Templates map[string]presets.Template
 }
 
 // Node is one running lab node.
@@ -65,15 +68,17 @@ type Cluster struct {
 	IsolationOf string
 	// LedgerPath is the controller's accounting database.
 	LedgerPath string
+	// CgroupRoot is this instance's cgroup parent (see CgroupRoot).
+	CgroupRoot string
 
-	log        *slog.Logger
-	wrap       func(node string, d vendors.Driver) vendors.Driver
-	ctl        *controller.Controller
-	key        auth.Key
-	cgroupRoot string
-	mu         sync.Mutex
-	nodes      map[string]*Node
-	order      []string
+	log       *slog.Logger
+	wrap      func(node string, d vendors.Driver) vendors.Driver
+	templates map[string]presets.Template
+	ctl       *controller.Controller
+	key       auth.Key
+	mu        sync.Mutex
+	nodes     map[string]*Node
+	order     []string
 }
 
 // Up builds every node's simulated machine, starts the controller and the
@@ -98,15 +103,19 @@ func Up(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	croot, err := CgroupRoot(opts.Lab.Name, dir)
+	if err != nil {
+		return nil, err
+	}
 	c := &Cluster{Lab: opts.Lab, Dir: dir, log: log, nodes: map[string]*Node{},
-		cgroupRoot: "/parity-lab/" + opts.Lab.Name, wrap: opts.WrapDriver}
+		CgroupRoot: croot, wrap: opts.WrapDriver, templates: opts.Templates}
 	users := append([]string{"root", "admin", "nobody"}, opts.Users...)
 	if err := c.startController(ctx, append([]string{"root", "admin"}, opts.Admins...), users); err != nil {
 		return nil, err
 	}
 	mgr := c.cgroups(opts.NoIsolation)
-	for i, n := range opts.Lab.NodeList() {
-		if err := c.startNode(ctx, n, opts.Lab.Seed+int64(i), mgr, shim); err != nil {
+	for _, n := range opts.Lab.NodeList() {
+		if err := c.startNode(ctx, n, mgr, shim); err != nil {
 			c.Down(context.Background())
 			return nil, err
 		}
@@ -180,23 +189,12 @@ func (c *Cluster) cgroups(off bool) *cgroup.Manager {
 	return mgr
 }
 
-func (c *Cluster) startNode(ctx context.Context, n labfile.Node, seed int64, mgr *cgroup.Manager, shim []string) error {
-	tmpl, err := presets.Lookup(n.Template)
+func (c *Cluster) startNode(ctx context.Context, n labfile.Node, mgr *cgroup.Manager, shim []string) error {
+	m, _, err := buildNode(ctx, c.Lab, c.Dir, n.Name, c.templates)
 	if err != nil {
 		return err
 	}
-	base := filepath.Join(c.Dir, "nodes", n.Name)
-	root, spool := filepath.Join(base, "root"), filepath.Join(base, "spool")
-	for _, d := range []string{root, spool} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
-		}
-	}
-	// Polled backends check for faults every second, as often as agents sample.
-	m, err := tmpl.Build(ctx, presets.Options{Root: root, Seed: seed, Hostname: n.Name, HealthPoll: time.Second})
-	if err != nil {
-		return err
-	}
+	spool := NodeSpool(c.Dir, n.Name)
 	drivers := m.Drivers
 	if c.wrap != nil {
 		drivers = make([]vendors.Driver, len(m.Drivers))
@@ -216,7 +214,7 @@ func (c *Cluster) startNode(ctx context.Context, n labfile.Node, seed int64, mgr
 		}
 	}
 	log := c.log.With("daemon", "agent", "node", n.Name)
-	rt, err := launch.New(launch.Config{Node: n.Name, SpoolDir: spool, Cgroups: mgr, CgroupRoot: c.cgroupRoot,
+	rt, err := launch.New(launch.Config{Node: n.Name, SpoolDir: spool, Cgroups: mgr, CgroupRoot: c.CgroupRoot,
 		Shim: shim, KillWait: 2 * time.Second, Logger: log})
 	if err != nil {
 		m.Close()
@@ -283,13 +281,18 @@ func (c *Cluster) waitRegistered(ctx context.Context) error {
 
 // Token signs a token for user with role (auth.RoleUser when empty).
 func (c *Cluster) Token(user string, role auth.Role) (string, error) {
+	return signUser(c.key, user, role)
+}
+
+// signUser signs a user's token; root and admin are admins by default.
+func signUser(key auth.Key, user string, role auth.Role) (string, error) {
 	if role == "" {
 		role = auth.RoleUser
 		if user == "root" || user == "admin" {
 			role = auth.RoleAdmin
 		}
 	}
-	return auth.Sign(c.key, auth.Claims{User: user, Role: role, IssuedAt: time.Now()})
+	return auth.Sign(key, auth.Claims{User: user, Role: role, IssuedAt: time.Now()})
 }
 
 // Client dials the lab's controller as user.
@@ -321,7 +324,7 @@ func (c *Cluster) Nodes() []*Node {
 }
 
 // Down stops every agent (cancelling their jobs first), the controller,
-// and removes the lab's cgroups. The directory is left for inspection
+// and removes this instance's cgroups (killing what survived in them). The directory is left for inspection
 // unless the caller removes it.
 func (c *Cluster) Down(ctx context.Context) error {
 	var errs []error
@@ -341,7 +344,7 @@ func (c *Cluster) Down(ctx context.Context) error {
 	if c.ctl != nil {
 		errs = append(errs, c.ctl.Close())
 	}
-	errs = append(errs, removeCgroupTree(c.cgroupRoot))
+	errs = append(errs, RemoveCgroups(c.CgroupRoot))
 	return errors.Join(errs...)
 }
 

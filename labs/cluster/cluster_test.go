@@ -50,6 +50,11 @@ func TestDefaultLabRunsAGPUJobOnEachVendor(t *testing.T) {
 		if err := c.Down(context.Background()); err != nil {
 			t.Errorf("down: %v", err)
 		}
+		for _, m := range cgroupMounts() {
+			if _, err := os.Stat(filepath.Join(m, c.CgroupRoot)); !os.IsNotExist(err) {
+				t.Errorf("the lab's cgroup %s is still in %s after Down (%v)", c.CgroupRoot, m, err)
+			}
+		}
 	}()
 	if got := len(c.Nodes()); got != 6 {
 		t.Fatalf("%d nodes, want 6", got)

@@ -126,3 +126,21 @@ func Lookup(name string) (Template, error) {
 	}
 	return t, nil
 }
+
+// Custom is a template with the host (CPUs, NUMA, memory) of the built-in
+// template base whose accelerator driver is built by accel instead: an
+// out-of-tree adapter's client, say. accel may return nil Faults when the
+// caller has no way to fault the hardware; fault specs then skip.
+func Custom(name, description, base string, accel func(ctx context.Context, opts Options) (vendors.Driver, Faults, error)) (Template, error) {
+	b, err := Lookup(base)
+	if err != nil {
+		return Template{}, err
+	}
+	if name == "" || accel == nil {
+		return Template{}, fmt.Errorf("presets: custom template %q: a name and an accelerator builder are required", name)
+	}
+	return Template{Name: name, Description: description, Layout: b.Layout,
+		accel: func(ctx context.Context, opts Options, _ sim.HostLayout) (vendors.Driver, Faults, error) {
+			return accel(ctx, opts)
+		}}, nil
+}

@@ -199,3 +199,41 @@ func TestRepairLetsADiagnosisPassAgain(t *testing.T) {
 		})
 	}
 }
+
+// A custom template keeps its base's host and takes the caller's
+// accelerator driver, which comes first as built-in machines' do.
+func TestCustomTemplateUsesTheCallersAccelerator(t *testing.T) {
+	mi := build(t, "mi300x", 3)
+	var got Options
+	tmpl, err := Custom("mine", "MI300X devices on a CPU-only host", "cpu", func(_ context.Context, o Options) (vendors.Driver, Faults, error) {
+		got = o
+		return mi.Drivers[0], mi.Faults, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	m, err := tmpl.Build(context.Background(), Options{Root: root, Seed: 7, Hostname: "n1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Root != root || got.Seed != 7 || got.Hostname != "n1" {
+		t.Errorf("the builder got %+v; want the build's options", got)
+	}
+	if m.Template != "mine" || len(m.Drivers) != 2 || m.Drivers[0] != mi.Drivers[0] || m.Faults != mi.Faults {
+		t.Errorf("machine %s with %d drivers; want the custom accelerator first, then the host", m.Template, len(m.Drivers))
+	}
+	inv := discover(t, m)
+	cpu, _ := Lookup("cpu")
+	if len(inv.Devices) != 8 || inv.Host == nil || inv.Host.MemoryBytes != cpu.Layout.MemoryBytes {
+		t.Errorf("inventory: %d devices, host %+v; want 8 GPUs on the cpu template's host", len(inv.Devices), inv.Host)
+	}
+	for _, tt := range []struct{ name, base string }{{"x", "no-such-machine"}, {"", "cpu"}} {
+		if _, err := Custom(tt.name, "", tt.base, func(context.Context, Options) (vendors.Driver, Faults, error) { return nil, nil, nil }); err == nil {
+			t.Errorf("Custom(%q, base %q) succeeded", tt.name, tt.base)
+		}
+	}
+	if _, err := Custom("y", "", "cpu", nil); err == nil {
+		t.Error("Custom without a builder succeeded")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/parityhpc/parity/gres"
+	"github.com/parityhpc/parity/reports"
 	"github.com/parityhpc/parity/vendors"
 )
 
@@ -27,6 +28,27 @@ const (
 	CheckDiagnose           = "diagnose/quick"
 	CheckDiagnoseLong       = "diagnose/long-honest"
 )
+
+// SpecID is the report spec id of the check named name. Every report of
+// contract results (the suite's per-vendor specs, `parity conform driver`)
+// keys them by it, so a vendor finds the same id in both.
+func SpecID(name string) string { return reports.AreaDriverContract + "/" + name }
+
+// Desc names and describes one check.
+type Desc struct {
+	Name        string
+	Description string
+}
+
+// Checks lists every check Check runs, in run order.
+func Checks() []Desc {
+	cs := allChecks()
+	out := make([]Desc, len(cs))
+	for i, c := range cs {
+		out[i] = Desc{Name: c.name, Description: c.desc}
+	}
+	return out
+}
 
 // Options say what the checks may do besides calling the driver. Every
 // func is optional; a check that needs a missing one is skipped with the

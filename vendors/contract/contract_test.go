@@ -133,6 +133,28 @@ func TestNilDriverFailsEveryCheck(t *testing.T) {
 	}
 }
 
+func TestChecksListWhatCheckRuns(t *testing.T) {
+	descs := contract.Checks()
+	rs := contract.Check(context.Background(), nil, contract.Options{})
+	if len(descs) != len(rs) {
+		t.Fatalf("Checks lists %d checks, Check ran %d", len(descs), len(rs))
+	}
+	ids := map[string]bool{}
+	for i, d := range descs {
+		if rs[i].Name != d.Name || rs[i].Description != d.Description {
+			t.Errorf("check %d: Checks says %q (%q), Check ran %q (%q)", i, d.Name, d.Description, rs[i].Name, rs[i].Description)
+		}
+		id := contract.SpecID(d.Name)
+		if want := "driver-contract/" + d.Name; id != want {
+			t.Errorf("SpecID(%q) = %q; want %q", d.Name, id, want)
+		}
+		if ids[id] {
+			t.Errorf("spec id %q is used twice", id)
+		}
+		ids[id] = true
+	}
+}
+
 // tamper wraps the real AMD driver and corrupts one aspect of it, as a
 // buggy adapter would. Nil hooks pass the driver's answer through.
 type tamper struct {

@@ -1,0 +1,91 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/parityhpc/parity/labs/labfile"
+	"github.com/parityhpc/parity/labs/presets"
+	"github.com/parityhpc/parity/vendors"
+)
+
+// LabFile is where a lab instance keeps the lab it runs, so a separate
+// agent process (`parity agent --sim-lab DIR`) builds the same hardware.
+const LabFile = "lab.yaml"
+
+// nodeDirs are where a lab node keeps its simulated machine and its spool.
+func nodeDirs(dir, node string) (root, spool string) {
+	base := filepath.Join(dir, "nodes", node)
+	return filepath.Join(base, "root"), filepath.Join(base, "spool")
+}
+
+// NodeSpool is the spool directory of a lab node.
+func NodeSpool(dir, node string) string {
+	_, spool := nodeDirs(dir, node)
+	return spool
+}
+
+// buildNode builds the simulated machine of the lab node called name
+// under dir. Its seed follows the node's place in the lab, so every
+// process that builds it gets the same device identities.
+func buildNode(ctx context.Context, lab *labfile.Lab, dir, name string, extra map[string]presets.Template) (*presets.Machine, labfile.Node, error) {
+	for i, n := range lab.NodeList() {
+		if n.Name != name {
+			continue
+		}
+		tmpl, err := LookupTemplate(n.Template, extra)
+		if err != nil {
+			return nil, n, err
+		}
+		root, spool := nodeDirs(dir, n.Name)
+		for _, d := range []string{root, spool} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return nil, n, err
+			}
+		}
+		// Polled backends check for faults every second, as often as agents sample.
+		m, err := tmpl.Build(ctx, presets.Options{Root: root, Seed: lab.Seed + int64(i), Hostname: n.Name, HealthPoll: time.Second})
+		return m, n, err
+	}
+	return nil, labfile.Node{}, fmt.Errorf("cluster: lab %s has no node %q", lab.Name, name)
+}
+
+// SimNode builds, for an agent running as its own process, the drivers of
+// lab node name of the lab instance in dir (started by UpProcesses): the
+// same simulated machine the in-process lab gives that node. With
+// deviceNodes, the machine's device files become real character devices
+// (root only), so cgroup device rules apply to them. close releases the
+// machine.
+func SimNode(ctx context.Context, dir, name string, deviceNodes bool) (drivers []vendors.Driver, close func() error, err error) {
+	lab, err := labfile.Load(filepath.Join(dir, LabFile))
+	if err != nil {
+		return nil, nil, fmt.Errorf("cluster: --sim-lab %s: %w", dir, err)
+	}
+	m, _, err := buildNode(ctx, lab, dir, name, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if deviceNodes {
+		found, err := vendors.DiscoverAll(ctx, m.Drivers)
+		if err == nil {
+			err = makeDeviceNodes(found.Inventory)
+		}
+		if err != nil {
+			m.Close()
+			return nil, nil, fmt.Errorf("cluster: node %s: %w", name, err)
+		}
+	}
+	return m.Drivers, m.Close, nil
+}
+
+// LookupTemplate finds a node template among the caller's extra ones,
+// then the built-in ones.
+func LookupTemplate(name string, extra map[string]presets.Template) (presets.Template, error) {
+	if t, ok := extra[name]; ok {
+		return t, nil
+	}
+	return presets.Lookup(name)
+}

@@ -1,0 +1,428 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/parityhpc/parity/labs/labfile"
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/auth"
+	"github.com/parityhpc/parity/scheduler/client"
+)
+
+// RunDir holds a process lab's pid files (one per daemon), so `parity lab
+// down` can stop daemons whose parent died.
+const RunDir = "run"
+
+// ProcOptions say how to run a lab as separate processes.
+type ProcOptions struct {
+	Lab *labfile.Lab
+	// Dir holds everything the lab writes; it is created if missing.
+	Dir string
+	// Exe is the parity binary the daemons run as (default: this executable).
+	Exe string
+	// Users and Admins are as in Options.
+	Users, Admins []string
+	Logger        *slog.Logger
+	// NoIsolation runs jobs without cgroups even where they work.
+	NoIsolation bool
+}
+
+// Procs is a lab whose controller and agents run as child processes
+// (`parity controller`, one `parity agent --sim-lab DIR` per node), each
+// with a pid file under DIR/run and a log under DIR/logs.
+type Procs struct {
+	Lab  *labfile.Lab
+	Dir  string
+	Addr string
+	// Isolation and IsolationOf are as in Cluster.
+	Isolation   bool
+	IsolationOf string
+	LedgerPath  string
+	CgroupRoot  string
+
+	log      *slog.Logger
+	key      auth.Key
+	mu       sync.Mutex
+	children []*child // controller first
+}
+
+// child is one daemon process.
+type child struct {
+	name string
+	cmd  *exec.Cmd
+	done chan struct{} // closed once reaped
+	log  *os.File
+}
+
+// UpProcesses starts the controller and one agent per node as separate
+// processes and returns once every node has registered.
+func UpProcesses(ctx context.Context, opts ProcOptions) (*Procs, error) {
+	if opts.Lab == nil {
+		return nil, errors.New("cluster: no lab")
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	exe := opts.Exe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("cluster: find the parity binary: %w", err)
+		}
+	}
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	croot, err := CgroupRoot(opts.Lab.Name, dir)
+	if err != nil {
+		return nil, err
+	}
+	p := &Procs{Lab: opts.Lab, Dir: dir, CgroupRoot: croot, log: log}
+	// The same checks as the in-process lab; each agent repeats them.
+	iso := &Cluster{log: log}
+	iso.cgroups(opts.NoIsolation)
+	p.Isolation, p.IsolationOf = iso.Isolation, iso.IsolationOf
+	if err := p.writeFiles(append([]string{"root", "admin"}, opts.Admins...), append([]string{"root", "admin", "nobody"}, opts.Users...)); err != nil {
+		return nil, err
+	}
+	if err := p.startController(ctx, exe); err != nil {
+		p.Down(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	for _, n := range opts.Lab.NodeList() {
+		if err := p.startAgent(exe, n.Name, opts.NoIsolation || !p.Isolation); err != nil {
+			p.Down(context.WithoutCancel(ctx))
+			return nil, err
+		}
+	}
+	if err := waitNodes(ctx, p.Client, len(opts.Lab.NodeList()), p.exited); err != nil {
+		p.Down(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("%w (logs in %s)", err, filepath.Join(dir, "logs"))
+	}
+	return p, nil
+}
+
+// writeFiles writes the lab, the cluster configuration and the cluster key
+// the controller will load, so this process can sign tokens.
+func (p *Procs) writeFiles(admins, users []string) error {
+	stateDir := filepath.Join(p.Dir, "controller")
+	for _, d := range []string{stateDir, filepath.Join(p.Dir, RunDir), filepath.Join(p.Dir, "logs")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
+	}
+	labYAML, err := yaml.Marshal(p.Lab)
+	if err != nil {
+		return fmt.Errorf("cluster: lab %s: %w", p.Lab.Name, err)
+	}
+	if err := os.WriteFile(filepath.Join(p.Dir, LabFile), labYAML, 0o644); err != nil {
+		return err
+	}
+	text := controllerYAML(p.Lab, stateDir, admins, users)
+	if err := os.WriteFile(filepath.Join(p.Dir, "cluster.yaml"), []byte(text), 0o644); err != nil {
+		return err
+	}
+	p.LedgerPath = filepath.Join(stateDir, "accounting.db")
+	p.key, err = auth.LoadOrCreateKey(filepath.Join(stateDir, "cluster.key"))
+	return err
+}
+
+func (p *Procs) startController(ctx context.Context, exe string) error {
+	addrFile := filepath.Join(p.Dir, RunDir, "controller.addr")
+	if err := p.spawn(exe, "controller", nil, "controller", "--config", filepath.Join(p.Dir, "cluster.yaml"),
+		"--listen", "127.0.0.1:0", "--address-file", addrFile, "--metrics-addr", "off"); err != nil {
+		return err
+	}
+	ctl := p.children[0]
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if b, err := os.ReadFile(addrFile); err == nil && strings.HasSuffix(string(b), "\n") {
+			p.Addr = strings.TrimSpace(string(b))
+			return nil
+		}
+		select {
+		case <-ctl.done:
+			return fmt.Errorf("cluster: the controller exited at start: %s (see %s)", ctl.cmd.ProcessState, ctl.log.Name())
+		case <-ctx.Done():
+			return fmt.Errorf("cluster: the controller wrote no address: %w (see %s)", ctx.Err(), ctl.log.Name())
+		case <-tick.C:
+		}
+	}
+}
+
+func (p *Procs) startAgent(exe, node string, noIsolation bool) error {
+	tok, err := auth.Sign(p.key, auth.Claims{User: "agent:" + node, Role: auth.RoleAgent, Node: node, IssuedAt: time.Now()})
+	if err != nil {
+		return err
+	}
+	args := []string{"agent", "--controller", p.Addr, "--node", node, "--spool", NodeSpool(p.Dir, node),
+		"--cgroup-root", p.CgroupRoot, "--metrics-addr", "off", "--sim-lab", p.Dir, "--sim-node", node,
+		"--kill-wait", "2s", "--sample-interval", "1s"}
+	if noIsolation {
+		args = append(args, "--no-isolation")
+	}
+	// The token goes in the environment, not on a command line anyone can read.
+	return p.spawn(exe, "agent-"+node, []string{client.EnvToken + "=" + tok}, args...)
+}
+
+// spawn starts one daemon with its log and pid file.
+func (p *Procs) spawn(exe, name string, env []string, args ...string) error {
+	logf, err := os.OpenFile(filepath.Join(p.Dir, "logs", name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// Its own process group: a Ctrl-C at the terminal reaches the lab
+	// process, which stops the daemons in order.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("cluster: start %s: %w", name, err)
+	}
+	c := &child{name: name, cmd: cmd, done: make(chan struct{}), log: logf}
+	go func() { _ = cmd.Wait(); close(c.done) }()
+	p.mu.Lock()
+	p.children = append(p.children, c)
+	p.mu.Unlock()
+	pid := filepath.Join(p.Dir, RunDir, name+".pid")
+	if err := os.WriteFile(pid, []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644); err != nil {
+		return err
+	}
+	p.log.Info("started", "daemon", name, "pid", cmd.Process.Pid)
+	return nil
+}
+
+// Pids returns the daemons' process ids by name (controller, agent-NODE).
+func (p *Procs) Pids() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string]int{}
+	for _, c := range p.children {
+		out[c.name] = c.cmd.Process.Pid
+	}
+	return out
+}
+
+// Token signs a token for user with role (auth.RoleUser when empty).
+func (p *Procs) Token(user string, role auth.Role) (string, error) {
+	return signUser(p.key, user, role)
+}
+
+// Client dials the lab's controller as user.
+func (p *Procs) Client(ctx context.Context, user string) (*client.Client, error) {
+	tok, err := p.Token(user, "")
+	if err != nil {
+		return nil, err
+	}
+	return client.Dial(ctx, p.Addr, tok)
+}
+
+// Down cancels every job, stops the agents and then the controller
+// (SIGTERM, SIGKILL after a grace period), removes this instance's cgroups
+// (killing what survived in them) and the pid files.
+func (p *Procs) Down(ctx context.Context) error {
+	var errs []error
+	if p.Addr != "" {
+		if err := p.cancelJobs(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	p.mu.Lock()
+	children := append([]*child(nil), p.children...)
+	p.mu.Unlock()
+	// Agents before the controller, so none reports to a vanished one.
+	for i := len(children) - 1; i >= 0; i-- {
+		c := children[i]
+		errs = append(errs, stopChild(ctx, c))
+		c.log.Close()
+		os.Remove(filepath.Join(p.Dir, RunDir, c.name+".pid"))
+	}
+	errs = append(errs, RemoveCgroups(p.CgroupRoot))
+	return errors.Join(errs...)
+}
+
+// cancelJobs cancels every unfinished job and waits until the controller
+// sees them ended, so the agents stop no job mid-run.
+func (p *Procs) cancelJobs(ctx context.Context) error {
+	cl, err := p.Client(ctx, "admin")
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	jobs, err := cl.ListJobs(ctx, &pb.ListJobsRequest{})
+	if err != nil {
+		return fmt.Errorf("cluster: list jobs to cancel: %w", err)
+	}
+	for _, j := range jobs {
+		if _, err := cl.CancelJob(ctx, j.GetId()); err != nil {
+			p.log.Warn("cancel at lab down", "job", j.GetId(), "err", err)
+		}
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for len(jobs) > 0 {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cluster: %d jobs still unfinished at lab down: %w", len(jobs), ctx.Err())
+		case <-tick.C:
+		}
+		if jobs, err = cl.ListJobs(ctx, &pb.ListJobsRequest{}); err != nil {
+			return fmt.Errorf("cluster: list jobs to cancel: %w", err)
+		}
+	}
+	return nil
+}
+
+// stopChild sends SIGTERM, then SIGKILL if the daemon is still there
+// after 15 seconds, and waits until it is reaped.
+func stopChild(ctx context.Context, c *child) error {
+	select {
+	case <-c.done:
+		return nil
+	default:
+	}
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	t := time.NewTimer(15 * time.Second)
+	defer t.Stop()
+	select {
+	case <-c.done:
+		return nil
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	_ = c.cmd.Process.Kill()
+	<-c.done
+	return fmt.Errorf("cluster: %s (pid %d) ignored SIGTERM and was killed", c.name, c.cmd.Process.Pid)
+}
+
+// exited reports a daemon that has exited, so a start fails at once
+// rather than after the registration timeout.
+func (p *Procs) exited() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.children {
+		select {
+		case <-c.done:
+			return fmt.Errorf("cluster: %s exited at start: %s (see %s)", c.name, c.cmd.ProcessState, c.log.Name())
+		default:
+		}
+	}
+	return nil
+}
+
+// waitNodes polls the controller until n nodes have registered, or dead
+// says a daemon has died.
+func waitNodes(ctx context.Context, dial func(context.Context, string) (*client.Client, error), n int, dead func() error) error {
+	cl, err := dial(ctx, "admin")
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		nodes, err := cl.ListNodes(ctx, nil)
+		if err == nil {
+			up := 0
+			for _, nd := range nodes {
+				if nd.GetRegistered() {
+					up++
+				}
+			}
+			if up >= n {
+				return nil
+			}
+		}
+		if derr := dead(); derr != nil {
+			return derr
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cluster: not every node registered: %w (last error: %v)", ctx.Err(), err)
+		case <-tick.C:
+		}
+	}
+}
+
+// StopStale stops what a process lab in dir left running when its parent
+// died: every daemon named by a pid file under DIR/run whose command line
+// still names dir (a reused pid is left alone). It returns the daemons it
+// signalled.
+func StopStale(ctx context.Context, dir string, out io.Writer) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	files, _ := filepath.Glob(filepath.Join(abs, RunDir, "*.pid"))
+	var errs []error
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 {
+			continue
+		}
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil || !strings.Contains(string(cmdline), abs) {
+			continue // gone, or the pid now belongs to someone else
+		}
+		fmt.Fprintf(out, "Stopping %s (pid %d) …\n", strings.TrimSuffix(filepath.Base(f), ".pid"), pid)
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		if err := waitGone(ctx, pid); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// waitGone polls until pid no longer runs (it is not its parent, so it
+// cannot reap it).
+func waitGone(ctx context.Context, pid int) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err != nil || zombie(b) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cluster: pid %d still runs after SIGKILL: %w", pid, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// zombie reports whether a /proc/PID/stat line is an exited process.
+func zombie(stat []byte) bool {
+	i := strings.LastIndexByte(string(stat), ')')
+	return i >= 0 && i+2 < len(stat) && (stat[i+2] == 'Z' || stat[i+2] == 'X')
+}
