@@ -84,6 +84,9 @@ func (c *Controller) prepareSubmit(user string, spec *pb.JobSpec) (*prepared, er
 	}
 	c.mu.Lock()
 	err = c.checkSubmitLimitsLocked(j)
+	if err == nil {
+		err = c.checkJobReservationLocked(&j.core)
+	}
 	c.mu.Unlock()
 	if err != nil {
 		return nil, err

@@ -35,6 +35,7 @@ func (c *Controller) snapshotLocked(now time.Time) core.Snapshot {
 		}
 		snap.Partitions = append(snap.Partitions, p)
 	}
+	snap.Reservations = c.coreReservationsLocked(now, usable)
 	kept := st.active[:0]
 	snap.Jobs = make([]core.Job, 0, len(st.active))
 	for _, j := range st.active {

@@ -122,10 +122,12 @@ type state struct {
 	// caps caches partition capacities for submit checks; cleared when an
 	// inventory changes.
 	caps map[string]partCaps
+	// resv are the admin reservations by name.
+	resv map[string]*reservation
 }
 
 func newState() *state {
-	return &state{jobs: map[core.JobID]*job{}, nodes: map[string]*node{}, nextID: 1, nextSeq: 1, usage: map[string]float64{}, caps: map[string]partCaps{}}
+	return &state{jobs: map[core.JobID]*job{}, nodes: map[string]*node{}, nextID: 1, nextSeq: 1, usage: map[string]float64{}, caps: map[string]partCaps{}, resv: map[string]*reservation{}}
 }
 
 // owner returns the job's user.
