@@ -55,5 +55,5 @@ func TestHoldReleaseRequeue(t *testing.T) {
 	// Only running jobs can be requeued: the controller's words, verbatim.
 	cl.fails(alice, 1, []string{"scontrol", "requeuehold", "2"}, "parity: scontrol: job 2: job 2 is PENDING; only running jobs can be requeued")
 	cl.fails(alice, 1, []string{"parity", "requeue", "--hold", "2"}, "only running jobs can be requeued")
-	cl.fails(alice, 1, []string{"parity", "hold", "20_3"}, "array task ids are not supported")
+	cl.fails(alice, 1, []string{"parity", "hold", "20_3"}, "parity: hold: job 20_3: invalid job id specified: 20")
 }

@@ -163,12 +163,12 @@ func showJobs(s *session, asJSON bool, o format.ShowOptions, w io.Writer, id str
 		}
 		jobs = all
 	} else {
-		ids, err := parseJobIDs(s.verb, []string{id})
+		ids, err := parseJobTargets(s.verb, []string{id})
 		if err != nil {
 			return err
 		}
 		for _, jid := range ids {
-			j, err := s.c.GetJob(s.ctx, jid, false)
+			j, err := s.getTarget(jid)
 			if err != nil {
 				return s.fail(err)
 			}

@@ -83,7 +83,7 @@ func jobRecord(j *pb.Job, o ShowOptions) record {
 	}
 	deadline := Stamp(s.GetDeadline(), loc, "N/A")
 	r := record{
-		{{"JobId", id}, {"JobName", s.GetName()}},
+		jobIDLine(j, id),
 		{{"UserId", j.GetUser()}},
 		{{"Priority", strconv.FormatInt(int64(j.GetPriority()+0.5), 10)}, {"Nice", strconv.Itoa(int(s.GetNice()))}, {"Account", j.GetAccount()}, {"QOS", j.GetQos()}},
 		{{"JobState", JobState(j)}, {"Reason", reason}, {"Dependency", orNull(s.GetDependency())}},
@@ -132,6 +132,16 @@ func jobRecord(j *pb.Job, o ShowOptions) record {
 		}
 	}
 	return r
+}
+
+// jobIDLine is the record's first line; array jobs and tasks name their
+// array and task ids (ArrayJobId=123 ArrayTaskId=7), as scontrol does.
+func jobIDLine(j *pb.Job, id string) []kv {
+	line := []kv{{"JobId", id}}
+	if j.GetArrayJobId() != 0 {
+		line = append(line, kv{"ArrayJobId", strconv.FormatUint(j.GetArrayJobId(), 10)}, kv{"ArrayTaskId", ArrayTaskID(j)})
+	}
+	return append(line, kv{"JobName", j.GetSpec().GetName()})
 }
 
 func limitKV(secs int64) string {
