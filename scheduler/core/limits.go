@@ -80,3 +80,29 @@ func RequestedGPUType(r gres.JobRequest) string {
 	}
 	return ""
 }
+
+// RequestedGPUs is the fewest GPUs a job asks for by its request alone,
+// before any placement (what submit-time limits can judge): per-node and
+// per-task GPUs on its minimum node count, or its --gpus total, whichever
+// is more; and the type it names ("" = any). A request the scheduler
+// cannot place counts 0 (the pass gives its reason). An exclusive job may
+// hold more once placed; schedule-time limits count that.
+func RequestedGPUs(j *Job) (int64, string) {
+	nodes := max(j.Nodes, 1)
+	tpn := 1
+	switch {
+	case j.TasksPerNode > 0:
+		tpn = j.TasksPerNode
+	case j.Tasks > 0:
+		tpn = (j.Tasks + nodes - 1) / nodes
+	}
+	per, _, bad := perNodeGPUs(j.GRES, tpn)
+	if bad != "" {
+		return 0, ""
+	}
+	total, _, bad := perJobGPUs(j.GRES)
+	if bad != "" {
+		return 0, ""
+	}
+	return max(int64(per)*int64(nodes), total), RequestedGPUType(j.GRES)
+}

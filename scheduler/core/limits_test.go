@@ -108,3 +108,28 @@ func TestLimitsAccumulateWithinPass(t *testing.T) {
 		t.Fatalf("starts %d, want 2", len(plan.Starts))
 	}
 }
+
+func TestRequestedGPUs(t *testing.T) {
+	h100 := func(n int64) gres.Requests { return gres.Requests{{Name: "gpu", Type: "h100", Count: n}} }
+	untyped := func(n int64) gres.Requests { return gres.Requests{{Name: "gpu", Count: n}} }
+	tests := []struct {
+		name string
+		job  Job
+		n    int64
+		typ  string
+	}{
+		{"none", Job{}, 0, ""},
+		{"per node on one node", Job{GRES: gres.JobRequest{PerNode: untyped(4)}}, 4, ""},
+		{"per node times nodes", Job{Nodes: 3, GRES: gres.JobRequest{PerNode: h100(2)}}, 6, "h100"},
+		{"per task times tasks per node", Job{Nodes: 2, Tasks: 4, GRES: gres.JobRequest{PerTask: untyped(1)}}, 4, ""},
+		{"--gpus total wins when larger", Job{Nodes: 2, GRES: gres.JobRequest{PerNode: untyped(1), PerJob: h100(5)}}, 5, "h100"},
+		{"not a GPU request", Job{GRES: gres.JobRequest{PerNode: gres.Requests{{Name: "fpga", Count: 2}}}}, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if n, typ := RequestedGPUs(&tt.job); n != tt.n || typ != tt.typ {
+				t.Fatalf("RequestedGPUs = %d %q, want %d %q", n, typ, tt.n, tt.typ)
+			}
+		})
+	}
+}
