@@ -200,6 +200,7 @@ func newScontrolCmdWith(env userEnv) *cobra.Command {
   update NodeName=NODES State=DRAIN|RESUME|DOWN Reason=TEXT
   hold|uhold|release JOBID...       (parity hold, release)
   requeue|requeuehold JOBID...      (parity requeue [--hold])
+  suspend|resume JOBID...           (parity suspend, resume)
   create reservation KEY=VALUE...   (parity reservation create)
   update ReservationName=NAME KEY=VALUE...
   delete ReservationName=NAME
@@ -282,8 +283,12 @@ func dispatchScontrol(cmd *cobra.Command, env userEnv, a scontrolArgs) error {
 		return scontrolJobs(cmd, env, a, need, ids(), func(bool) jobAction { return releaseAction })
 	case "requeue", "requeuehold":
 		return scontrolJobs(cmd, env, a, need, ids(), requeueAction)
+	case "suspend":
+		return scontrolJobs(cmd, env, a, need, ids(), func(bool) jobAction { return suspendAction })
+	case "resume":
+		return scontrolJobs(cmd, env, a, need, ids(), func(bool) jobAction { return resumeAction })
 	}
-	return usageError("scontrol", "invalid keyword: %s (Parity serves show, update, create, delete, hold, uhold, release, requeue, requeuehold)", a.command)
+	return usageError("scontrol", "invalid keyword: %s (Parity serves show, update, create, delete, hold, uhold, release, requeue, requeuehold, suspend, resume)", a.command)
 }
 
 // isResvEntity reports whether an scontrol entity word names reservations.

@@ -106,3 +106,28 @@ func runJobAction(cmd *cobra.Command, env userEnv, cf *clientFlags, verb string,
 	}
 	return reportFailures(cmd, failures)
 }
+
+func suspendAction(s *session, t jobTarget) (*pb.Job, error) {
+	return s.c.SuspendJob(s.ctx, t.id, t.task)
+}
+func resumeAction(s *session, t jobTarget) (*pb.Job, error) {
+	return s.c.ResumeJob(s.ctx, t.id, t.task)
+}
+
+func newSuspendCmd() *cobra.Command { return newSuspendCmdWith(realUserEnv()) }
+
+func newSuspendCmdWith(env userEnv) *cobra.Command {
+	return jobActionCmd(env, "suspend JOBID...", "Stop running jobs without ending them (scontrol suspend; operators and admins)",
+		`Suspend running jobs: their processes are stopped (SIGSTOP), they keep
+their nodes, GPUs and memory, and their time limit does not run until they are
+resumed. State SUSPENDED (squeue: S). Job ids may be comma lists and array task ids.`,
+		func(bool) jobAction { return suspendAction })
+}
+
+func newResumeCmd() *cobra.Command { return newResumeCmdWith(realUserEnv()) }
+
+func newResumeCmdWith(env userEnv) *cobra.Command {
+	return jobActionCmd(env, "resume JOBID...", "Continue suspended jobs (scontrol resume; operators and admins)",
+		`Resume suspended jobs: their processes continue (SIGCONT) and their time
+limit is extended by the time they were suspended.`, func(bool) jobAction { return resumeAction })
+}

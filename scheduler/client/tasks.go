@@ -29,3 +29,14 @@ func (c *Client) ReleaseTask(ctx context.Context, id uint64, task int32) (*pb.Jo
 func (c *Client) RequeueTask(ctx context.Context, id uint64, task int32, hold bool) (*pb.Job, error) {
 	return c.jobs.Requeue(ctx, &pb.RequeueRequest{JobId: id, ArrayTaskId: &task, Hold: hold})
 }
+
+// SuspendJob stops a running job or array task (task nil: the job;
+// scontrol suspend, operators and admins).
+func (c *Client) SuspendJob(ctx context.Context, id uint64, task *int32) (*pb.Job, error) {
+	return c.jobs.Suspend(ctx, &pb.JobRef{JobId: id, ArrayTaskId: task})
+}
+
+// ResumeJob continues a suspended job or array task (scontrol resume).
+func (c *Client) ResumeJob(ctx context.Context, id uint64, task *int32) (*pb.Job, error) {
+	return c.jobs.Resume(ctx, &pb.JobRef{JobId: id, ArrayTaskId: task})
+}

@@ -120,6 +120,8 @@ func taskState(j *job) workflow.State {
 	switch j.state {
 	case StateRunning, StateCompleting:
 		return workflow.Running
+	case StateSuspended:
+		return workflow.Suspended
 	}
 	return workflow.State(j.state)
 }

@@ -71,7 +71,7 @@ func (s *jobsService) Cancel(ctx context.Context, req *pb.CancelRequest) (*pb.Ca
 		return c.cancelArray(ctx, req)
 	}
 	rec, err := c.jobChange(ctx, req.GetJobId(), func(id auth.Identity, j *job) (*pb.Event, func(), error) {
-		if j.state != StatePending && j.state != StateRunning {
+		if j.state != StatePending && !j.live() {
 			return nil, nil, alreadyDone(j)
 		}
 		ev := jobEvent(EventCancel, j, id.User)
@@ -175,7 +175,7 @@ func (s *jobsService) Requeue(ctx context.Context, req *pb.RequeueRequest) (*pb.
 		return nil, err
 	}
 	return c.jobChange(ctx, jid, func(id auth.Identity, j *job) (*pb.Event, func(), error) {
-		if j.state != StateRunning {
+		if !j.live() {
 			return nil, nil, status.Errorf(codes.FailedPrecondition, "job %d is %s; only running jobs can be requeued", j.core.ID, j.state)
 		}
 		j.state, j.requeueOnEnd, j.holdOnEnd = StateCompleting, true, req.GetHold()

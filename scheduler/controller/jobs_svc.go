@@ -189,7 +189,7 @@ func (s *jobsService) List(ctx context.Context, req *pb.ListJobsRequest) (*pb.Li
 		states[strings.ToUpper(st)] = true
 	}
 	if len(states) == 0 && !req.GetAllStates() {
-		states = map[string]bool{StatePending: true, StateRunning: true, StateCompleting: true}
+		states = map[string]bool{StatePending: true, StateRunning: true, StateCompleting: true, StateSuspended: true}
 	}
 	match := func(j *job) bool {
 		switch {
@@ -229,7 +229,7 @@ func (s *jobsService) List(ctx context.Context, req *pb.ListJobsRequest) (*pb.Li
 		}
 		return &pb.ListJobsResponse{Jobs: out}, nil
 	}
-	if !req.GetAllStates() && !states[StateCompleted] && len(states) <= 3 && !slices.ContainsFunc(sortedKeys(states), finished) {
+	if !req.GetAllStates() && !states[StateCompleted] && len(states) <= 4 && !slices.ContainsFunc(sortedKeys(states), finished) {
 		// Live states only: the active list is already in id order.
 		for _, j := range c.st.active {
 			if !add(j) {

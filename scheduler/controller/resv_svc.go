@@ -156,7 +156,7 @@ func (s *reservationsService) Delete(ctx context.Context, req *pb.DeleteReservat
 			return nil, nil, status.Errorf(codes.NotFound, "ReservationName=%s: reservation not found", name)
 		}
 		for _, j := range c.st.active {
-			if j.state == StateRunning && j.core.Reservation == name {
+			if j.live() && j.core.Reservation == name {
 				return nil, nil, status.Errorf(codes.FailedPrecondition, "ReservationName=%s: reservation busy: job %d runs in it", name, j.core.ID)
 			}
 		}

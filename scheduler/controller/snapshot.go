@@ -46,7 +46,13 @@ func (c *Controller) snapshotLocked(now time.Time) core.Snapshot {
 		if j.arrayHolder() {
 			continue // its tasks are split off and scheduled instead
 		}
-		snap.Jobs = append(snap.Jobs, j.core)
+		cj := j.core
+		if d := j.suspendedTotal(now); d > 0 && cj.TimeLimit > 0 {
+			// The agent stops a suspended job's limit clock: the core
+			// projects its end that much later.
+			cj.TimeLimit += d
+		}
+		snap.Jobs = append(snap.Jobs, cj)
 	}
 	clear(st.active[len(kept):])
 	st.active = kept

@@ -935,7 +935,7 @@ const file_parity_v1_jobs_proto_rawDesc = "" +
 	"\x05facts\x18\x06 \x03(\tR\x05facts\x12 \n" +
 	"\vsuggestions\x18\a \x03(\tR\vsuggestions\x12A\n" +
 	"\x0eexpected_start\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\rexpectedStart\x12*\n" +
-	"\ahistory\x18\t \x03(\v2\x10.parity.v1.EventR\ahistory2\xfe\x03\n" +
+	"\ahistory\x18\t \x03(\v2\x10.parity.v1.EventR\ahistory2\xd9\x04\n" +
 	"\x04Jobs\x12=\n" +
 	"\x06Submit\x12\x18.parity.v1.SubmitRequest\x1a\x19.parity.v1.SubmitResponse\x12/\n" +
 	"\x03Get\x12\x18.parity.v1.GetJobRequest\x1a\x0e.parity.v1.Job\x12?\n" +
@@ -944,7 +944,9 @@ const file_parity_v1_jobs_proto_rawDesc = "" +
 	"\x04Hold\x12\x11.parity.v1.JobRef\x1a\x0e.parity.v1.Job\x12,\n" +
 	"\aRelease\x12\x11.parity.v1.JobRef\x1a\x0e.parity.v1.Job\x124\n" +
 	"\aRequeue\x12\x19.parity.v1.RequeueRequest\x1a\x0e.parity.v1.Job\x125\n" +
-	"\x06Update\x12\x1b.parity.v1.UpdateJobRequest\x1a\x0e.parity.v1.Job\x12@\n" +
+	"\x06Update\x12\x1b.parity.v1.UpdateJobRequest\x1a\x0e.parity.v1.Job\x12,\n" +
+	"\aSuspend\x12\x11.parity.v1.JobRef\x1a\x0e.parity.v1.Job\x12+\n" +
+	"\x06Resume\x12\x11.parity.v1.JobRef\x1a\x0e.parity.v1.Job\x12@\n" +
 	"\aExplain\x12\x19.parity.v1.ExplainRequest\x1a\x1a.parity.v1.ExplainResponseB=Z;github.com/parityhpc/parity/scheduler/api/parityv1;parityv1b\x06proto3"
 
 var (
@@ -996,18 +998,22 @@ var file_parity_v1_jobs_proto_depIdxs = []int32{
 	7,  // 13: parity.v1.Jobs.Release:input_type -> parity.v1.JobRef
 	8,  // 14: parity.v1.Jobs.Requeue:input_type -> parity.v1.RequeueRequest
 	9,  // 15: parity.v1.Jobs.Update:input_type -> parity.v1.UpdateJobRequest
-	10, // 16: parity.v1.Jobs.Explain:input_type -> parity.v1.ExplainRequest
-	1,  // 17: parity.v1.Jobs.Submit:output_type -> parity.v1.SubmitResponse
-	14, // 18: parity.v1.Jobs.Get:output_type -> parity.v1.Job
-	4,  // 19: parity.v1.Jobs.List:output_type -> parity.v1.ListJobsResponse
-	6,  // 20: parity.v1.Jobs.Cancel:output_type -> parity.v1.CancelResponse
-	14, // 21: parity.v1.Jobs.Hold:output_type -> parity.v1.Job
-	14, // 22: parity.v1.Jobs.Release:output_type -> parity.v1.Job
-	14, // 23: parity.v1.Jobs.Requeue:output_type -> parity.v1.Job
-	14, // 24: parity.v1.Jobs.Update:output_type -> parity.v1.Job
-	11, // 25: parity.v1.Jobs.Explain:output_type -> parity.v1.ExplainResponse
-	17, // [17:26] is the sub-list for method output_type
-	8,  // [8:17] is the sub-list for method input_type
+	7,  // 16: parity.v1.Jobs.Suspend:input_type -> parity.v1.JobRef
+	7,  // 17: parity.v1.Jobs.Resume:input_type -> parity.v1.JobRef
+	10, // 18: parity.v1.Jobs.Explain:input_type -> parity.v1.ExplainRequest
+	1,  // 19: parity.v1.Jobs.Submit:output_type -> parity.v1.SubmitResponse
+	14, // 20: parity.v1.Jobs.Get:output_type -> parity.v1.Job
+	4,  // 21: parity.v1.Jobs.List:output_type -> parity.v1.ListJobsResponse
+	6,  // 22: parity.v1.Jobs.Cancel:output_type -> parity.v1.CancelResponse
+	14, // 23: parity.v1.Jobs.Hold:output_type -> parity.v1.Job
+	14, // 24: parity.v1.Jobs.Release:output_type -> parity.v1.Job
+	14, // 25: parity.v1.Jobs.Requeue:output_type -> parity.v1.Job
+	14, // 26: parity.v1.Jobs.Update:output_type -> parity.v1.Job
+	14, // 27: parity.v1.Jobs.Suspend:output_type -> parity.v1.Job
+	14, // 28: parity.v1.Jobs.Resume:output_type -> parity.v1.Job
+	11, // 29: parity.v1.Jobs.Explain:output_type -> parity.v1.ExplainResponse
+	19, // [19:30] is the sub-list for method output_type
+	8,  // [8:19] is the sub-list for method input_type
 	8,  // [8:8] is the sub-list for extension type_name
 	8,  // [8:8] is the sub-list for extension extendee
 	0,  // [0:8] is the sub-list for field type_name
