@@ -71,6 +71,11 @@ func (c *Controller) resolveTask(ctx context.Context, jid uint64, task *int32) (
 		if h.state != StatePending {
 			return nil, nil, status.Errorf(codes.FailedPrecondition, "job %s is %s", name, h.state)
 		}
+		// The script is read before the split, so a store error leaves the
+		// array in memory as it is on disk.
+		if _, err := c.store.script(h.core.ID); err != nil {
+			return nil, nil, err
+		}
 		st := c.st
 		t, err := h.array.SplitTask(int(*task), func() core.JobID { n := st.nextID; st.nextID++; return n })
 		if err != nil {

@@ -77,7 +77,7 @@ func (j *job) record() *pb.Job {
 	}
 	j.arrayFields(p)
 	j.preemptFields(p)
-	if !j.suspendedAt.IsZero() {
+	if j.state == StateSuspended && !j.suspendedAt.IsZero() {
 		p.SuspendTime = api.Timestamp(j.suspendedAt)
 	}
 	p.SuspendedSeconds = int64(j.suspendedFor / time.Second)

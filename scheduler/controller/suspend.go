@@ -9,6 +9,7 @@ import (
 
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
+	"github.com/parityhpc/parity/scheduler/core"
 )
 
 // StateSuspended is a running job an admin stopped (scontrol suspend): its
@@ -88,10 +89,15 @@ func (c *Controller) sendOrder(j *job, kind, reason string) {
 	}
 }
 
-// suspendedTotal is how long this run has been suspended, up to now.
+// suspendedTotal is how long this run has been suspended, up to now; 0
+// for a job that is not on its nodes (a requeued job's earlier run does
+// not count).
 func (j *job) suspendedTotal(now time.Time) time.Duration {
+	if j.core.State != core.JobRunning {
+		return 0
+	}
 	d := j.suspendedFor
-	if !j.suspendedAt.IsZero() {
+	if j.state == StateSuspended && !j.suspendedAt.IsZero() {
 		d += now.Sub(j.suspendedAt)
 	}
 	return d

@@ -111,7 +111,7 @@ func TestSuspendResume(t *testing.T) {
 	if err := h.agent("n1").JobEnded(ctx, &pb.JobEndedRequest{Node: "n1", JobId: id, Signal: 15}); err != nil {
 		t.Fatal(err)
 	}
-	if st := h.job(id).GetState(); st != StateCancelled {
-		t.Fatalf("cancelled suspended job ended %s", st)
+	if j := h.job(id); j.GetState() != StateCancelled || j.GetSuspendTime() != nil {
+		t.Fatalf("cancelled suspended job ended %s (suspend time %v)", j.GetState(), j.GetSuspendTime())
 	}
 }
