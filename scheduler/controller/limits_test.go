@@ -104,6 +104,10 @@ func TestSubmitRefusesGPUsOverPerJobLimit(t *testing.T) {
 		{"typed limit, typed request", deny("MaxTRESPerJob=gres/gpu:h100=2"), typed(3, "h100"), "MaxTRESPerJob gres/gpu:h100=2"},
 		{"typed limit, untyped request", deny("MaxTRESPerJob=gres/gpu:h100=2"), gpuJob("a", 3), ""},
 		{"no DenyOnLimit: pends instead", limitCluster("MaxTRESPerJob=gres/gpu=2"), gpuJob("a", 4), ""},
+		{"per node limit", deny("MaxTRESPerNode=gres/gpu=2"), twoNodes(3), "MaxTRESPerNode gres/gpu=2 for QOS normal, job asks 3"},
+		{"per node limit, spread thin", deny("MaxTRESPerNode=gres/gpu=2"), twoNodes(2), ""},
+		{"per node limit, --gpus over explicit nodes", deny("MaxTRESPerNode=gres/gpu=2"), func() *pb.JobSpec { s := perJob(6); s.Nodes = 2; return s }(), "job asks 3"},
+		{"per node limit, the pass spreads --gpus", deny("MaxTRESPerNode=gres/gpu=2"), perJob(4), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -118,5 +122,24 @@ func TestSubmitRefusesGPUsOverPerJobLimit(t *testing.T) {
 				t.Fatalf("got %v, want a refusal naming %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestPerNodeLimitPendsInThePass: without DenyOnLimit a job over
+// MaxTRESPerNode is accepted and pends with Slurm's reason.
+func TestPerNodeLimitPendsInThePass(t *testing.T) {
+	h := startController(t, limitCluster("MaxTRESPerNode=gres/gpu=2"))
+	h.register("n1", 4)
+	h.register("n2", 4)
+	alice := h.as("alice", auth.RoleUser)
+	big, small := gpuJob("big", 3), gpuJob("small", 2)
+	big.Qos, small.Qos = "normal", "normal"
+	b, s := h.submit(alice, big), h.submit(alice, small)
+	h.pass()
+	if j := h.job(b); j.GetState() != StatePending || j.GetReason() != "QOSMaxGRESPerNode" || !strings.Contains(j.GetReasonDetail(), "MaxTRESPerNode gres/gpu=2") {
+		t.Fatalf("job over the per-node limit: %s %s (%s)", j.GetState(), j.GetReason(), j.GetReasonDetail())
+	}
+	if st := h.job(s).GetState(); st != StateRunning {
+		t.Fatalf("job within the per-node limit is %s", st)
 	}
 }

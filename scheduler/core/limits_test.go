@@ -116,19 +116,21 @@ func TestRequestedGPUs(t *testing.T) {
 		name string
 		job  Job
 		n    int64
+		per  int64
 		typ  string
 	}{
-		{"none", Job{}, 0, ""},
-		{"per node on one node", Job{GRES: gres.JobRequest{PerNode: untyped(4)}}, 4, ""},
-		{"per node times nodes", Job{Nodes: 3, GRES: gres.JobRequest{PerNode: h100(2)}}, 6, "h100"},
-		{"per task times tasks per node", Job{Nodes: 2, Tasks: 4, GRES: gres.JobRequest{PerTask: untyped(1)}}, 4, ""},
-		{"--gpus total wins when larger", Job{Nodes: 2, GRES: gres.JobRequest{PerNode: untyped(1), PerJob: h100(5)}}, 5, "h100"},
-		{"not a GPU request", Job{GRES: gres.JobRequest{PerNode: gres.Requests{{Name: "fpga", Count: 2}}}}, 0, ""},
+		{"none", Job{}, 0, 0, ""},
+		{"per node on one node", Job{GRES: gres.JobRequest{PerNode: untyped(4)}}, 4, 4, ""},
+		{"per node times nodes", Job{Nodes: 3, GRES: gres.JobRequest{PerNode: h100(2)}}, 6, 2, "h100"},
+		{"per task times tasks per node", Job{Nodes: 2, Tasks: 4, GRES: gres.JobRequest{PerTask: untyped(1)}}, 4, 2, ""},
+		{"--gpus total over explicit nodes", Job{Nodes: 2, GRES: gres.JobRequest{PerNode: untyped(1), PerJob: h100(5)}}, 5, 3, "h100"},
+		{"--gpus total, the pass spreads it", Job{GRES: gres.JobRequest{PerJob: untyped(16)}}, 16, 0, ""},
+		{"not a GPU request", Job{GRES: gres.JobRequest{PerNode: gres.Requests{{Name: "fpga", Count: 2}}}}, 0, 0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if n, typ := RequestedGPUs(&tt.job); n != tt.n || typ != tt.typ {
-				t.Fatalf("RequestedGPUs = %d %q, want %d %q", n, typ, tt.n, tt.typ)
+			if n, per, typ := RequestedGPUs(&tt.job); n != tt.n || per != tt.per || typ != tt.typ {
+				t.Fatalf("RequestedGPUs = %d %d %q, want %d %d %q", n, per, typ, tt.n, tt.per, tt.typ)
 			}
 		})
 	}
