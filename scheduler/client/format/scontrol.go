@@ -92,6 +92,7 @@ func jobRecord(j *pb.Job, o ShowOptions) record {
 		{{"RunTime", Clock(RunSeconds(j, o.Env))}, {"TimeLimit", limitKV(j.GetTimeLimitSeconds())}, {"TimeMin", timeMin}},
 		{{"SubmitTime", Stamp(j.GetSubmitTime(), loc, "Unknown")}, {"EligibleTime", Stamp(j.GetEligibleTime(), loc, "Unknown")}},
 		{{"StartTime", Stamp(StartTime(j), loc, "Unknown")}, {"EndTime", endTime(j, loc)}, {"Deadline", deadline}},
+		{{"SuspendTime", Stamp(j.GetSuspendTime(), loc, "None")}, {"SecsPreSuspend", strconv.FormatInt(secsPreSuspend(j), 10)}},
 		{{"Partition", j.GetPartition()}},
 		{{"ReqNodeList", orNull(jobspec.CompressHostlist(s.GetNodelist()))}, {"ExcNodeList", orNull(jobspec.CompressHostlist(s.GetExclude()))}},
 		{{"NodeList", orNull(NodeList(j))}},
@@ -151,13 +152,24 @@ func limitKV(secs int64) string {
 	return Clock(secs)
 }
 
+// secsPreSuspend is how long a suspended job ran before its suspension
+// (0 unless suspended), as scontrol's SecsPreSuspend.
+func secsPreSuspend(j *pb.Job) int64 {
+	st, start := j.GetSuspendTime(), j.GetStartTime()
+	if st == nil || start == nil {
+		return 0
+	}
+	return max(int64(st.AsTime().Sub(start.AsTime()).Seconds())-j.GetSuspendedSeconds(), 0)
+}
+
 // endTime is the end, or for a running job the end its limit implies.
 func endTime(j *pb.Job, loc *time.Location) string {
 	if e := j.GetEndTime(); e != nil {
 		return Stamp(e, loc, "Unknown")
 	}
 	if st := j.GetStartTime(); st != nil && j.GetState() == "RUNNING" && j.GetTimeLimitSeconds() > 0 {
-		return st.AsTime().Add(time.Duration(j.GetTimeLimitSeconds()) * time.Second).In(loc).Format(TimeLayout)
+		limit := time.Duration(j.GetTimeLimitSeconds()+j.GetSuspendedSeconds()) * time.Second
+		return st.AsTime().Add(limit).In(loc).Format(TimeLayout)
 	}
 	return "Unknown"
 }
