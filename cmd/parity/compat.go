@@ -194,12 +194,16 @@ func newScontrolCmdWith(env userEnv) *cobra.Command {
 		Use:   "scontrol [-o] [-d] [--json] COMMAND ...",
 		Short: "Slurm's scontrol: show, update, hold, release, requeue",
 		Long: `Behave as scontrol for the commands Parity serves:
-  show job|node|partition [ID]      (parity show)
+  show job|node|partition|reservation [ID]   (parity show)
   show hostnames EXPR | hostlist A,B
   update JobId=ID KEY=VALUE...      (parity update)
   update NodeName=NODES State=DRAIN|RESUME|DOWN Reason=TEXT
   hold|uhold|release JOBID...       (parity hold, release)
   requeue|requeuehold JOBID...      (parity requeue [--hold])
+  suspend|resume JOBID...           (parity suspend, resume)
+  create reservation KEY=VALUE...   (parity reservation create)
+  update ReservationName=NAME KEY=VALUE...
+  delete ReservationName=NAME
 -o prints one line per record, -d adds details.`,
 		Hidden:             true,
 		DisableFlagParsing: true,
@@ -246,15 +250,54 @@ func dispatchScontrol(cmd *cobra.Command, env userEnv, a scontrolArgs) error {
 		if err := need(1); err != nil {
 			return err
 		}
+		if slices.ContainsFunc(a.args, func(w string) bool { k, _, _ := strings.Cut(w, "="); return isResvNameKey(strings.ToLower(k)) }) {
+			return runReservation(cmd, env, &a.client, a.show, "scontrol", "update", a.args)
+		}
 		return runUpdate(cmd, env, &a.client, "scontrol", a.args)
+	case "create":
+		if err := need(1); err != nil {
+			return err
+		}
+		words := a.args
+		if isResvEntity(words[0]) {
+			words = words[1:]
+		} else if k, _, _ := strings.Cut(words[0], "="); !isResvNameKey(strings.ToLower(k)) {
+			return usageError("scontrol", "create: Parity creates reservations only (scontrol create reservation KEY=VALUE...), not %q", words[0])
+		}
+		return runReservation(cmd, env, &a.client, a.show, "scontrol", "create", words)
+	case "delete":
+		if err := need(1); err != nil {
+			return err
+		}
+		words := a.args
+		if len(words) == 2 && isResvEntity(words[0]) {
+			words = words[1:]
+		}
+		if k, _, ok := strings.Cut(words[0], "="); ok && !isResvNameKey(strings.ToLower(k)) {
+			return usageError("scontrol", "delete: Parity deletes reservations only (scontrol delete ReservationName=NAME), not %q", words[0])
+		}
+		return runReservation(cmd, env, &a.client, a.show, "scontrol", "delete", words)
 	case "hold", "uhold":
 		return scontrolJobs(cmd, env, a, need, ids(), func(bool) jobAction { return holdAction })
 	case "release":
 		return scontrolJobs(cmd, env, a, need, ids(), func(bool) jobAction { return releaseAction })
 	case "requeue", "requeuehold":
 		return scontrolJobs(cmd, env, a, need, ids(), requeueAction)
+	case "suspend":
+		return scontrolJobs(cmd, env, a, need, ids(), func(bool) jobAction { return suspendAction })
+	case "resume":
+		return scontrolJobs(cmd, env, a, need, ids(), func(bool) jobAction { return resumeAction })
 	}
-	return usageError("scontrol", "invalid keyword: %s (Parity serves show, update, hold, uhold, release, requeue, requeuehold)", a.command)
+	return usageError("scontrol", "invalid keyword: %s (Parity serves show, update, create, delete, hold, uhold, release, requeue, requeuehold, suspend, resume)", a.command)
+}
+
+// isResvEntity reports whether an scontrol entity word names reservations.
+func isResvEntity(w string) bool {
+	switch strings.ToLower(w) {
+	case "reservation", "reservations", "res", "resv":
+		return true
+	}
+	return false
 }
 
 func scontrolJobs(cmd *cobra.Command, env userEnv, a scontrolArgs, need func(int) error, ids []string, act func(bool) jobAction) error {

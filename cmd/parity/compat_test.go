@@ -24,7 +24,7 @@ func testRoot(env userEnv, stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newSubmitCmdWith(env), newQueueCmdWith(env), newNodesCmdWith(env), newShowCmdWith(env),
 		newCancelCmdWith(env), newUpdateCmdWith(env), newHoldCmdWith(env), newReleaseCmdWith(env),
 		newRequeueCmdWith(env), newExplainCmdWith(env), newPrioCmdWith(env), newEventsCmdWith(env),
-		newScontrolCmdWith(env), newInstallCompatCmd())
+		newScontrolCmdWith(env), newInstallCompatCmd(), newReservationCmdWith(env), newSuspendCmdWith(env), newResumeCmdWith(env))
 	return root
 }
 

@@ -55,5 +55,15 @@ func TestHoldReleaseRequeue(t *testing.T) {
 	// Only running jobs can be requeued: the controller's words, verbatim.
 	cl.fails(alice, 1, []string{"scontrol", "requeuehold", "2"}, "parity: scontrol: job 2: job 2 is PENDING; only running jobs can be requeued")
 	cl.fails(alice, 1, []string{"parity", "requeue", "--hold", "2"}, "only running jobs can be requeued")
-	cl.fails(alice, 1, []string{"parity", "hold", "20_3"}, "array task ids are not supported")
+	cl.fails(alice, 1, []string{"parity", "hold", "20_3"}, "parity: hold: job 20_3: invalid job id specified: 20")
+}
+
+func TestSuspendResumeVerbs(t *testing.T) {
+	cl := startCLICluster(t)
+	alice, olga := cl.as("alice", nil), cl.as("olga", nil)
+	cl.ok(alice, "sbatch", "--wrap", "a")
+	cl.fails(alice, 1, []string{"scontrol", "suspend", "1"}, "parity: scontrol: job 1: access/permission denied: scontrol suspend needs an operator or admin")
+	cl.fails(olga, 1, []string{"parity", "suspend", "1"}, "parity: suspend: job 1: job 1 is PENDING; only running jobs can be suspended")
+	cl.fails(olga, 1, []string{"scontrol", "resume", "JobId=1"}, "parity: scontrol: job 1: job 1 is PENDING; only suspended jobs can be resumed")
+	cl.fails(olga, 1, []string{"parity", "resume", "x"}, `invalid job id "x"`)
 }

@@ -70,6 +70,7 @@ isolation and accounting behave the same on every vendor.`,
 		newSubmitCmd(), newQueueCmd(), newNodesCmd(), newShowCmd(), newCancelCmd(), newUpdateCmd(),
 		newHoldCmd(), newReleaseCmd(), newRequeueCmd(), newExplainCmd(), newPrioCmd(), newEventsCmd(),
 		newScontrolCmd(), newInstallCompatCmd(),
+		newReservationCmd(), newSuspendCmd(), newResumeCmd(),
 	)
 	return root
 }

@@ -14,6 +14,7 @@ type nodesOptions struct {
 	partitions, states, nodes        []string
 	noHeader, long, perNode, reasons bool
 	summarize, gpus, all, exact      bool
+	reservations                     bool
 }
 
 func newNodesCmd() *cobra.Command { return newNodesCmdWith(realUserEnv()) }
@@ -28,7 +29,7 @@ node state, nodes that print alike merged into one host list. -N lists nodes,
 -R the reasons nodes are down or drained, -s a summary with A/I/O/T counts,
 -o takes sinfo's %-format codes (%P %a %l %D %t %T %N %c %C %m %G %f %E %u
 %H %F). --gpus lists every GPU: node, index, type, state (idle, alloc,
-drain), holding job, UUID and drain reason.`,
+drain), holding job, UUID and drain reason. -T lists reservations.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runNodes(cmd, env, &o) },
 	}
@@ -45,6 +46,7 @@ drain), holding job, UUID and drain reason.`,
 	fl.BoolVarP(&o.reasons, "list-reasons", "R", false, "reasons nodes are down, drained or failing")
 	fl.BoolVarP(&o.summarize, "summarize", "s", false, "partition summary with node counts A/I/O/T")
 	fl.BoolVar(&o.gpus, "gpus", false, "one line per GPU with its state, job and drain reason")
+	fl.BoolVarP(&o.reservations, "reservation", "T", false, "list reservations (name, state, start, end, duration, nodes)")
 	fl.BoolVarP(&o.all, "all", "a", false, "accepted for sinfo compatibility (every partition is shown)")
 	fl.BoolVarP(&o.exact, "exact", "e", false, "accepted for sinfo compatibility (nodes are always grouped exactly)")
 	return cmd
@@ -71,6 +73,9 @@ func (o *nodesOptions) layout() string {
 }
 
 func runNodes(cmd *cobra.Command, env userEnv, o *nodesOptions) error {
+	if o.reservations {
+		return runReservationTable(cmd, env, o)
+	}
 	var layout format.Layout
 	var err error
 	if o.gpus {
@@ -151,4 +156,21 @@ func inPartitions(n *pb.Node, parts []*pb.Partition) bool {
 		}
 	}
 	return false
+}
+
+// runReservationTable is sinfo -T.
+func runReservationTable(cmd *cobra.Command, env userEnv, o *nodesOptions) error {
+	s, err := o.dial(cmd, "nodes", env)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	rs, err := s.c.ListReservations(s.ctx)
+	if err != nil {
+		return s.fail(err)
+	}
+	if o.json {
+		return writeMessagesJSON(cmd.OutOrStdout(), "reservations", rs)
+	}
+	return format.ReservationTable(cmd.OutOrStdout(), rs, env.render(), !o.noHeader)
 }

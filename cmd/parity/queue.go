@@ -37,7 +37,7 @@ $SQUEUE_FORMAT sets the default. --start lists pending jobs by expected start.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&o.format, "format", "o", "", "output format (squeue -o codes)")
 	fl.StringArrayVarP(&o.users, "user", "u", nil, "only these users' jobs (comma list)")
-	fl.StringArrayVarP(&o.jobs, "jobs", "j", nil, "only these job ids (comma list)")
+	fl.StringArrayVarP(&o.jobs, "jobs", "j", nil, "only these job ids or array tasks (comma list: 12,20_3,20_[1-4])")
 	fl.StringArrayVarP(&o.partitions, "partition", "p", nil, "only these partitions (comma list)")
 	fl.StringArrayVarP(&o.states, "states", "t", nil, "only these states, long or compact (PD,R,CG...), or all")
 	fl.StringArrayVarP(&o.accounts, "account", "A", nil, "only these accounts (comma list)")
@@ -64,9 +64,9 @@ func runQueue(cmd *cobra.Command, env userEnv, o *queueOptions) error {
 	if err != nil {
 		return usageError("queue", "%v", err)
 	}
-	ids, err := parseJobIDs("queue", o.jobs)
+	ids, refs, err := splitQueueIDs(o.jobs)
 	if err != nil {
-		return err
+		return usageError("queue", "%v", err)
 	}
 	states, all, err := format.ParseJobStates(o.states)
 	if err != nil {
@@ -80,7 +80,7 @@ func runQueue(cmd *cobra.Command, env userEnv, o *queueOptions) error {
 		return err
 	}
 	defer s.close()
-	f := &pb.ListJobsRequest{JobIds: ids, States: states, AllStates: all, Users: format.SplitList(o.users),
+	f := &pb.ListJobsRequest{JobIds: ids, TaskRefs: refs, States: states, AllStates: all, Users: format.SplitList(o.users),
 		Accounts: format.SplitList(o.accounts), Partitions: format.SplitList(o.partitions), Name: o.name}
 	if o.me {
 		who, err := s.c.WhoAmI(s.ctx)
@@ -89,7 +89,7 @@ func runQueue(cmd *cobra.Command, env userEnv, o *queueOptions) error {
 		}
 		f.Users = []string{who.GetUser()}
 	}
-	if len(ids) > 0 && len(states) == 0 {
+	if len(ids)+len(refs) > 0 && len(states) == 0 {
 		f.AllStates = true // squeue -j shows the named jobs whatever their state
 	}
 	jobs, err := s.c.ListJobs(s.ctx, f)

@@ -29,7 +29,7 @@ func newShowCmdWith(env userEnv) *cobra.Command {
 	var cf clientFlags
 	var sf showFlags
 	cmd := &cobra.Command{
-		Use:   "show job|node|partition [ID] | hostnames|hostlist EXPR",
+		Use:   "show job|node|partition|reservation [ID] | hostnames|hostlist EXPR",
 		Short: "Show jobs, nodes or partitions as Key=Value records (scontrol show)",
 		Long: `Show records as scontrol show does: "Key=Value" pairs, continuation lines
 indented, a blank line after each record (-o: one line each). Without an ID
@@ -57,12 +57,14 @@ func showEntity(word string) (entity, id string, err error) {
 		return "node", inline, nil
 	case "partition", "partitions", "partitionname", "part":
 		return "partition", inline, nil
+	case "reservation", "reservations", "res", "resv", "reservationname":
+		return "reservation", inline, nil
 	case "hostnames", "hostname":
 		return "hostnames", inline, nil
 	case "hostlist", "hostlistsorted":
 		return strings.ToLower(w), inline, nil
 	}
-	return "", "", fmt.Errorf("unknown entity %q (want job, node, partition, hostnames or hostlist)", word)
+	return "", "", fmt.Errorf("unknown entity %q (want job, node, partition, reservation, hostnames or hostlist)", word)
 }
 
 func runShow(cmd *cobra.Command, env userEnv, cf *clientFlags, sf showFlags, verb string, args []string) error {
@@ -99,6 +101,13 @@ func runShow(cmd *cobra.Command, env userEnv, cf *clientFlags, sf showFlags, ver
 			_, err = fmt.Fprintln(w, jobspec.CompressHostlist(hosts))
 		}
 		return err
+	}
+	if entity == "reservation" {
+		var rest []string
+		if id != "" {
+			rest = []string{id}
+		}
+		return runReservation(cmd, env, cf, sf, verb, "show", rest)
 	}
 	s, err := cf.dial(cmd, verb, env)
 	if err != nil {
@@ -154,12 +163,12 @@ func showJobs(s *session, asJSON bool, o format.ShowOptions, w io.Writer, id str
 		}
 		jobs = all
 	} else {
-		ids, err := parseJobIDs(s.verb, []string{id})
+		ids, err := parseJobTargets(s.verb, []string{id})
 		if err != nil {
 			return err
 		}
 		for _, jid := range ids {
-			j, err := s.c.GetJob(s.ctx, jid, false)
+			j, err := s.getTarget(jid)
 			if err != nil {
 				return s.fail(err)
 			}

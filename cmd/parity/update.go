@@ -23,7 +23,7 @@ func newUpdateCmdWith(env userEnv) *cobra.Command {
 		Short: "Change pending jobs or drain/resume nodes (scontrol update)",
 		Long: `Change jobs or nodes as scontrol update does.
 
-Jobs: JobId=12[,13] with TimeLimit= (a duration; +N or -N minutes changes the
+Jobs: JobId=12[,13] (or an array task, JobId=20_3) with TimeLimit= (a duration; +N or -N minutes changes the
 current limit), Nice=, Partition=, QOS=, JobName=, Comment=, Account=.
 Nodes: NodeName=gpu[001-004] State=DRAIN|DOWN|RESUME|UNDRAIN with Reason=
 (required to drain or down a node); Devices=0,3 (indices or UUIDs) limits the
@@ -37,7 +37,7 @@ change to those GPUs of one node. Nothing is printed on success.`,
 
 // updatePlan is a parsed scontrol update: job changes or a node change.
 type updatePlan struct {
-	jobIDs []uint64
+	jobIDs []jobTarget
 	job    *pb.UpdateJobRequest // fields to set on every job in jobIDs
 	// timeDelta is TimeLimit=+N/-N: added to each job's current limit.
 	timeDelta time.Duration
@@ -74,7 +74,7 @@ func parseUpdate(words []string) (*updatePlan, error) {
 		switch kv.key {
 		case "jobid":
 			isJob = true
-			p.jobIDs, err = jobIDList([]string{kv.value})
+			p.jobIDs, err = jobTargetList([]string{kv.value})
 		case "timelimit":
 			err = setTimeLimit(p, job, kv.value)
 		case "nice":
@@ -181,10 +181,10 @@ func setTimeLimit(p *updatePlan, job *pb.UpdateJobRequest, v string) error {
 	return nil
 }
 
-func joinIDs(ids []uint64) string {
+func joinIDs(ids []jobTarget) string {
 	s := make([]string, len(ids))
 	for i, id := range ids {
-		s[i] = strconv.FormatUint(id, 10)
+		s[i] = id.String()
 	}
 	return strings.Join(s, ",")
 }
@@ -214,18 +214,18 @@ func runUpdate(cmd *cobra.Command, env userEnv, cf *clientFlags, verb string, ar
 	var failures []error
 	for _, id := range plan.jobIDs {
 		req := proto.CloneOf(plan.job)
-		req.JobId = id
+		req.JobId, req.ArrayTaskId = id.id, id.task
 		if plan.timeDelta != 0 {
-			cur, err := s.c.GetJob(s.ctx, id, false)
+			cur, err := s.getTarget(id)
 			if err != nil {
-				failures = append(failures, s.jobFail(id, err))
+				failures = append(failures, s.targetFail(id, err))
 				continue
 			}
 			req.TimeLimitSeconds = proto.Int64(cur.GetTimeLimitSeconds() + int64(plan.timeDelta/time.Second))
 		}
 		j, err := s.c.UpdateJob(s.ctx, req)
 		if err != nil {
-			failures = append(failures, s.jobFail(id, err))
+			failures = append(failures, s.targetFail(id, err))
 			continue
 		}
 		done = append(done, j)

@@ -14,20 +14,20 @@ import (
 func TestParseUpdate(t *testing.T) {
 	cases := []struct {
 		words []string
-		ids   []uint64
+		ids   []string
 		job   *pb.UpdateJobRequest
 		delta time.Duration
 		node  *pb.UpdateNodeRequest
 		err   string
 	}{
-		{words: []string{"JobId=12", "TimeLimit=2:00:00"}, ids: []uint64{12}, job: &pb.UpdateJobRequest{TimeLimitSeconds: proto.Int64(7200)}},
+		{words: []string{"JobId=12", "TimeLimit=2:00:00"}, ids: []string{"12"}, job: &pb.UpdateJobRequest{TimeLimitSeconds: proto.Int64(7200)}},
 		{words: []string{"jobid=12,13", "timelimit=1-00:00:00", "Nice=10", "Partition=debug", "QOS=high", "JobName=x", "Account=bio", "Comment=a b"},
-			ids: []uint64{12, 13}, job: &pb.UpdateJobRequest{TimeLimitSeconds: proto.Int64(86400), Nice: proto.Int32(10), Partition: proto.String("debug"),
+			ids: []string{"12", "13"}, job: &pb.UpdateJobRequest{TimeLimitSeconds: proto.Int64(86400), Nice: proto.Int32(10), Partition: proto.String("debug"),
 				Qos: proto.String("high"), Name: proto.String("x"), Account: proto.String("bio"), Comment: proto.String("a b")}},
-		{words: []string{"JobId=5", "TimeLimit=+30"}, ids: []uint64{5}, job: &pb.UpdateJobRequest{}, delta: 30 * time.Minute},
-		{words: []string{"JobId=5", "TimeLimit=-1:00:00"}, ids: []uint64{5}, job: &pb.UpdateJobRequest{}, delta: -time.Hour},
-		{words: []string{"JobId=5", "TimeLimit=UNLIMITED"}, ids: []uint64{5}, job: &pb.UpdateJobRequest{TimeLimitSeconds: proto.Int64(-1)}},
-		{words: []string{"JobId=5", "Comment=needs", "more", "words"}, ids: []uint64{5}, job: &pb.UpdateJobRequest{Comment: proto.String("needs more words")}},
+		{words: []string{"JobId=5", "TimeLimit=+30"}, ids: []string{"5"}, job: &pb.UpdateJobRequest{}, delta: 30 * time.Minute},
+		{words: []string{"JobId=5", "TimeLimit=-1:00:00"}, ids: []string{"5"}, job: &pb.UpdateJobRequest{}, delta: -time.Hour},
+		{words: []string{"JobId=5", "TimeLimit=UNLIMITED"}, ids: []string{"5"}, job: &pb.UpdateJobRequest{TimeLimitSeconds: proto.Int64(-1)}},
+		{words: []string{"JobId=5", "Comment=needs", "more", "words"}, ids: []string{"5"}, job: &pb.UpdateJobRequest{Comment: proto.String("needs more words")}},
 		{words: []string{"NodeName=n[1-2]", "State=drain", "Reason=bad", "fan"}, node: &pb.UpdateNodeRequest{Nodes: "n[1-2]", State: "DRAIN", Reason: "bad fan"}},
 		{words: []string{"NodeName=n1", "State=RESUME"}, node: &pb.UpdateNodeRequest{Nodes: "n1", State: "RESUME"}},
 		{words: []string{"NodeName=n1", "State=IDLE"}, node: &pb.UpdateNodeRequest{Nodes: "n1", State: "RESUME"}},
@@ -40,7 +40,9 @@ func TestParseUpdate(t *testing.T) {
 		{words: []string{"JobId=1", "NodeName=n1"}, err: "cannot be updated together"},
 		{words: []string{"JobId=1"}, err: "nothing to change"},
 		{words: []string{"JobId=abc", "Nice=1"}, err: `jobid=abc: invalid job id "abc"`},
-		{words: []string{"JobId=20_3", "Nice=1"}, err: "array task ids are not supported"},
+		{words: []string{"JobId=20_3", "Nice=1"}, ids: []string{"20_3"}, job: &pb.UpdateJobRequest{Nice: proto.Int32(1)}},
+		{words: []string{"JobId=20_[1-2],7", "Nice=1"}, ids: []string{"20_1", "20_2", "7"}, job: &pb.UpdateJobRequest{Nice: proto.Int32(1)}},
+		{words: []string{"JobId=20_[1-", "Nice=1"}, err: `jobid=20_[1-: workflow: invalid job id "20_[1-"`},
 		{words: []string{"JobId=1", "TimeLimit=2:xx"}, err: "timelimit=2:xx"},
 		{words: []string{"JobId=1", "Nice=high"}, err: "nice=high"},
 		{words: []string{"JobId=1", "NumNodes=2"}, err: "update of numnodes is not supported"},
@@ -60,7 +62,11 @@ func TestParseUpdate(t *testing.T) {
 			t.Errorf("parseUpdate(%q): %v", c.words, err)
 			continue
 		}
-		if !slices.Equal(p.jobIDs, c.ids) || p.timeDelta != c.delta || !proto.Equal(p.job, c.job) || !proto.Equal(p.node, c.node) {
+		var got []string
+		for _, id := range p.jobIDs {
+			got = append(got, id.String())
+		}
+		if !slices.Equal(got, c.ids) || p.timeDelta != c.delta || !proto.Equal(p.job, c.job) || !proto.Equal(p.node, c.node) {
 			t.Errorf("parseUpdate(%q) = ids %v job %v delta %v node %v", c.words, p.jobIDs, p.job, p.timeDelta, p.node)
 		}
 	}

@@ -26,6 +26,8 @@ const (
 	orderKill     = "kill"
 	orderSignal   = "signal"
 	orderDiagnose = "diagnose"
+	orderSuspend  = "suspend"
+	orderResume   = "resume"
 )
 
 // stateLaunchFailed tells the controller a job's batch step never started.
@@ -91,6 +93,18 @@ func (a *Agent) handle(ctx context.Context, o *pb.Order) {
 		if err := a.cfg.Runtime.Signal(ctx, id, sig); err != nil && !errors.Is(err, launch.ErrUnknownJob) {
 			a.log.Error("signal failed", "job", id, "signal", sig, "err", err)
 		}
+	case orderSuspend, orderResume:
+		// scontrol suspend/resume: stop or continue the job's processes
+		// and its time limit clock (idempotent in the runtime).
+		pause := a.cfg.Runtime.Suspend
+		if o.GetKind() == orderResume {
+			pause = a.cfg.Runtime.Resume
+		}
+		err := pause(ctx, id)
+		if err != nil && !errors.Is(err, launch.ErrUnknownJob) {
+			a.log.Error("suspend/resume failed", "job", id, "kind", o.GetKind(), "err", err)
+		}
+		a.log.Info("job order", "job", id, "kind", o.GetKind(), "reason", o.GetReason(), "running", err == nil)
 	case orderDiagnose:
 		a.diagnose(ctx, o.GetDevice(), int(o.GetLevel()))
 	default:

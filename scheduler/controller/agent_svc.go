@@ -83,7 +83,7 @@ func (s *agentService) Register(ctx context.Context, req *pb.RegisterRequest) (*
 			if j == nil || reported[id] || !j.launchSent {
 				continue
 			}
-			if j.state == StateRunning && (j.spec.GetRequeue() || c.cfg.RequeueOnNodeFail) {
+			if j.live() && (j.spec.GetRequeue() || c.cfg.RequeueOnNodeFail) {
 				j.requeueOnEnd = true
 			}
 			w, after := c.endLocked(j, StateNodeFail, fmt.Sprintf("node %s re-registered without the job", n.name), 0, 0, "agent:"+n.name, n.name)

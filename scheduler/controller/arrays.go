@@ -120,6 +120,8 @@ func taskState(j *job) workflow.State {
 	switch j.state {
 	case StateRunning, StateCompleting:
 		return workflow.Running
+	case StateSuspended:
+		return workflow.Suspended
 	}
 	return workflow.State(j.state)
 }
@@ -156,44 +158,57 @@ func (c *Controller) splitArraysLocked() ([]write, error) {
 			}
 			continue
 		}
-		var cold []byte
-		for _, t := range split {
-			if t.JobID == j.core.ID {
-				// The last task takes the array's own id and record.
-				j.task = &arrayTask{array: j.core.ID, index: t.Index}
-				continue
-			}
-			if cold == nil {
-				spec, err := c.store.script(j.core.ID)
-				if err != nil {
-					return nil, err
-				}
-				if cold, err = proto.Marshal(spec); err != nil {
-					return nil, fmt.Errorf("controller: array %d script: %w", j.core.ID, err)
-				}
-			}
-			tj := &job{core: j.core, spec: proto.CloneOf(j.spec), state: StatePending, reason: string(core.ReasonNone),
-				task: &arrayTask{array: j.core.ID, index: t.Index}}
-			tj.core.ID, tj.core.Alloc = t.JobID, nil
-			st.jobs[t.JobID] = tj
-			st.active = append(st.active, tj)
-			val, err := tj.marshal()
-			if err != nil {
-				return nil, err
-			}
-			key := jobKey(t.JobID)
-			ws = append(ws, write{bucket: bucketJobs, key: key, val: val}, write{bucket: bucketScripts, key: key, val: cold})
-		}
-		val, err := j.marshal()
+		tws, err := c.materializeTasksLocked(j, split)
 		if err != nil {
 			return nil, err
 		}
-		ws = append(ws, write{bucket: bucketJobs, key: jobKey(j.core.ID), val: val})
+		ws = append(ws, tws...)
 	}
 	if len(ws) > 0 {
 		ws = append(ws, write{bucket: bucketMeta, key: keyNextID, val: u64(uint64(st.nextID))})
 	}
 	return ws, nil
+}
+
+// materializeTasksLocked makes jobs of tasks just split off array j and
+// returns the writes of their records and of j's (c.mu held); the caller
+// writes the next job id.
+func (c *Controller) materializeTasksLocked(j *job, split []workflow.Task) ([]write, error) {
+	st := c.st
+	var ws []write
+	var cold []byte
+	for _, t := range split {
+		if t.JobID == j.core.ID {
+			// The last task takes the array's own id and record.
+			j.task = &arrayTask{array: j.core.ID, index: t.Index}
+			continue
+		}
+		if cold == nil {
+			spec, err := c.store.script(j.core.ID)
+			if err != nil {
+				return nil, err
+			}
+			if cold, err = proto.Marshal(spec); err != nil {
+				return nil, fmt.Errorf("controller: array %d script: %w", j.core.ID, err)
+			}
+		}
+		tj := &job{core: j.core, spec: proto.CloneOf(j.spec), state: StatePending, reason: string(core.ReasonNone),
+			task: &arrayTask{array: j.core.ID, index: t.Index}}
+		tj.core.ID, tj.core.Alloc = t.JobID, nil
+		st.jobs[t.JobID] = tj
+		st.active = append(st.active, tj)
+		val, err := tj.marshal()
+		if err != nil {
+			return nil, err
+		}
+		key := jobKey(t.JobID)
+		ws = append(ws, write{bucket: bucketJobs, key: key, val: val}, write{bucket: bucketScripts, key: key, val: cold})
+	}
+	val, err := j.marshal()
+	if err != nil {
+		return nil, err
+	}
+	return append(ws, write{bucket: bucketJobs, key: jobKey(j.core.ID), val: val}), nil
 }
 
 // parseTaskSelection reads a cancel request's task list ("7", "[1-3,7]").

@@ -37,7 +37,7 @@ func (l depLookup) SingletonBlocked(user, name string, self core.JobID) bool {
 			continue
 		}
 		switch {
-		case j.state == StateRunning || j.state == StateCompleting:
+		case j.live() || j.state == StateCompleting:
 			return true
 		case j.state == StatePending && j.core.ID < self && j.dep != nil && hasSingleton(j.dep):
 			return true

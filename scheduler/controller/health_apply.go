@@ -255,7 +255,7 @@ func (a *healthApply) requeueJobs(d healthcheck.Decision) {
 	failed := affectedDevices(n, d.UUID)
 	for _, id := range sortedJobIDs(n.jobs) {
 		j := c.st.jobs[id]
-		if j == nil || j.state != StateRunning || (d.UUID != "" && !holdsAny(j, n.name, failed)) {
+		if j == nil || !j.live() || (d.UUID != "" && !holdsAny(j, n.name, failed)) {
 			continue
 		}
 		requeue := c.cfg.Health.OnFault == config.OnFaultRequeue && (j.spec.GetRequeue() || c.cfg.RequeueOnNodeFail)

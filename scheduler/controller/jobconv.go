@@ -77,6 +77,10 @@ func (j *job) record() *pb.Job {
 	}
 	j.arrayFields(p)
 	j.preemptFields(p)
+	if j.state == StateSuspended && !j.suspendedAt.IsZero() {
+		p.SuspendTime = api.Timestamp(j.suspendedAt)
+	}
+	p.SuspendedSeconds = int64(j.suspendedFor / time.Second)
 	return p
 }
 
@@ -110,6 +114,10 @@ func jobFromRecord(p *pb.Job) (*job, error) {
 		requeueOnEnd: p.GetRequeuePending(), holdOnEnd: p.GetHoldOnRequeue(), faultReason: p.GetFaultReason(), faultState: p.GetFaultState(),
 		lastRequeueReason: p.GetLastRequeueReason(), adminComment: p.GetAdminComment()}
 	j.preemptFromRecord(p)
+	if p.GetSuspendTime() != nil {
+		j.suspendedAt = api.Time(p.GetSuspendTime())
+	}
+	j.suspendedFor = time.Duration(p.GetSuspendedSeconds()) * time.Second
 	if err := j.arrayFromRecord(p); err != nil {
 		return nil, err
 	}
@@ -123,7 +131,7 @@ func (j *job) syncCoreState() {
 	switch j.state {
 	case StatePending:
 		j.core.State = core.JobPending
-	case StateRunning, StateCompleting:
+	case StateRunning, StateCompleting, StateSuspended:
 		j.core.State = core.JobRunning
 	default:
 		j.core.State = "done"

@@ -71,7 +71,7 @@ func (s *jobsService) Cancel(ctx context.Context, req *pb.CancelRequest) (*pb.Ca
 		return c.cancelArray(ctx, req)
 	}
 	rec, err := c.jobChange(ctx, req.GetJobId(), func(id auth.Identity, j *job) (*pb.Event, func(), error) {
-		if j.state != StatePending && j.state != StateRunning {
+		if j.state != StatePending && !j.live() {
 			return nil, nil, alreadyDone(j)
 		}
 		ev := jobEvent(EventCancel, j, id.User)
@@ -133,7 +133,11 @@ func (c *Controller) sendKill(j *job, reason string) {
 }
 
 func (s *jobsService) Hold(ctx context.Context, req *pb.JobRef) (*pb.Job, error) {
-	return s.c.jobChange(ctx, req.GetJobId(), func(id auth.Identity, j *job) (*pb.Event, func(), error) {
+	jid, err := s.c.resolveTask(ctx, req.GetJobId(), req.ArrayTaskId)
+	if err != nil {
+		return nil, err
+	}
+	return s.c.jobChange(ctx, jid, func(id auth.Identity, j *job) (*pb.Event, func(), error) {
 		if j.state != StatePending {
 			return nil, nil, status.Errorf(codes.FailedPrecondition, "job %d is %s; only pending jobs can be held", j.core.ID, j.state)
 		}
@@ -148,7 +152,11 @@ func (s *jobsService) Hold(ctx context.Context, req *pb.JobRef) (*pb.Job, error)
 }
 
 func (s *jobsService) Release(ctx context.Context, req *pb.JobRef) (*pb.Job, error) {
-	return s.c.jobChange(ctx, req.GetJobId(), func(id auth.Identity, j *job) (*pb.Event, func(), error) {
+	jid, err := s.c.resolveTask(ctx, req.GetJobId(), req.ArrayTaskId)
+	if err != nil {
+		return nil, err
+	}
+	return s.c.jobChange(ctx, jid, func(id auth.Identity, j *job) (*pb.Event, func(), error) {
 		switch {
 		case j.state != StatePending || j.core.Hold == core.HoldNone:
 			return nil, nil, status.Errorf(codes.FailedPrecondition, "job %d is not held", j.core.ID)
@@ -162,8 +170,12 @@ func (s *jobsService) Release(ctx context.Context, req *pb.JobRef) (*pb.Job, err
 
 func (s *jobsService) Requeue(ctx context.Context, req *pb.RequeueRequest) (*pb.Job, error) {
 	c := s.c
-	return c.jobChange(ctx, req.GetJobId(), func(id auth.Identity, j *job) (*pb.Event, func(), error) {
-		if j.state != StateRunning {
+	jid, err := c.resolveTask(ctx, req.GetJobId(), req.ArrayTaskId)
+	if err != nil {
+		return nil, err
+	}
+	return c.jobChange(ctx, jid, func(id auth.Identity, j *job) (*pb.Event, func(), error) {
+		if !j.live() {
 			return nil, nil, status.Errorf(codes.FailedPrecondition, "job %d is %s; only running jobs can be requeued", j.core.ID, j.state)
 		}
 		j.state, j.requeueOnEnd, j.holdOnEnd = StateCompleting, true, req.GetHold()
@@ -176,7 +188,11 @@ func (s *jobsService) Requeue(ctx context.Context, req *pb.RequeueRequest) (*pb.
 
 func (s *jobsService) Update(ctx context.Context, req *pb.UpdateJobRequest) (*pb.Job, error) {
 	c := s.c
-	return c.jobChange(ctx, req.GetJobId(), func(id auth.Identity, j *job) (*pb.Event, func(), error) {
+	jid, err := c.resolveTask(ctx, req.GetJobId(), req.ArrayTaskId)
+	if err != nil {
+		return nil, err
+	}
+	return c.jobChange(ctx, jid, func(id auth.Identity, j *job) (*pb.Event, func(), error) {
 		// Check everything before changing anything: a refused update
 		// must leave memory exactly as the store has it.
 		if finished(j.state) {

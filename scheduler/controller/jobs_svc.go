@@ -84,6 +84,9 @@ func (c *Controller) prepareSubmit(user string, spec *pb.JobSpec) (*prepared, er
 	}
 	c.mu.Lock()
 	err = c.checkSubmitLimitsLocked(j)
+	if err == nil {
+		err = c.checkJobReservationLocked(&j.core)
+	}
 	c.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -138,9 +141,20 @@ func (s *jobsService) Get(ctx context.Context, req *pb.GetJobRequest) (*pb.Job, 
 	c := s.c
 	id := caller(ctx)
 	c.mu.Lock()
-	j, err := c.jobForLocked(id, req.GetJobId())
+	var j *job
 	var rec *pb.Job
-	if err == nil {
+	var err error
+	if req.ArrayTaskId != nil {
+		// A task split off is its own job; one still in the array shows
+		// the array's record under the task's name.
+		var h *job
+		if j, h, err = c.findTaskLocked(id, req.GetJobId(), req.GetArrayTaskId()); err == nil && j == nil {
+			j, rec = h, taskRecord(h, req.GetArrayTaskId())
+		}
+	} else {
+		j, err = c.jobForLocked(id, req.GetJobId())
+	}
+	if err == nil && rec == nil {
 		rec = j.record()
 	}
 	c.mu.Unlock()
@@ -175,7 +189,7 @@ func (s *jobsService) List(ctx context.Context, req *pb.ListJobsRequest) (*pb.Li
 		states[strings.ToUpper(st)] = true
 	}
 	if len(states) == 0 && !req.GetAllStates() {
-		states = map[string]bool{StatePending: true, StateRunning: true, StateCompleting: true}
+		states = map[string]bool{StatePending: true, StateRunning: true, StateCompleting: true, StateSuspended: true}
 	}
 	match := func(j *job) bool {
 		switch {
@@ -198,17 +212,24 @@ func (s *jobsService) List(ctx context.Context, req *pb.ListJobsRequest) (*pb.Li
 		}
 		return req.GetLimit() <= 0 || len(out) < int(req.GetLimit())
 	}
-	if len(req.GetJobIds()) > 0 {
+	if len(req.GetJobIds()) > 0 || len(req.GetTaskRefs()) > 0 {
 		ids := slices.Clone(req.GetJobIds())
 		slices.Sort(ids)
 		for _, jid := range ids {
 			if !add(c.st.jobs[core.JobID(jid)]) {
-				break
+				return &pb.ListJobsResponse{Jobs: out}, nil
 			}
+		}
+		err := c.listTasksLocked(id, req.GetTaskRefs(), match, func(p *pb.Job) bool {
+			out = append(out, p)
+			return req.GetLimit() <= 0 || len(out) < int(req.GetLimit())
+		})
+		if err != nil {
+			return nil, err
 		}
 		return &pb.ListJobsResponse{Jobs: out}, nil
 	}
-	if !req.GetAllStates() && !states[StateCompleted] && len(states) <= 3 && !slices.ContainsFunc(sortedKeys(states), finished) {
+	if !req.GetAllStates() && !states[StateCompleted] && len(states) <= 4 && !slices.ContainsFunc(sortedKeys(states), finished) {
 		// Live states only: the active list is already in id order.
 		for _, j := range c.st.active {
 			if !add(j) {

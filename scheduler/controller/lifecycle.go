@@ -143,7 +143,7 @@ func (c *Controller) failNodeJobsLocked(n *node, reason string) ([]write, []func
 			delete(n.jobs, id)
 			continue
 		}
-		if j.state == StateRunning && (j.spec.GetRequeue() || c.cfg.RequeueOnNodeFail) {
+		if j.live() && (j.spec.GetRequeue() || c.cfg.RequeueOnNodeFail) {
 			j.requeueOnEnd = true
 		}
 		w, after := c.endLocked(j, StateNodeFail, reason, 0, 0, "scheduler", n.name)

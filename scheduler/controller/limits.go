@@ -10,9 +10,10 @@ import (
 
 // checkSubmitLimitsLocked applies the QOS and account limits to a
 // submission (c.mu held): submit-count limits always, per-job limits
-// (MaxWall) when the QOS denies on limit or the job has none. What the
-// job asks of TRES is judged at schedule time by the core's limiter, so
-// such a job pends with the limit's reason rather than being refused.
+// (MaxWall, and MaxTRESPerJob and MaxTRESPerNode on the GPUs the
+// request names, typed or not) when the QOS denies on limit or the job has none. The rest of what
+// the job asks of TRES is judged at schedule time by the core's limiter,
+// so such a job pends with the limit's reason rather than being refused.
 func (c *Controller) checkSubmitLimitsLocked(j *job) error {
 	l := c.cfg.Limits
 	if l == nil {
@@ -30,6 +31,7 @@ func (c *Controller) checkSubmitLimitsLocked(j *job) error {
 		g.Charge(core.LimitJob(&o.core, o.core.TimeLimit), policy.Amount{Jobs: n})
 	}
 	want := policy.Amount{Jobs: 1}
+	want.GPUs, want.NodeGPUs, want.GPUType = core.RequestedGPUs(&j.core)
 	if j.array != nil {
 		want.Jobs = j.array.Size()
 	}

@@ -29,6 +29,7 @@ func (c *Controller) maintain(ctx context.Context) error {
 			afters = append(afters, a...)
 		}
 		ws = append(ws, c.purgeLocked(now)...)
+		ws = append(ws, c.purgeReservationsLocked(now)...)
 		c.chargeUsageLocked(now)
 		hw, ha := c.evaluateHealthLocked(now)
 		rw, ra := c.reclaimLocked(now)

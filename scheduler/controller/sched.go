@@ -96,6 +96,7 @@ func (c *Controller) schedulePass(ctx context.Context) error {
 			}
 			d, _ := plan.Decision(s.Job)
 			j.state, j.core.Start, j.core.Alloc, j.expected = StateRunning, now, s.Nodes, now
+			j.suspendedAt, j.suspendedFor = time.Time{}, 0 // a new run
 			j.reason, j.detail = "None", ""
 			if j.core.Eligible.IsZero() {
 				j.core.Eligible = now

@@ -35,6 +35,7 @@ func (c *Controller) snapshotLocked(now time.Time) core.Snapshot {
 		}
 		snap.Partitions = append(snap.Partitions, p)
 	}
+	snap.Reservations = c.coreReservationsLocked(now, usable)
 	kept := st.active[:0]
 	snap.Jobs = make([]core.Job, 0, len(st.active))
 	for _, j := range st.active {
@@ -45,7 +46,13 @@ func (c *Controller) snapshotLocked(now time.Time) core.Snapshot {
 		if j.arrayHolder() {
 			continue // its tasks are split off and scheduled instead
 		}
-		snap.Jobs = append(snap.Jobs, j.core)
+		cj := j.core
+		if d := j.suspendedTotal(now); d > 0 && cj.TimeLimit > 0 {
+			// The agent stops a suspended job's limit clock: the core
+			// projects its end that much later.
+			cj.TimeLimit += d
+		}
+		snap.Jobs = append(snap.Jobs, cj)
 	}
 	clear(st.active[len(kept):])
 	st.active = kept

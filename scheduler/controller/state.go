@@ -30,7 +30,7 @@ const (
 // finished reports whether a job state is terminal.
 func finished(state string) bool {
 	switch state {
-	case StatePending, StateRunning, StateCompleting:
+	case StatePending, StateRunning, StateCompleting, StateSuspended:
 		return false
 	}
 	return true
@@ -79,6 +79,10 @@ type job struct {
 	// (core.PreemptEnd is when the grace time ends).
 	preemptMode core.PreemptMode
 	preemptedBy core.JobID
+	// suspendedAt is when an admin suspended the job (zero unless
+	// SUSPENDED); suspendedFor sums this run's earlier suspensions.
+	suspendedAt  time.Time
+	suspendedFor time.Duration
 }
 
 // node is the in-memory record of one configured node.
@@ -122,11 +126,17 @@ type state struct {
 	// caps caches partition capacities for submit checks; cleared when an
 	// inventory changes.
 	caps map[string]partCaps
+	// resv are the admin reservations by name.
+	resv map[string]*reservation
 }
 
 func newState() *state {
-	return &state{jobs: map[core.JobID]*job{}, nodes: map[string]*node{}, nextID: 1, nextSeq: 1, usage: map[string]float64{}, caps: map[string]partCaps{}}
+	return &state{jobs: map[core.JobID]*job{}, nodes: map[string]*node{}, nextID: 1, nextSeq: 1, usage: map[string]float64{}, caps: map[string]partCaps{}, resv: map[string]*reservation{}}
 }
+
+// live reports whether the job holds its allocation with processes on
+// its nodes: running or suspended.
+func (j *job) live() bool { return j.state == StateRunning || j.state == StateSuspended }
 
 // owner returns the job's user.
 func (j *job) owner() string { return j.core.User }

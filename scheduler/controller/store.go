@@ -53,7 +53,7 @@ func openStore(dir string) (*store, error) {
 		return nil, fmt.Errorf("%w: open %s: %w", ErrStore, path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketMeta, bucketJobs, bucketScripts, bucketNodes, bucketEvents, bucketEventsByJob} {
+		for _, b := range [][]byte{bucketMeta, bucketJobs, bucketScripts, bucketNodes, bucketEvents, bucketEventsByJob, bucketReservations} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -193,6 +193,17 @@ func (s *store) load(st *state, nodes func(name string) *node) error {
 			if rec.Inventory != nil {
 				n.setInventory(rec.Inventory)
 			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		err = tx.Bucket(bucketReservations).ForEach(func(k, v []byte) error {
+			r, err := reservationFromRecord(v)
+			if err != nil {
+				return fmt.Errorf("reservation %s: %w", k, err)
+			}
+			st.resv[r.core.Name] = r
 			return nil
 		})
 		if err != nil {

@@ -105,6 +105,10 @@ type Tally struct {
 	// summed.
 	GPUType string
 	Wall    time.Duration
+	// NodeCPUs, NodeGPUs and NodeMemMB are what the job takes on each of
+	// its nodes (MaxTRESPerNode); like GPUType they are not summed.
+	NodeCPUs, NodeGPUs int
+	NodeMemMB          int64
 }
 
 func (t *Tally) add(o Tally) {

@@ -65,7 +65,8 @@ func limitJobOf(j *Job, wall time.Duration) policy.LimitJob {
 func (t Tally) Amount() policy.Amount { return t.amount() }
 
 func (t Tally) amount() policy.Amount {
-	return policy.Amount{Jobs: t.Jobs, CPU: int64(t.CPUs), Mem: t.MemMB, Node: int64(t.Nodes), GPUs: int64(t.GPUs), GPUType: t.GPUType}
+	return policy.Amount{Jobs: t.Jobs, CPU: int64(t.CPUs), Mem: t.MemMB, Node: int64(t.Nodes), GPUs: int64(t.GPUs), GPUType: t.GPUType,
+		NodeCPU: int64(t.NodeCPUs), NodeMem: t.NodeMemMB, NodeGPUs: int64(t.NodeGPUs)}
 }
 
 // RequestedGPUType is the GPU type a request names ("" when untyped):
@@ -79,4 +80,36 @@ func RequestedGPUType(r gres.JobRequest) string {
 		}
 	}
 	return ""
+}
+
+// RequestedGPUs is the fewest GPUs a job asks for by its request alone,
+// before any placement (what submit-time limits can judge): in all, its
+// per-node and per-task GPUs on its minimum node count, or its --gpus
+// total, whichever is more; per node, those terms, or the total spread
+// over an explicit node count (without one the pass decides the spread);
+// and the type it names ("" = any). A request the scheduler cannot place
+// counts 0 (the pass gives its reason). An exclusive job may hold more
+// once placed; schedule-time limits count that.
+func RequestedGPUs(j *Job) (total, perNode int64, typ string) {
+	nodes := max(j.Nodes, 1)
+	tpn := 1
+	switch {
+	case j.TasksPerNode > 0:
+		tpn = j.TasksPerNode
+	case j.Tasks > 0:
+		tpn = (j.Tasks + nodes - 1) / nodes
+	}
+	per, _, bad := perNodeGPUs(j.GRES, tpn)
+	if bad != "" {
+		return 0, 0, ""
+	}
+	all, _, bad := perJobGPUs(j.GRES)
+	if bad != "" {
+		return 0, 0, ""
+	}
+	perNode = int64(per)
+	if j.Nodes > 0 {
+		perNode = max(perNode, (all+int64(j.Nodes)-1)/int64(j.Nodes))
+	}
+	return max(int64(per)*int64(nodes), all), perNode, RequestedGPUType(j.GRES)
 }

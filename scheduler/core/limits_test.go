@@ -108,3 +108,30 @@ func TestLimitsAccumulateWithinPass(t *testing.T) {
 		t.Fatalf("starts %d, want 2", len(plan.Starts))
 	}
 }
+
+func TestRequestedGPUs(t *testing.T) {
+	h100 := func(n int64) gres.Requests { return gres.Requests{{Name: "gpu", Type: "h100", Count: n}} }
+	untyped := func(n int64) gres.Requests { return gres.Requests{{Name: "gpu", Count: n}} }
+	tests := []struct {
+		name string
+		job  Job
+		n    int64
+		per  int64
+		typ  string
+	}{
+		{"none", Job{}, 0, 0, ""},
+		{"per node on one node", Job{GRES: gres.JobRequest{PerNode: untyped(4)}}, 4, 4, ""},
+		{"per node times nodes", Job{Nodes: 3, GRES: gres.JobRequest{PerNode: h100(2)}}, 6, 2, "h100"},
+		{"per task times tasks per node", Job{Nodes: 2, Tasks: 4, GRES: gres.JobRequest{PerTask: untyped(1)}}, 4, 2, ""},
+		{"--gpus total over explicit nodes", Job{Nodes: 2, GRES: gres.JobRequest{PerNode: untyped(1), PerJob: h100(5)}}, 5, 3, "h100"},
+		{"--gpus total, the pass spreads it", Job{GRES: gres.JobRequest{PerJob: untyped(16)}}, 16, 0, ""},
+		{"not a GPU request", Job{GRES: gres.JobRequest{PerNode: gres.Requests{{Name: "fpga", Count: 2}}}}, 0, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if n, per, typ := RequestedGPUs(&tt.job); n != tt.n || per != tt.per || typ != tt.typ {
+				t.Fatalf("RequestedGPUs = %d %d %q, want %d %d %q", n, per, typ, tt.n, tt.per, tt.typ)
+			}
+		})
+	}
+}

@@ -320,7 +320,8 @@ func (p *pass) resolveAll() ([]pendingJob, []badRequest) {
 
 func (p *pass) jobTally(sh *shape) Tally {
 	t := Tally{Jobs: 1, Nodes: int(sh.nodes), CPUs: int(sh.nodes) * int(sh.need.cpus), GPUs: int(sh.nodes) * int(sh.need.gpus),
-		MemMB: int64(sh.nodes) * sh.need.mem, GPUType: sh.need.gpuType}
+		MemMB: int64(sh.nodes) * sh.need.mem, GPUType: sh.need.gpuType,
+		NodeCPUs: int(sh.need.cpus), NodeGPUs: int(sh.need.gpus), NodeMemMB: sh.need.mem}
 	if sh.need.gpus == 0 {
 		t.GPUType = ""
 	}
@@ -328,6 +329,7 @@ func (p *pass) jobTally(sh *shape) Tally {
 		// An exclusive job gets whole nodes: count the biggest it may get.
 		cpus, gpus := p.exclusiveMax(sh)
 		t.CPUs, t.GPUs = int(sh.nodes)*cpus, int(sh.nodes)*gpus
+		t.NodeCPUs, t.NodeGPUs = cpus, gpus
 	}
 	if sh.limit < forever {
 		t.Wall = time.Duration(sh.limit) * time.Second

@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -21,6 +22,9 @@ type LimitSet struct {
 	// MaxTRESPerJob is the most of each TRES one job may ask for
 	// (sacctmgr MaxTRES / MaxTRESPerJob).
 	MaxTRESPerJob TRES
+	// MaxTRESPerNode is the most of cpu, mem and GPUs one job may ask for
+	// on any one of its nodes (sacctmgr MaxTRESPerNode).
+	MaxTRESPerNode TRES
 	// MaxTRESPerUser (QOS only) is what one user's running jobs under the
 	// QOS may hold (MaxTRESPU).
 	MaxTRESPerUser TRES
@@ -93,11 +97,11 @@ type Limits struct {
 // walk them in a fixed order without sorting per job.
 type limitEntry struct {
 	LimitSet
-	perJob, perUser, perAcct, grp []string
+	perJob, perNode, perUser, perAcct, grp []string
 }
 
 func newEntry(s LimitSet) *limitEntry {
-	return &limitEntry{LimitSet: s, perJob: tresKeys(s.MaxTRESPerJob), perUser: tresKeys(s.MaxTRESPerUser),
+	return &limitEntry{LimitSet: s, perJob: tresKeys(s.MaxTRESPerJob), perNode: tresKeys(s.MaxTRESPerNode), perUser: tresKeys(s.MaxTRESPerUser),
 		perAcct: tresKeys(s.MaxTRESPerAccount), grp: tresKeys(s.GrpTRES)}
 }
 
@@ -210,7 +214,12 @@ func (s *LimitSet) validate(isQOS bool) error {
 	fields := []struct {
 		name string
 		t    TRES
-	}{{"MaxTRESPerJob", s.MaxTRESPerJob}, {"MaxTRESPerUser", s.MaxTRESPerUser}, {"MaxTRESPerAccount", s.MaxTRESPerAccount}, {"GrpTRES", s.GrpTRES}}
+	}{{"MaxTRESPerJob", s.MaxTRESPerJob}, {"MaxTRESPerNode", s.MaxTRESPerNode}, {"MaxTRESPerUser", s.MaxTRESPerUser}, {"MaxTRESPerAccount", s.MaxTRESPerAccount}, {"GrpTRES", s.GrpTRES}}
+	for k := range s.MaxTRESPerNode {
+		if k != "cpu" && k != "mem" && k != "gres/gpu" && !strings.HasPrefix(k, "gres/gpu:") {
+			return fmt.Errorf("MaxTRESPerNode: %s is not limited per node (cpu, mem, gres/gpu[:type])", k)
+		}
+	}
 	for _, f := range fields {
 		field := f.name
 		for _, k := range tresKeys(f.t) {

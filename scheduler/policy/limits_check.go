@@ -148,6 +148,7 @@ func definedEarlier(srcs []source, i int, key string, pick func(*LimitSet) TRES,
 }
 
 func perJobTRES(s *LimitSet) TRES  { return s.MaxTRESPerJob }
+func perNodeTRES(s *LimitSet) TRES { return s.MaxTRESPerNode }
 func perUserTRES(s *LimitSet) TRES { return s.MaxTRESPerUser }
 func perAcctTRES(s *LimitSet) TRES { return s.MaxTRESPerAccount }
 
@@ -189,6 +190,12 @@ func perJob(srcs []source, j LimitJob, want *Amount) (Violation, bool) {
 			max := s.set.MaxTRESPerJob[k]
 			if w := want.Get(k); w > max && !definedEarlier(srcs, i, k, perJobTRES, false) {
 				return Violation{Reason: tresReason("MaxTRESPerJob", s.qos, classOf(k)), Limit: "MaxTRESPerJob", TRES: k, Max: max, Want: w, Entity: s.entity()}, true
+			}
+		}
+		for _, k := range s.set.perNode {
+			max := s.set.MaxTRESPerNode[k]
+			if w := want.GetPerNode(k); w > max && !definedEarlier(srcs, i, k, perNodeTRES, false) {
+				return Violation{Reason: tresReason("MaxTRESPerNode", s.qos, classOf(k)), Limit: "MaxTRESPerNode", TRES: k, Max: max, Want: w, Entity: s.entity()}, true
 			}
 		}
 	}
@@ -311,6 +318,10 @@ func tresReason(limit string, qos bool, c tresClass) string {
 		names = [6]string{"", "QOSMaxCpuPerJobLimit", "QOSMaxMemoryPerJob", "QOSMaxNodePerJobLimit", "QOSMaxGRESPerJob", "QOSMaxBillingPerJob"}
 	case limit == "MaxTRESPerJob":
 		names = [6]string{"", "AssocMaxCpuPerJobLimit", "AssocMaxMemPerJob", "AssocMaxNodePerJobLimit", "AssocMaxGRESPerJob", "AssocMaxBillingPerJob"}
+	case limit == "MaxTRESPerNode" && qos:
+		names = [6]string{"", "QOSMaxCpuPerNode", "QOSMaxMemoryPerNode", "", "QOSMaxGRESPerNode", "QOSMaxBillingPerNode"}
+	case limit == "MaxTRESPerNode":
+		names = [6]string{"", "AssocMaxCpuPerNode", "AssocMaxMemPerNode", "", "AssocMaxGRESPerNode", "AssocMaxBillingPerNode"}
 	case limit == "MaxTRESPerUser":
 		names = [6]string{"", "QOSMaxCpuPerUserLimit", "QOSMaxMemoryPerUser", "QOSMaxNodePerUserLimit", "QOSMaxGRESPerUser", "QOSMaxBillingPerUser"}
 	case limit == "MaxTRESPerAccount":
@@ -330,7 +341,7 @@ func tresReason(limit string, qos bool, c tresClass) string {
 // jobs already count (running and pending, each array task a job), want
 // what the new job adds (Jobs = its task count). Submit-count limits
 // (MaxSubmitJobs, MaxSubmitJobsPerAccount, GrpSubmitJobs) always reject;
-// per-job limits (MaxTRESPerJob, MaxWall) reject when the job has no QOS
+// per-job limits (MaxTRESPerJob, MaxTRESPerNode, MaxWall) reject when the job has no QOS
 // or its QOS has DenyOnLimit; with DenyOnLimit, so does a job that alone
 // breaks a running limit (Grp* treated like Max*). Anything else is
 // accepted and left to schedule time. The error is a *LimitError.

@@ -21,6 +21,26 @@ type Amount struct {
 	GPUType string
 	// ByType is, in sums, the GPUs held by jobs that asked for each type.
 	ByType map[string]int64
+	// NodeCPU, NodeMem and NodeGPUs are the most one node of a single
+	// job asks for (what MaxTRESPerNode limits); Add does not sum them.
+	NodeCPU, NodeMem, NodeGPUs int64
+}
+
+// GetPerNode returns the amount of one TRES on a job's largest node;
+// TRES MaxTRESPerNode does not know are 0.
+func (a *Amount) GetPerNode(tres string) int64 {
+	switch tres {
+	case "cpu":
+		return a.NodeCPU
+	case "mem":
+		return a.NodeMem
+	case "gres/gpu":
+		return a.NodeGPUs
+	}
+	if typ, ok := cutPrefix(tres, "gres/gpu:"); ok && a.GPUType == typ {
+		return a.NodeGPUs
+	}
+	return 0
 }
 
 // Get returns the amount of one TRES; unknown TRES are 0.

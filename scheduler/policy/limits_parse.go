@@ -23,6 +23,7 @@ func limitFields() []limitField {
 	return []limitField{
 		{names: []string{"grptres"}, tres: func(s *LimitSet) *TRES { return &s.GrpTRES }},
 		{names: []string{"maxtres", "maxtresperjob", "maxtrespj"}, tres: func(s *LimitSet) *TRES { return &s.MaxTRESPerJob }},
+		{names: []string{"maxtrespernode", "maxtrespn"}, tres: func(s *LimitSet) *TRES { return &s.MaxTRESPerNode }},
 		{names: []string{"maxtresperuser", "maxtrespu"}, tres: func(s *LimitSet) *TRES { return &s.MaxTRESPerUser }},
 		{names: []string{"maxtresperaccount", "maxtrespa"}, tres: func(s *LimitSet) *TRES { return &s.MaxTRESPerAccount }},
 		{names: []string{"maxjobs", "maxjobsperuser", "maxjobspu"}, count: func(s *LimitSet) *int { return &s.MaxJobs }},
@@ -83,7 +84,7 @@ func SetLimit(set *LimitSet, field, value string, wall DurationParser) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("%w: unknown limit %q (GrpTRES, MaxTRES, MaxTRESPerUser, MaxTRESPerAccount, MaxJobs, MaxJobsPerAccount, MaxSubmitJobs, MaxSubmitJobsPerAccount, GrpJobs, GrpSubmitJobs, MaxWall)", ErrLimits, field)
+	return fmt.Errorf("%w: unknown limit %q (GrpTRES, MaxTRES, MaxTRESPerNode, MaxTRESPerUser, MaxTRESPerAccount, MaxJobs, MaxJobsPerAccount, MaxSubmitJobs, MaxSubmitJobsPerAccount, GrpJobs, GrpSubmitJobs, MaxWall)", ErrLimits, field)
 }
 
 // clearedTRES lists the names a TRES value sets to -1.

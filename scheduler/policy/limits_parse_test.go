@@ -11,12 +11,12 @@ import (
 )
 
 func TestParseLimitSet(t *testing.T) {
-	got, err := ParseLimitSet("GrpTRES=gres/gpu=8,cpu=64 MaxTRESPU=gres/gpu:h100=2 maxjobs=4 MaxSubmit=10 GrpSubmitJobs=100 MaxJobsPA=3 MaxWall=1-02:00:00 MaxTRES=node=2", jobspec.ParseDuration)
+	got, err := ParseLimitSet("GrpTRES=gres/gpu=8,cpu=64 MaxTRESPU=gres/gpu:h100=2 maxjobs=4 MaxSubmit=10 GrpSubmitJobs=100 MaxJobsPA=3 MaxWall=1-02:00:00 MaxTRES=node=2 MaxTRESPerNode=gres/gpu=4", jobspec.ParseDuration)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := LimitSet{GrpTRES: TRES{"gres/gpu": 8, "cpu": 64}, MaxTRESPerUser: TRES{"gres/gpu:h100": 2}, MaxJobs: 4, MaxSubmitJobs: 10,
-		GrpSubmitJobs: 100, MaxJobsPerAccount: 3, MaxWall: 26 * time.Hour, MaxTRESPerJob: TRES{"node": 2}}
+		GrpSubmitJobs: 100, MaxJobsPerAccount: 3, MaxWall: 26 * time.Hour, MaxTRESPerJob: TRES{"node": 2}, MaxTRESPerNode: TRES{"gres/gpu": 4}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v\nwant %+v", got, want)
 	}

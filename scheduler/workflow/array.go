@@ -132,6 +132,33 @@ func (a *ArrayJob) split(index int) *Task {
 	return nil
 }
 
+// SplitOff returns a task split off the remainder (false while it is still
+// in the remainder, was cancelled there, or does not exist).
+func (a *ArrayJob) SplitOff(index int) (Task, bool) {
+	if t := a.split(index); t != nil {
+		return *t, true
+	}
+	return Task{}, false
+}
+
+// SplitTask splits one task off the remainder out of turn, as Slurm does
+// when a pending task is modified by its id (scontrol hold 123_7): it
+// becomes a pending task with a job id from nextID, or the array's own id
+// when it was the last one left. It then counts against the %N throttle
+// as every split-off pending task does.
+func (a *ArrayJob) SplitTask(index int, nextID func() core.JobID) (Task, error) {
+	if !a.pending.remove(index) {
+		return Task{}, fmt.Errorf("%w: %s is not waiting in the array", ErrNoSuchTask, TaskName(a.ID, index))
+	}
+	id := a.ID
+	if a.pending.len() > 0 {
+		id = nextID()
+	}
+	t := Task{Index: index, JobID: id, State: Pending}
+	a.insert(t)
+	return t, nil
+}
+
 // Task returns a task's state: a split-off task as recorded, a task
 // still in the remainder as pending (with the array's id), a task
 // cancelled in the remainder as cancelled.

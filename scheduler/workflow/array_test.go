@@ -284,3 +284,33 @@ func TestRangeSetModel(t *testing.T) {
 		}
 	})
 }
+
+func TestArraySplitTaskOutOfTurn(t *testing.T) {
+	a := NewArrayJob(20, mustArray(t, "0-4"))
+	next := ids()
+	tk, err := a.SplitTask(3, next)
+	if err != nil || tk.Index != 3 || tk.JobID != 1001 || tk.State != Pending {
+		t.Fatalf("SplitTask(3) = %+v, %v", tk, err)
+	}
+	if got, ok := a.SplitOff(3); !ok || got != tk {
+		t.Fatalf("SplitOff(3) = %+v, %v", got, ok)
+	}
+	if _, ok := a.SplitOff(2); ok {
+		t.Fatal("task 2 is still in the remainder")
+	}
+	if _, err := a.SplitTask(3, next); !errors.Is(err, ErrNoSuchTask) {
+		t.Fatalf("splitting a task twice: %v", err)
+	}
+	if _, err := a.SplitTask(9, next); !errors.Is(err, ErrNoSuchTask) {
+		t.Fatalf("splitting a task that does not exist: %v", err)
+	}
+	// The others still come in order, the last one with the array's id.
+	rest := a.NextTasks(0, next)
+	if !slices.Equal(indices(rest), []int{0, 1, 2, 4}) || rest[3].JobID != 20 || a.PendingCount() != 0 {
+		t.Fatalf("the remainder after an out-of-turn split: %+v", rest)
+	}
+	b := NewArrayJob(30, mustArray(t, "5"))
+	if tk, err := b.SplitTask(5, next); err != nil || tk.JobID != 30 {
+		t.Fatalf("the only task takes the array's id: %+v, %v", tk, err)
+	}
+}

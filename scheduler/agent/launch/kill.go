@@ -120,7 +120,8 @@ func (r *Runtime) signalAll(j *job, sig syscall.Signal) error {
 func (r *Runtime) armTimers(j *job) {
 	now := r.cfg.Clock.Now()
 	rec := j.rec
-	if !rec.Deadline.IsZero() && rec.Ending == "" {
+	// A suspended job's clocks are stopped: Resume arms them again.
+	if !rec.Deadline.IsZero() && rec.Ending == "" && rec.SuspendedAt.IsZero() {
 		if sig := rec.Spec.Signal; sig != nil && !rec.SignalSent {
 			d := max(rec.Deadline.Add(-sig.Lead).Sub(now), 0)
 			j.timers = append(j.timers, r.cfg.Clock.AfterFunc(d, func() { r.leadSignal(j) }))

@@ -39,6 +39,9 @@ type Record struct {
 	Started   time.Time `json:"started"`
 	// Deadline is when the time limit ends the job; zero when unlimited.
 	Deadline time.Time `json:"deadline,omitzero"`
+	// SuspendedAt is when Suspend stopped the job (zero while it runs);
+	// Resume moves Deadline later by the time since.
+	SuspendedAt time.Time `json:"suspendedAt,omitzero"`
 	// SignalSent is set once --signal has been delivered.
 	SignalSent bool `json:"signalSent,omitempty"`
 	// Ending is the state the runtime is ending the job with (CANCELLED,

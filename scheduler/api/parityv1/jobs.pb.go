@@ -139,7 +139,10 @@ type GetJobRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	JobId uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	// with_script returns script and environment (owner or admin only).
-	WithScript    bool `protobuf:"varint,2,opt,name=with_script,json=withScript,proto3" json:"with_script,omitempty"`
+	WithScript bool `protobuf:"varint,2,opt,name=with_script,json=withScript,proto3" json:"with_script,omitempty"`
+	// array_task_id names task job_id_N of the array job_id (scontrol show
+	// job 123_7), split off or still waiting in the array.
+	ArrayTaskId   *int32 `protobuf:"varint,3,opt,name=array_task_id,json=arrayTaskId,proto3,oneof" json:"array_task_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -188,6 +191,13 @@ func (x *GetJobRequest) GetWithScript() bool {
 	return false
 }
 
+func (x *GetJobRequest) GetArrayTaskId() int32 {
+	if x != nil && x.ArrayTaskId != nil {
+		return *x.ArrayTaskId
+	}
+	return 0
+}
+
 type ListJobsRequest struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	JobIds     []uint64               `protobuf:"varint,1,rep,packed,name=job_ids,json=jobIds,proto3" json:"job_ids,omitempty"`
@@ -197,8 +207,11 @@ type ListJobsRequest struct {
 	Partitions []string               `protobuf:"bytes,5,rep,name=partitions,proto3" json:"partitions,omitempty"`
 	Name       string                 `protobuf:"bytes,6,opt,name=name,proto3" json:"name,omitempty"`
 	// all_states includes finished jobs still held in memory.
-	AllStates     bool  `protobuf:"varint,7,opt,name=all_states,json=allStates,proto3" json:"all_states,omitempty"`
-	Limit         int32 `protobuf:"varint,8,opt,name=limit,proto3" json:"limit,omitempty"`
+	AllStates bool  `protobuf:"varint,7,opt,name=all_states,json=allStates,proto3" json:"all_states,omitempty"`
+	Limit     int32 `protobuf:"varint,8,opt,name=limit,proto3" json:"limit,omitempty"`
+	// task_refs selects array tasks ("123_7", "123_[1-3]"), split off or
+	// still waiting in the array, besides job_ids.
+	TaskRefs      []string `protobuf:"bytes,9,rep,name=task_refs,json=taskRefs,proto3" json:"task_refs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -287,6 +300,13 @@ func (x *ListJobsRequest) GetLimit() int32 {
 		return x.Limit
 	}
 	return 0
+}
+
+func (x *ListJobsRequest) GetTaskRefs() []string {
+	if x != nil {
+		return x.TaskRefs
+	}
+	return nil
 }
 
 type ListJobsResponse struct {
@@ -449,8 +469,11 @@ func (x *CancelResponse) GetJob() *Job {
 }
 
 type JobRef struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	JobId         uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	JobId uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// array_task_id names task job_id_N of the array job_id; a task still
+	// waiting in the array is split off first, as in Slurm.
+	ArrayTaskId   *int32 `protobuf:"varint,2,opt,name=array_task_id,json=arrayTaskId,proto3,oneof" json:"array_task_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -492,10 +515,18 @@ func (x *JobRef) GetJobId() uint64 {
 	return 0
 }
 
+func (x *JobRef) GetArrayTaskId() int32 {
+	if x != nil && x.ArrayTaskId != nil {
+		return *x.ArrayTaskId
+	}
+	return 0
+}
+
 type RequeueRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	JobId         uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
-	Hold          bool                   `protobuf:"varint,2,opt,name=hold,proto3" json:"hold,omitempty"` // requeuehold
+	Hold          bool                   `protobuf:"varint,2,opt,name=hold,proto3" json:"hold,omitempty"`                                          // requeuehold
+	ArrayTaskId   *int32                 `protobuf:"varint,3,opt,name=array_task_id,json=arrayTaskId,proto3,oneof" json:"array_task_id,omitempty"` // as in JobRef
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -544,6 +575,13 @@ func (x *RequeueRequest) GetHold() bool {
 	return false
 }
 
+func (x *RequeueRequest) GetArrayTaskId() int32 {
+	if x != nil && x.ArrayTaskId != nil {
+		return *x.ArrayTaskId
+	}
+	return 0
+}
+
 // UpdateJobRequest changes pending jobs (scontrol update job). Unset
 // fields are left as they are.
 type UpdateJobRequest struct {
@@ -556,6 +594,7 @@ type UpdateJobRequest struct {
 	Name             *string                `protobuf:"bytes,6,opt,name=name,proto3,oneof" json:"name,omitempty"`
 	Comment          *string                `protobuf:"bytes,7,opt,name=comment,proto3,oneof" json:"comment,omitempty"`
 	Account          *string                `protobuf:"bytes,8,opt,name=account,proto3,oneof" json:"account,omitempty"`
+	ArrayTaskId      *int32                 `protobuf:"varint,9,opt,name=array_task_id,json=arrayTaskId,proto3,oneof" json:"array_task_id,omitempty"` // as in JobRef
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -644,6 +683,13 @@ func (x *UpdateJobRequest) GetAccount() string {
 		return *x.Account
 	}
 	return ""
+}
+
+func (x *UpdateJobRequest) GetArrayTaskId() int32 {
+	if x != nil && x.ArrayTaskId != nil {
+		return *x.ArrayTaskId
+	}
+	return 0
 }
 
 type ExplainRequest struct {
@@ -818,11 +864,13 @@ const file_parity_v1_jobs_proto_rawDesc = "" +
 	"\x0eSubmitResponse\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12A\n" +
-	"\x0eexpected_start\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\rexpectedStart\"G\n" +
+	"\x0eexpected_start\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\rexpectedStart\"\x82\x01\n" +
 	"\rGetJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x1f\n" +
 	"\vwith_script\x18\x02 \x01(\bR\n" +
-	"withScript\"\xdd\x01\n" +
+	"withScript\x12'\n" +
+	"\rarray_task_id\x18\x03 \x01(\x05H\x00R\varrayTaskId\x88\x01\x01B\x10\n" +
+	"\x0e_array_task_id\"\xfa\x01\n" +
 	"\x0fListJobsRequest\x12\x17\n" +
 	"\ajob_ids\x18\x01 \x03(\x04R\x06jobIds\x12\x16\n" +
 	"\x06states\x18\x02 \x03(\tR\x06states\x12\x14\n" +
@@ -834,7 +882,8 @@ const file_parity_v1_jobs_proto_rawDesc = "" +
 	"\x04name\x18\x06 \x01(\tR\x04name\x12\x1d\n" +
 	"\n" +
 	"all_states\x18\a \x01(\bR\tallStates\x12\x14\n" +
-	"\x05limit\x18\b \x01(\x05R\x05limit\"6\n" +
+	"\x05limit\x18\b \x01(\x05R\x05limit\x12\x1b\n" +
+	"\ttask_refs\x18\t \x03(\tR\btaskRefs\"6\n" +
 	"\x10ListJobsResponse\x12\"\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x0e.parity.v1.JobR\x04jobs\"l\n" +
 	"\rCancelRequest\x12\x15\n" +
@@ -843,12 +892,16 @@ const file_parity_v1_jobs_proto_rawDesc = "" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x14\n" +
 	"\x05tasks\x18\x04 \x01(\tR\x05tasks\"2\n" +
 	"\x0eCancelResponse\x12 \n" +
-	"\x03job\x18\x01 \x01(\v2\x0e.parity.v1.JobR\x03job\"\x1f\n" +
+	"\x03job\x18\x01 \x01(\v2\x0e.parity.v1.JobR\x03job\"Z\n" +
 	"\x06JobRef\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\";\n" +
+	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12'\n" +
+	"\rarray_task_id\x18\x02 \x01(\x05H\x00R\varrayTaskId\x88\x01\x01B\x10\n" +
+	"\x0e_array_task_id\"v\n" +
 	"\x0eRequeueRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x12\n" +
-	"\x04hold\x18\x02 \x01(\bR\x04hold\"\xdd\x02\n" +
+	"\x04hold\x18\x02 \x01(\bR\x04hold\x12'\n" +
+	"\rarray_task_id\x18\x03 \x01(\x05H\x00R\varrayTaskId\x88\x01\x01B\x10\n" +
+	"\x0e_array_task_id\"\x98\x03\n" +
 	"\x10UpdateJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x121\n" +
 	"\x12time_limit_seconds\x18\x02 \x01(\x03H\x00R\x10timeLimitSeconds\x88\x01\x01\x12\x17\n" +
@@ -857,7 +910,8 @@ const file_parity_v1_jobs_proto_rawDesc = "" +
 	"\x03qos\x18\x05 \x01(\tH\x03R\x03qos\x88\x01\x01\x12\x17\n" +
 	"\x04name\x18\x06 \x01(\tH\x04R\x04name\x88\x01\x01\x12\x1d\n" +
 	"\acomment\x18\a \x01(\tH\x05R\acomment\x88\x01\x01\x12\x1d\n" +
-	"\aaccount\x18\b \x01(\tH\x06R\aaccount\x88\x01\x01B\x15\n" +
+	"\aaccount\x18\b \x01(\tH\x06R\aaccount\x88\x01\x01\x12'\n" +
+	"\rarray_task_id\x18\t \x01(\x05H\aR\varrayTaskId\x88\x01\x01B\x15\n" +
 	"\x13_time_limit_secondsB\a\n" +
 	"\x05_niceB\f\n" +
 	"\n" +
@@ -867,7 +921,8 @@ const file_parity_v1_jobs_proto_rawDesc = "" +
 	"\n" +
 	"\b_commentB\n" +
 	"\n" +
-	"\b_account\"A\n" +
+	"\b_accountB\x10\n" +
+	"\x0e_array_task_id\"A\n" +
 	"\x0eExplainRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x18\n" +
 	"\ahistory\x18\x02 \x01(\bR\ahistory\"\xd6\x02\n" +
@@ -880,7 +935,7 @@ const file_parity_v1_jobs_proto_rawDesc = "" +
 	"\x05facts\x18\x06 \x03(\tR\x05facts\x12 \n" +
 	"\vsuggestions\x18\a \x03(\tR\vsuggestions\x12A\n" +
 	"\x0eexpected_start\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\rexpectedStart\x12*\n" +
-	"\ahistory\x18\t \x03(\v2\x10.parity.v1.EventR\ahistory2\xfe\x03\n" +
+	"\ahistory\x18\t \x03(\v2\x10.parity.v1.EventR\ahistory2\xd9\x04\n" +
 	"\x04Jobs\x12=\n" +
 	"\x06Submit\x12\x18.parity.v1.SubmitRequest\x1a\x19.parity.v1.SubmitResponse\x12/\n" +
 	"\x03Get\x12\x18.parity.v1.GetJobRequest\x1a\x0e.parity.v1.Job\x12?\n" +
@@ -889,7 +944,9 @@ const file_parity_v1_jobs_proto_rawDesc = "" +
 	"\x04Hold\x12\x11.parity.v1.JobRef\x1a\x0e.parity.v1.Job\x12,\n" +
 	"\aRelease\x12\x11.parity.v1.JobRef\x1a\x0e.parity.v1.Job\x124\n" +
 	"\aRequeue\x12\x19.parity.v1.RequeueRequest\x1a\x0e.parity.v1.Job\x125\n" +
-	"\x06Update\x12\x1b.parity.v1.UpdateJobRequest\x1a\x0e.parity.v1.Job\x12@\n" +
+	"\x06Update\x12\x1b.parity.v1.UpdateJobRequest\x1a\x0e.parity.v1.Job\x12,\n" +
+	"\aSuspend\x12\x11.parity.v1.JobRef\x1a\x0e.parity.v1.Job\x12+\n" +
+	"\x06Resume\x12\x11.parity.v1.JobRef\x1a\x0e.parity.v1.Job\x12@\n" +
 	"\aExplain\x12\x19.parity.v1.ExplainRequest\x1a\x1a.parity.v1.ExplainResponseB=Z;github.com/parityhpc/parity/scheduler/api/parityv1;parityv1b\x06proto3"
 
 var (
@@ -941,18 +998,22 @@ var file_parity_v1_jobs_proto_depIdxs = []int32{
 	7,  // 13: parity.v1.Jobs.Release:input_type -> parity.v1.JobRef
 	8,  // 14: parity.v1.Jobs.Requeue:input_type -> parity.v1.RequeueRequest
 	9,  // 15: parity.v1.Jobs.Update:input_type -> parity.v1.UpdateJobRequest
-	10, // 16: parity.v1.Jobs.Explain:input_type -> parity.v1.ExplainRequest
-	1,  // 17: parity.v1.Jobs.Submit:output_type -> parity.v1.SubmitResponse
-	14, // 18: parity.v1.Jobs.Get:output_type -> parity.v1.Job
-	4,  // 19: parity.v1.Jobs.List:output_type -> parity.v1.ListJobsResponse
-	6,  // 20: parity.v1.Jobs.Cancel:output_type -> parity.v1.CancelResponse
-	14, // 21: parity.v1.Jobs.Hold:output_type -> parity.v1.Job
-	14, // 22: parity.v1.Jobs.Release:output_type -> parity.v1.Job
-	14, // 23: parity.v1.Jobs.Requeue:output_type -> parity.v1.Job
-	14, // 24: parity.v1.Jobs.Update:output_type -> parity.v1.Job
-	11, // 25: parity.v1.Jobs.Explain:output_type -> parity.v1.ExplainResponse
-	17, // [17:26] is the sub-list for method output_type
-	8,  // [8:17] is the sub-list for method input_type
+	7,  // 16: parity.v1.Jobs.Suspend:input_type -> parity.v1.JobRef
+	7,  // 17: parity.v1.Jobs.Resume:input_type -> parity.v1.JobRef
+	10, // 18: parity.v1.Jobs.Explain:input_type -> parity.v1.ExplainRequest
+	1,  // 19: parity.v1.Jobs.Submit:output_type -> parity.v1.SubmitResponse
+	14, // 20: parity.v1.Jobs.Get:output_type -> parity.v1.Job
+	4,  // 21: parity.v1.Jobs.List:output_type -> parity.v1.ListJobsResponse
+	6,  // 22: parity.v1.Jobs.Cancel:output_type -> parity.v1.CancelResponse
+	14, // 23: parity.v1.Jobs.Hold:output_type -> parity.v1.Job
+	14, // 24: parity.v1.Jobs.Release:output_type -> parity.v1.Job
+	14, // 25: parity.v1.Jobs.Requeue:output_type -> parity.v1.Job
+	14, // 26: parity.v1.Jobs.Update:output_type -> parity.v1.Job
+	14, // 27: parity.v1.Jobs.Suspend:output_type -> parity.v1.Job
+	14, // 28: parity.v1.Jobs.Resume:output_type -> parity.v1.Job
+	11, // 29: parity.v1.Jobs.Explain:output_type -> parity.v1.ExplainResponse
+	19, // [19:30] is the sub-list for method output_type
+	8,  // [8:19] is the sub-list for method input_type
 	8,  // [8:8] is the sub-list for extension type_name
 	8,  // [8:8] is the sub-list for extension extendee
 	0,  // [0:8] is the sub-list for field type_name
@@ -964,6 +1025,9 @@ func file_parity_v1_jobs_proto_init() {
 		return
 	}
 	file_parity_v1_types_proto_init()
+	file_parity_v1_jobs_proto_msgTypes[2].OneofWrappers = []any{}
+	file_parity_v1_jobs_proto_msgTypes[7].OneofWrappers = []any{}
+	file_parity_v1_jobs_proto_msgTypes[8].OneofWrappers = []any{}
 	file_parity_v1_jobs_proto_msgTypes[9].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -27,6 +27,8 @@ const (
 	Jobs_Release_FullMethodName = "/parity.v1.Jobs/Release"
 	Jobs_Requeue_FullMethodName = "/parity.v1.Jobs/Requeue"
 	Jobs_Update_FullMethodName  = "/parity.v1.Jobs/Update"
+	Jobs_Suspend_FullMethodName = "/parity.v1.Jobs/Suspend"
+	Jobs_Resume_FullMethodName  = "/parity.v1.Jobs/Resume"
 	Jobs_Explain_FullMethodName = "/parity.v1.Jobs/Explain"
 )
 
@@ -47,6 +49,11 @@ type JobsClient interface {
 	Release(ctx context.Context, in *JobRef, opts ...grpc.CallOption) (*Job, error)
 	Requeue(ctx context.Context, in *RequeueRequest, opts ...grpc.CallOption) (*Job, error)
 	Update(ctx context.Context, in *UpdateJobRequest, opts ...grpc.CallOption) (*Job, error)
+	// Suspend stops a running job's processes (SIGSTOP) and its time limit
+	// clock; Resume continues it (scontrol suspend/resume; operators and
+	// admins). A suspended job keeps its allocation.
+	Suspend(ctx context.Context, in *JobRef, opts ...grpc.CallOption) (*Job, error)
+	Resume(ctx context.Context, in *JobRef, opts ...grpc.CallOption) (*Job, error)
 	Explain(ctx context.Context, in *ExplainRequest, opts ...grpc.CallOption) (*ExplainResponse, error)
 }
 
@@ -138,6 +145,26 @@ func (c *jobsClient) Update(ctx context.Context, in *UpdateJobRequest, opts ...g
 	return out, nil
 }
 
+func (c *jobsClient) Suspend(ctx context.Context, in *JobRef, opts ...grpc.CallOption) (*Job, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Job)
+	err := c.cc.Invoke(ctx, Jobs_Suspend_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobsClient) Resume(ctx context.Context, in *JobRef, opts ...grpc.CallOption) (*Job, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Job)
+	err := c.cc.Invoke(ctx, Jobs_Resume_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *jobsClient) Explain(ctx context.Context, in *ExplainRequest, opts ...grpc.CallOption) (*ExplainResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ExplainResponse)
@@ -165,6 +192,11 @@ type JobsServer interface {
 	Release(context.Context, *JobRef) (*Job, error)
 	Requeue(context.Context, *RequeueRequest) (*Job, error)
 	Update(context.Context, *UpdateJobRequest) (*Job, error)
+	// Suspend stops a running job's processes (SIGSTOP) and its time limit
+	// clock; Resume continues it (scontrol suspend/resume; operators and
+	// admins). A suspended job keeps its allocation.
+	Suspend(context.Context, *JobRef) (*Job, error)
+	Resume(context.Context, *JobRef) (*Job, error)
 	Explain(context.Context, *ExplainRequest) (*ExplainResponse, error)
 	mustEmbedUnimplementedJobsServer()
 }
@@ -199,6 +231,12 @@ func (UnimplementedJobsServer) Requeue(context.Context, *RequeueRequest) (*Job, 
 }
 func (UnimplementedJobsServer) Update(context.Context, *UpdateJobRequest) (*Job, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Update not implemented")
+}
+func (UnimplementedJobsServer) Suspend(context.Context, *JobRef) (*Job, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Suspend not implemented")
+}
+func (UnimplementedJobsServer) Resume(context.Context, *JobRef) (*Job, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Resume not implemented")
 }
 func (UnimplementedJobsServer) Explain(context.Context, *ExplainRequest) (*ExplainResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Explain not implemented")
@@ -368,6 +406,42 @@ func _Jobs_Update_Handler(srv interface{}, ctx context.Context, dec func(interfa
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Jobs_Suspend_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(JobRef)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobsServer).Suspend(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Jobs_Suspend_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobsServer).Suspend(ctx, req.(*JobRef))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Jobs_Resume_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(JobRef)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobsServer).Resume(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Jobs_Resume_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobsServer).Resume(ctx, req.(*JobRef))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Jobs_Explain_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ExplainRequest)
 	if err := dec(in); err != nil {
@@ -424,6 +498,14 @@ var Jobs_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Update",
 			Handler:    _Jobs_Update_Handler,
+		},
+		{
+			MethodName: "Suspend",
+			Handler:    _Jobs_Suspend_Handler,
+		},
+		{
+			MethodName: "Resume",
+			Handler:    _Jobs_Resume_Handler,
 		},
 		{
 			MethodName: "Explain",

@@ -738,11 +738,16 @@ type Job struct {
 	// preempt_end: the job was chosen for preemption and is in its grace
 	// time until then; preempt_mode says what follows ("cancel",
 	// "requeue"); preempted_by is the job it makes room for.
-	PreemptEnd    *timestamppb.Timestamp `protobuf:"bytes,36,opt,name=preempt_end,json=preemptEnd,proto3" json:"preempt_end,omitempty"`
-	PreemptMode   string                 `protobuf:"bytes,37,opt,name=preempt_mode,json=preemptMode,proto3" json:"preempt_mode,omitempty"`
-	PreemptedBy   uint64                 `protobuf:"varint,38,opt,name=preempted_by,json=preemptedBy,proto3" json:"preempted_by,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	PreemptEnd  *timestamppb.Timestamp `protobuf:"bytes,36,opt,name=preempt_end,json=preemptEnd,proto3" json:"preempt_end,omitempty"`
+	PreemptMode string                 `protobuf:"bytes,37,opt,name=preempt_mode,json=preemptMode,proto3" json:"preempt_mode,omitempty"`
+	PreemptedBy uint64                 `protobuf:"varint,38,opt,name=preempted_by,json=preemptedBy,proto3" json:"preempted_by,omitempty"`
+	// suspend_time is when an admin suspended the job (set while SUSPENDED);
+	// suspended_seconds is the time it spent suspended in earlier
+	// suspensions of this run. Its time limit does not run while suspended.
+	SuspendTime      *timestamppb.Timestamp `protobuf:"bytes,39,opt,name=suspend_time,json=suspendTime,proto3" json:"suspend_time,omitempty"`
+	SuspendedSeconds int64                  `protobuf:"varint,40,opt,name=suspended_seconds,json=suspendedSeconds,proto3" json:"suspended_seconds,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -1037,6 +1042,20 @@ func (x *Job) GetPreemptMode() string {
 func (x *Job) GetPreemptedBy() uint64 {
 	if x != nil {
 		return x.PreemptedBy
+	}
+	return 0
+}
+
+func (x *Job) GetSuspendTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SuspendTime
+	}
+	return nil
+}
+
+func (x *Job) GetSuspendedSeconds() int64 {
+	if x != nil {
+		return x.SuspendedSeconds
 	}
 	return 0
 }
@@ -2659,7 +2678,7 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x12\n" +
 	"\x04cpus\x18\x02 \x01(\tR\x04cpus\x12\x18\n" +
 	"\adevices\x18\x03 \x03(\tR\adevices\x12\x1b\n" +
-	"\tmemory_mb\x18\x04 \x01(\x03R\bmemoryMb\"\x82\v\n" +
+	"\tmemory_mb\x18\x04 \x01(\x03R\bmemoryMb\"\xee\v\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12&\n" +
@@ -2709,7 +2728,9 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\vpreempt_end\x18$ \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"preemptEnd\x12!\n" +
 	"\fpreempt_mode\x18% \x01(\tR\vpreemptMode\x12!\n" +
-	"\fpreempted_by\x18& \x01(\x04R\vpreemptedBy\"\xcd\x02\n" +
+	"\fpreempted_by\x18& \x01(\x04R\vpreemptedBy\x12=\n" +
+	"\fsuspend_time\x18' \x01(\v2\x1a.google.protobuf.TimestampR\vsuspendTime\x12+\n" +
+	"\x11suspended_seconds\x18( \x01(\x03R\x10suspendedSeconds\"\xcd\x02\n" +
 	"\x03GPU\x12\x12\n" +
 	"\x04uuid\x18\x01 \x01(\tR\x04uuid\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x14\n" +
@@ -2934,30 +2955,31 @@ var file_parity_v1_types_proto_depIdxs = []int32{
 	24, // 12: parity.v1.Job.expected_start:type_name -> google.protobuf.Timestamp
 	3,  // 13: parity.v1.Job.alloc:type_name -> parity.v1.NodeAlloc
 	24, // 14: parity.v1.Job.preempt_end:type_name -> google.protobuf.Timestamp
-	24, // 15: parity.v1.Node.reason_time:type_name -> google.protobuf.Timestamp
-	5,  // 16: parity.v1.Node.gpus:type_name -> parity.v1.GPU
-	24, // 17: parity.v1.Node.last_heartbeat:type_name -> google.protobuf.Timestamp
-	7,  // 18: parity.v1.Device.files:type_name -> parity.v1.DeviceFile
-	8,  // 19: parity.v1.Device.links:type_name -> parity.v1.DeviceLink
-	21, // 20: parity.v1.Device.attributes:type_name -> parity.v1.Device.AttributesEntry
-	10, // 21: parity.v1.Host.numa:type_name -> parity.v1.NUMANode
-	9,  // 22: parity.v1.Inventory.devices:type_name -> parity.v1.Device
-	7,  // 23: parity.v1.Inventory.shared_files:type_name -> parity.v1.DeviceFile
-	11, // 24: parity.v1.Inventory.host:type_name -> parity.v1.Host
-	24, // 25: parity.v1.Sample.time:type_name -> google.protobuf.Timestamp
-	24, // 26: parity.v1.Condition.time:type_name -> google.protobuf.Timestamp
-	15, // 27: parity.v1.Diagnosis.tests:type_name -> parity.v1.DiagnosisTest
-	24, // 28: parity.v1.Diagnosis.time:type_name -> google.protobuf.Timestamp
-	24, // 29: parity.v1.NodeCheck.time:type_name -> google.protobuf.Timestamp
-	22, // 30: parity.v1.PriorityFactors.tres:type_name -> parity.v1.PriorityFactors.TresEntry
-	24, // 31: parity.v1.Event.time:type_name -> google.protobuf.Timestamp
-	18, // 32: parity.v1.Event.priority:type_name -> parity.v1.PriorityFactors
-	23, // 33: parity.v1.Event.fields:type_name -> parity.v1.Event.FieldsEntry
-	34, // [34:34] is the sub-list for method output_type
-	34, // [34:34] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	24, // 15: parity.v1.Job.suspend_time:type_name -> google.protobuf.Timestamp
+	24, // 16: parity.v1.Node.reason_time:type_name -> google.protobuf.Timestamp
+	5,  // 17: parity.v1.Node.gpus:type_name -> parity.v1.GPU
+	24, // 18: parity.v1.Node.last_heartbeat:type_name -> google.protobuf.Timestamp
+	7,  // 19: parity.v1.Device.files:type_name -> parity.v1.DeviceFile
+	8,  // 20: parity.v1.Device.links:type_name -> parity.v1.DeviceLink
+	21, // 21: parity.v1.Device.attributes:type_name -> parity.v1.Device.AttributesEntry
+	10, // 22: parity.v1.Host.numa:type_name -> parity.v1.NUMANode
+	9,  // 23: parity.v1.Inventory.devices:type_name -> parity.v1.Device
+	7,  // 24: parity.v1.Inventory.shared_files:type_name -> parity.v1.DeviceFile
+	11, // 25: parity.v1.Inventory.host:type_name -> parity.v1.Host
+	24, // 26: parity.v1.Sample.time:type_name -> google.protobuf.Timestamp
+	24, // 27: parity.v1.Condition.time:type_name -> google.protobuf.Timestamp
+	15, // 28: parity.v1.Diagnosis.tests:type_name -> parity.v1.DiagnosisTest
+	24, // 29: parity.v1.Diagnosis.time:type_name -> google.protobuf.Timestamp
+	24, // 30: parity.v1.NodeCheck.time:type_name -> google.protobuf.Timestamp
+	22, // 31: parity.v1.PriorityFactors.tres:type_name -> parity.v1.PriorityFactors.TresEntry
+	24, // 32: parity.v1.Event.time:type_name -> google.protobuf.Timestamp
+	18, // 33: parity.v1.Event.priority:type_name -> parity.v1.PriorityFactors
+	23, // 34: parity.v1.Event.fields:type_name -> parity.v1.Event.FieldsEntry
+	35, // [35:35] is the sub-list for method output_type
+	35, // [35:35] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_parity_v1_types_proto_init() }

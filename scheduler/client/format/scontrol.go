@@ -83,7 +83,7 @@ func jobRecord(j *pb.Job, o ShowOptions) record {
 	}
 	deadline := Stamp(s.GetDeadline(), loc, "N/A")
 	r := record{
-		{{"JobId", id}, {"JobName", s.GetName()}},
+		jobIDLine(j, id),
 		{{"UserId", j.GetUser()}},
 		{{"Priority", strconv.FormatInt(int64(j.GetPriority()+0.5), 10)}, {"Nice", strconv.Itoa(int(s.GetNice()))}, {"Account", j.GetAccount()}, {"QOS", j.GetQos()}},
 		{{"JobState", JobState(j)}, {"Reason", reason}, {"Dependency", orNull(s.GetDependency())}},
@@ -92,6 +92,7 @@ func jobRecord(j *pb.Job, o ShowOptions) record {
 		{{"RunTime", Clock(RunSeconds(j, o.Env))}, {"TimeLimit", limitKV(j.GetTimeLimitSeconds())}, {"TimeMin", timeMin}},
 		{{"SubmitTime", Stamp(j.GetSubmitTime(), loc, "Unknown")}, {"EligibleTime", Stamp(j.GetEligibleTime(), loc, "Unknown")}},
 		{{"StartTime", Stamp(StartTime(j), loc, "Unknown")}, {"EndTime", endTime(j, loc)}, {"Deadline", deadline}},
+		{{"SuspendTime", Stamp(j.GetSuspendTime(), loc, "None")}, {"SecsPreSuspend", strconv.FormatInt(secsPreSuspend(j), 10)}},
 		{{"Partition", j.GetPartition()}},
 		{{"ReqNodeList", orNull(jobspec.CompressHostlist(s.GetNodelist()))}, {"ExcNodeList", orNull(jobspec.CompressHostlist(s.GetExclude()))}},
 		{{"NodeList", orNull(NodeList(j))}},
@@ -134,11 +135,31 @@ func jobRecord(j *pb.Job, o ShowOptions) record {
 	return r
 }
 
+// jobIDLine is the record's first line; array jobs and tasks name their
+// array and task ids (ArrayJobId=123 ArrayTaskId=7), as scontrol does.
+func jobIDLine(j *pb.Job, id string) []kv {
+	line := []kv{{"JobId", id}}
+	if j.GetArrayJobId() != 0 {
+		line = append(line, kv{"ArrayJobId", strconv.FormatUint(j.GetArrayJobId(), 10)}, kv{"ArrayTaskId", ArrayTaskID(j)})
+	}
+	return append(line, kv{"JobName", j.GetSpec().GetName()})
+}
+
 func limitKV(secs int64) string {
 	if secs <= 0 {
 		return "UNLIMITED"
 	}
 	return Clock(secs)
+}
+
+// secsPreSuspend is how long a suspended job ran before its suspension
+// (0 unless suspended), as scontrol's SecsPreSuspend.
+func secsPreSuspend(j *pb.Job) int64 {
+	st, start := j.GetSuspendTime(), j.GetStartTime()
+	if st == nil || start == nil {
+		return 0
+	}
+	return max(int64(st.AsTime().Sub(start.AsTime()).Seconds())-j.GetSuspendedSeconds(), 0)
 }
 
 // endTime is the end, or for a running job the end its limit implies.
@@ -147,7 +168,8 @@ func endTime(j *pb.Job, loc *time.Location) string {
 		return Stamp(e, loc, "Unknown")
 	}
 	if st := j.GetStartTime(); st != nil && j.GetState() == "RUNNING" && j.GetTimeLimitSeconds() > 0 {
-		return st.AsTime().Add(time.Duration(j.GetTimeLimitSeconds()) * time.Second).In(loc).Format(TimeLayout)
+		limit := time.Duration(j.GetTimeLimitSeconds()+j.GetSuspendedSeconds()) * time.Second
+		return st.AsTime().Add(limit).In(loc).Format(TimeLayout)
 	}
 	return "Unknown"
 }

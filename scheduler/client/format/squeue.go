@@ -138,11 +138,14 @@ func RunSeconds(j *pb.Job, e Env) int64 {
 	if j.GetStartTime() == nil || j.GetState() == "PENDING" {
 		return 0
 	}
+	// Time suspended does not count, as in Slurm.
 	end := e.Now
 	if j.GetEndTime() != nil {
 		end = j.GetEndTime().AsTime()
+	} else if st := j.GetSuspendTime(); st != nil {
+		end = st.AsTime()
 	}
-	return max(int64(end.Sub(j.GetStartTime().AsTime()).Seconds()), 0)
+	return max(int64(end.Sub(j.GetStartTime().AsTime()).Seconds())-j.GetSuspendedSeconds(), 0)
 }
 
 func timeLeft(j *pb.Job, e Env) string {
