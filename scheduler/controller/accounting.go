@@ -35,30 +35,28 @@ func (c *Controller) sendLedger(rec ledger.JobRecord) {
 	}
 }
 
-// ledgerRecord converts a job run to its accounting line.
+// ledgerRecord converts a job run to its accounting line. c.mu held.
 func (c *Controller) ledgerRecord(j *job) ledger.JobRecord {
 	r := ledger.JobRecord{JobID: uint64(j.core.ID), Run: int(j.restarts), Name: j.core.Name, User: j.core.User,
 		Account: j.core.Account, Partition: j.core.Partition, QOS: j.core.QOS, Submit: j.core.Submit, Eligible: j.core.Eligible,
 		Start: j.core.Start, End: j.end, State: accounting.JobState(j.state), CancelledBy: j.cancelledBy,
-		ExitCode: int(j.exitCode), ExitSignal: int(j.exitSignal), NNodes: len(j.core.Alloc), Timelimit: j.core.TimeLimit}
+		ExitCode: int(j.exitCode), ExitSignal: int(j.exitSignal), NNodes: len(j.core.Alloc), Timelimit: j.core.TimeLimit,
+		ReqTRES: reqTRES(j), AllocTRES: c.allocTRESLocked(j), Usage: ledgerUsage(j.usage)}
 	if j.state == StateCompleting {
 		r.State = accounting.StateRunning
 	}
-	var names []string
-	cpus, mem := 0, int64(0)
+	if j.startSeq != 0 {
+		r.StartDecision = strconv.FormatUint(j.startSeq, 10)
+	}
+	if j.endSeq != 0 {
+		r.EndDecision = strconv.FormatUint(j.endSeq, 10)
+	}
+	names := make([]string, 0, len(j.core.Alloc))
 	for _, a := range j.core.Alloc {
 		names = append(names, a.Node)
-		cpus += a.CPUs.Count()
-		mem += a.MemoryMB
 		r.GPUUUIDs = append(r.GPUUUIDs, a.Devices...)
 	}
-	if len(names) > 0 {
-		r.NodeList = compressHosts(names)
-		r.AllocTRES = accounting.TRES{"cpu": float64(cpus), "mem": float64(mem), "node": float64(len(names))}
-		if len(r.GPUUUIDs) > 0 {
-			r.AllocTRES["gres/gpu"] = float64(len(r.GPUUUIDs))
-		}
-	}
+	r.NodeList = compressHosts(names)
 	return r
 }
 

@@ -104,7 +104,6 @@ func (c *Controller) schedulePass(ctx context.Context) error {
 			for _, a := range s.Nodes {
 				st.nodes[a.Node].jobs[j.core.ID] = struct{}{}
 			}
-			ws = append(ws, c.jobWrites(j)...)
 			ev := jobEvent(EventStart, j, "scheduler")
 			ev.Nodes, ev.Priority, ev.Alternatives = allocNodes(j), factorsProto(j.factors), alts[s.Job]
 			ev.Detail = fmt.Sprintf("rank %d of %d pending", d.Rank+1, len(plan.Decisions))
@@ -118,6 +117,8 @@ func (c *Controller) schedulePass(ctx context.Context) error {
 				ev.Fields["end"] = s.End.UTC().Format(time.RFC3339)
 			}
 			ws = append(ws, c.record(ev)...)
+			j.startSeq, j.endSeq, j.usage = ev.GetSeq(), 0, nil
+			ws = append(ws, c.jobWrites(j)...)
 			launches = append(launches, j)
 		}
 		pws, preempts := c.applyPreemptionsLocked(plan.Preemptions, now)
