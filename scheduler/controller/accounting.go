@@ -60,15 +60,54 @@ func (c *Controller) ledgerRecord(j *job) ledger.JobRecord {
 	return r
 }
 
-// runLedger writes queued records in order until the queue is closed.
+// ledgerBatch is the most records one ledger transaction carries: a
+// commit costs far more than a row, so a burst of job ends (an array
+// finishing, a node failing) costs a few commits, not one per job.
+const ledgerBatch = 1024
+
+// runLedger writes queued records in order until the queue is closed:
+// it waits for one, takes whatever else is already queued (up to
+// ledgerBatch) and writes them together.
 func (c *Controller) runLedger(l ledger.Ledger) {
 	defer close(c.ledgerDone)
+	batch := make([]ledger.JobRecord, 0, ledgerBatch)
 	for rec := range c.ledgerCh {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		batch = append(batch[:0], rec)
+	fill:
+		for len(batch) < ledgerBatch {
+			select {
+			case r, ok := <-c.ledgerCh:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, r)
+			default:
+				break fill
+			}
+		}
+		c.writeLedger(l, batch)
+	}
+}
+
+// writeLedger writes recs in one transaction when the ledger can batch. A
+// batch fails whole (one invalid record, a spool that cannot be written),
+// so on failure each record is written on its own: the good ones land (or
+// are spooled) and only the bad one is logged. Record is an upsert, so
+// writing again what a failed batch may have half-done is safe.
+func (c *Controller) writeLedger(l ledger.Ledger, recs []ledger.JobRecord) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if b, ok := l.(ledger.BatchRecorder); ok && len(recs) > 1 {
+		err := b.RecordMany(ctx, recs)
+		if err == nil {
+			return
+		}
+		c.log.Warn("accounting batch failed; writing its records one by one", "records", len(recs), "err", err)
+	}
+	for _, rec := range recs {
 		if err := l.Record(ctx, rec); err != nil {
 			c.log.Error("accounting record", "job", rec.JobID, "run", rec.Run, "state", rec.State, "err", err)
 		}
-		cancel()
 	}
 }
 

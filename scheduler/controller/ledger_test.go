@@ -2,10 +2,13 @@ package controller
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/parityhpc/parity/scheduler/accounting"
 	"github.com/parityhpc/parity/scheduler/api"
@@ -201,5 +204,123 @@ func TestLedgerLinesCarryTRESBillingAndUsage(t *testing.T) {
 	}
 	if a, b := lines[[2]uint64{nv, 0}].AllocTRES["billing"], lines[[2]uint64{amd, 0}].AllocTRES["billing"]; a != b || a == 0 {
 		t.Errorf("billing NVIDIA %v, AMD %v: equal work must bill equally", a, b)
+	}
+}
+
+// batchCounter is the real SQLite ledger, counting how records reach it.
+type batchCounter struct {
+	ledger.Ledger
+	batches []int
+	singles int
+}
+
+func (b *batchCounter) RecordMany(ctx context.Context, recs []ledger.JobRecord) error {
+	b.batches = append(b.batches, len(recs))
+	return b.Ledger.(ledger.BatchRecorder).RecordMany(ctx, recs)
+}
+
+func (b *batchCounter) Record(ctx context.Context, rec ledger.JobRecord) error {
+	b.singles++
+	return b.Ledger.Record(ctx, rec)
+}
+
+// queueRecords is a controller holding only a ledger queue of n records
+// (record bad without a user), closed: runLedger then writes them in
+// deterministic batches.
+func queueRecords(n, bad int) *Controller {
+	c := &Controller{ledgerCh: make(chan ledger.JobRecord, n), ledgerDone: make(chan struct{}),
+		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for i := range n {
+		rec := ledger.JobRecord{JobID: uint64(i + 1), User: "alice", State: accounting.StateCompleted}
+		if i == bad {
+			rec.User = ""
+		}
+		c.sendLedger(rec)
+	}
+	close(c.ledgerCh)
+	return c
+}
+
+// The ledger writer drains what is queued into one transaction per
+// ledgerBatch records; a batch holding an invalid record is written record
+// by record, so only that one is lost.
+func TestLedgerWriterBatches(t *testing.T) {
+	tests := []struct {
+		name     string
+		invalid  int // index of a record without a user; -1 for none
+		batches  []int
+		singles  int
+		recorded int
+	}{
+		{"all valid", -1, []int{1024, 1024, 952}, 0, 3000},
+		{"one invalid", 1500, []int{1024, 1024, 952}, 1024, 2999},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			path := filepath.Join(t.TempDir(), "accounting.db")
+			db, err := ledger.OpenSQLite(ctx, path, ledger.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := &batchCounter{Ledger: db}
+			queueRecords(3000, tc.invalid).runLedger(l)
+			if fmt.Sprint(l.batches) != fmt.Sprint(tc.batches) || l.singles != tc.singles {
+				t.Errorf("batches %v and %d single records, want %v and %d", l.batches, l.singles, tc.batches, tc.singles)
+			}
+			recs, err := db.Query(ctx, accounting.Filter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(recs) != tc.recorded {
+				t.Errorf("%d lines in the ledger, want %d", len(recs), tc.recorded)
+			}
+			db.Close()
+		})
+	}
+}
+
+// While the database is locked the writer's batches go to the spool whole;
+// once it is free again the spool drains and nothing is lost.
+func TestLedgerWriterSpoolsThroughAnOutage(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "accounting.db")
+	db, err := ledger.OpenSQLite(ctx, path, ledger.Options{BusyTimeout: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := ledger.NewSpooled(db, path+".spool", ledger.SpoolOptions{RetryInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	locker, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close()
+	conn, err := locker.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	l := &batchCounter{Ledger: sp}
+	queueRecords(2500, -1).runLedger(l)
+	if sp.Pending() != 2500 || fmt.Sprint(l.batches) != "[1024 1024 452]" || l.singles != 0 {
+		t.Fatalf("during the outage: %d spooled, batches %v, %d singles; want all 2500 spooled in 3 batches", sp.Pending(), l.batches, l.singles)
+	}
+	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := sp.Drain(ctx); err != nil || n != 2500 {
+		t.Fatalf("drain wrote %d, %v; want 2500", n, err)
+	}
+	recs, err := sp.Query(ctx, accounting.Filter{})
+	if err != nil || len(recs) != 2500 {
+		t.Fatalf("ledger after the outage: %d lines, %v; want 2500", len(recs), err)
 	}
 }
