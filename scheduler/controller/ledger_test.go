@@ -324,3 +324,21 @@ func TestLedgerWriterSpoolsThroughAnOutage(t *testing.T) {
 		t.Fatalf("ledger after the outage: %d lines, %v; want 2500", len(recs), err)
 	}
 }
+
+// Fair-share charges running jobs the billing the ledger records (the
+// partition's weights), per second, to their user association.
+func TestFairShareChargesTheLedgersBilling(t *testing.T) {
+	h := startController(t, billingCluster)
+	h.registerTyped("a1", "mi300x", 4)
+	h.submit(h.as("alice", auth.RoleUser), typedJob("amd", "amd", "mi300x", 1))
+	h.pass()
+	c := h.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.st.usage, c.st.lastCharge = map[string]float64{}, h.clock.Now()
+	h.clock.Advance(100 * time.Second)
+	c.chargeUsageLocked(h.clock.Now())
+	if got, want := c.st.usage["physics/alice"], 22.0*100; got != want {
+		t.Errorf("usage of physics/alice after 100 s = %v, want %v (billing 22 × 100 s); all: %v", got, want, c.st.usage)
+	}
+}
