@@ -36,6 +36,7 @@ type Client struct {
 	nodes   pb.NodesClient
 	cluster pb.ClusterClient
 	agent   pb.AgentClient
+	acct    pb.AccountingClient
 }
 
 // Dial connects to the controller at addr, sending token with every call.
@@ -60,7 +61,7 @@ func Dial(ctx context.Context, addr, token string, opts ...grpc.DialOption) (*Cl
 // New wraps an existing connection.
 func New(conn *grpc.ClientConn) *Client {
 	return &Client{conn: conn, jobs: pb.NewJobsClient(conn), nodes: pb.NewNodesClient(conn),
-		cluster: pb.NewClusterClient(conn), agent: pb.NewAgentClient(conn)}
+		cluster: pb.NewClusterClient(conn), agent: pb.NewAgentClient(conn), acct: pb.NewAccountingClient(conn)}
 }
 
 // Close closes the connection.

@@ -39,7 +39,7 @@ nodes:
     gpuType: mi300x
 accounts:
   - name: physics
-    users: [alice]
+    users: [alice, bob]
 heartbeatInterval: 10s
 nodeDownTimeout: 1m
 `

@@ -243,6 +243,7 @@ func (c *Controller) Start(ctx context.Context) error {
 	pb.RegisterNodesServer(c.grpc, &nodesService{c: c})
 	pb.RegisterClusterServer(c.grpc, &clusterService{c: c})
 	pb.RegisterAgentServer(c.grpc, &agentService{c: c})
+	pb.RegisterAccountingServer(c.grpc, &accountingService{c: c})
 	ctx, c.cancel = context.WithCancel(ctx)
 	c.wg.Add(2)
 	go func() { defer c.wg.Done(); c.writer() }()
