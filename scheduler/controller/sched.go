@@ -89,16 +89,21 @@ func (c *Controller) schedulePass(ctx context.Context) error {
 		}
 		var ws []write
 		var launches []*job
+		// Jobs start when the plan is applied, not when the pass began: a
+		// job that ended in between (its resources are in the snapshot)
+		// carries an end time after the pass's now, and a successor on its
+		// CPUs must not appear to start before it ended.
+		started := c.now()
 		for _, s := range plan.Starts {
 			j := st.jobs[s.Job]
 			if j == nil || j.state != StatePending || !c.placeableLocked(s.Nodes, now) {
 				continue // the state moved on since the snapshot
 			}
 			d, _ := plan.Decision(s.Job)
-			j.state, j.core.Start, j.core.Alloc, j.expected = StateRunning, now, s.Nodes, now
+			j.state, j.core.Start, j.core.Alloc, j.expected = StateRunning, started, s.Nodes, started
 			j.reason, j.detail = "None", ""
 			if j.core.Eligible.IsZero() {
-				j.core.Eligible = now
+				j.core.Eligible = started
 			}
 			j.syncCoreState()
 			for _, a := range s.Nodes {
