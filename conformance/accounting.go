@@ -107,6 +107,15 @@ func specTRES(e *Env) {
 		e.Expect(recs).To(gm.HaveLen(1), "ledger lines of job %d", id)
 		led := recs[0].AllocTRES.Clone()
 		delete(led, "billing")
+		// Typed GPU entries repeat gres/gpu per model; checked on their own.
+		typed := 0.0
+		for n, v := range led {
+			if strings.HasPrefix(n, accounting.TRESGPU+":") {
+				typed += v
+				delete(led, n)
+			}
+		}
+		e.Expect(typed).To(gm.Equal(float64(gpus)), "typed GPU entries in the ledger's AllocTRES %s", recs[0].AllocTRES)
 		e.Observe("ledger", boolWord(led.Equal(got), "matches", led.String()))
 		e.Expect(led.String()).To(gm.Equal(got.String()), "the ledger's AllocTRES of job %d", id)
 		e.Expect(len(recs[0].GPUUUIDs)).To(gm.Equal(gpus), "GPU UUIDs in the ledger")
@@ -153,6 +162,10 @@ func (e *Env) jobWallTime(id uint64) time.Duration {
 	return time.Duration((last - first) * float64(time.Second))
 }
 
+// specBilling reads the billing the controller recorded for a small GPU
+// job; the parity spec then compares it across vendors (equal work, equal
+// bill). The line must also name the GPUs by type and by UUID, as the
+// allocation gave them.
 func specBilling(e *Env) {
 	id := e.Submit(JobShape{Name: "billing", GPUs: 1, CPUs: 2, MemMB: 512, Script: "sleep 1"})
 	j := e.WaitEnded(id)
@@ -164,12 +177,19 @@ func specBilling(e *Env) {
 	if !ok {
 		g.Skip("the accounting ledger is not reachable from this target: billing cannot be read")
 	}
-	b, has := recs[0].AllocTRES["billing"]
-	if !has {
-		g.Skip(fmt.Sprintf("the ledger records no billing TRES (job %d: %s): billing cannot be compared", id, recs[0].AllocTRES))
-	}
-	// The parity spec compares this value across vendors: equal work, equal bill.
+	e.Expect(recs).To(gm.HaveLen(1), "ledger lines of job %d", id)
+	line := recs[0]
+	e.Evidence("log", fmt.Sprintf("ledger line of job %d: AllocTRES %s, ReqTRES %s, GPUs %v", id, line.AllocTRES, line.ReqTRES, line.GPUUUIDs), nil)
+	b, has := line.AllocTRES[accounting.TRESBilling]
+	e.Expect(has).To(gm.BeTrue(), "the ledger line of job %d records a billing TRES: %s", id, line.AllocTRES)
+	e.Expect(b).To(gm.BeNumerically(">", 0), "billing of job %d", id)
+	// Observed for the parity spec: equal work, equal bill on every vendor.
 	e.Observe("billing", strconv.FormatFloat(b, 'f', -1, 64))
+	if t := e.Vendor.GPUType; t != "" {
+		typed := accounting.TRESGPU + ":" + t
+		e.Expect(line.AllocTRES[typed]).To(gm.Equal(1.0), "%s in the ledger's AllocTRES %s", typed, line.AllocTRES)
+	}
+	e.Expect(line.GPUUUIDs).To(gm.Equal(e.SingleAlloc(j).GetDevices()), "GPU UUIDs in the ledger line of job %d", id)
 }
 
 func specRequeueAccounting(e *Env) {

@@ -54,7 +54,7 @@ func listFlag(name, val string) ([]string, error) {
 }
 
 type acctOptions struct {
-	ledger                                    string
+	src                                       acctSource
 	users, accounts, partitions, qos, names   string
 	states, jobs, start, end                  string
 	format, delimiter                         string
@@ -74,6 +74,11 @@ func newAcctCmdWith(env acctEnv) *cobra.Command {
 		Long: `Reads the accounting ledger and prints one line per job allocation and per
 step (batch, extern, numbered steps), as sacct does.
 
+The lines come from a ledger file (--ledger/--db or $PARITY_LEDGER) or from
+the controller (--controller or $PARITY_CONTROLLER, with the token the
+other verbs use), which shows a user only their own jobs. Without either,
+the default ledger file is read when this host has it.
+
 Without -S, jobs eligible since midnight today are shown; with -j since the
 epoch; with -s alone, those in that state now. -S/-E take Slurm's time
 forms: YYYY-MM-DD[THH:MM[:SS]], MM/DD[/YY][-HH:MM], HH:MM, today, midnight,
@@ -84,7 +89,8 @@ GPUUUIDs, StartDecision and EndDecision are Parity's own fields.`,
 		Example: `  parity acct -u alice -S 2024-03-01 -E now
   parity acct -j 1234,1300_7 --format JobID,JobName%30,State,AllocTRES%60
   parity acct -X -s failed,oom -S now-7days --parsable2
-  parity acct -A physics -S today --json`,
+  parity acct -A physics -S today --json
+  parity acct --controller ctl01:6817 -S now-7days`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.helpFormat {
@@ -94,9 +100,9 @@ GPUUUIDs, StartDecision and EndDecision are Parity's own fields.`,
 		},
 	}
 	f := cmd.Flags()
-	ledgerFlag(cmd, env, &o.ledger)
+	o.src.register(cmd, env)
 	f.StringVarP(&o.users, "user", "u", "", "only these users (comma-separated)")
-	f.BoolVarP(&o.allUsers, "allusers", "a", false, "all users (the default until the controller authenticates callers)")
+	f.BoolVarP(&o.allUsers, "allusers", "a", false, "all users (a ledger file shows everyone; the controller shows a user their own lines only)")
 	f.StringVarP(&o.accounts, "accounts", "A", "", "only these accounts")
 	f.StringVarP(&o.partitions, "partition", "r", "", "only these partitions")
 	f.StringVarP(&o.qos, "qos", "q", "", "only these QOS")
@@ -211,12 +217,7 @@ func runAcct(cmd *cobra.Command, env acctEnv, o *acctOptions) error {
 	if o.json != "" && o.json != "v1" {
 		return fmt.Errorf("--json=%q: the only data format is v1", o.json)
 	}
-	ledger, err := openLedger(cmd.Context(), o.ledger)
-	if err != nil {
-		return err
-	}
-	defer ledger.Close()
-	recs, err := ledger.Query(cmd.Context(), f)
+	recs, err := acctRecords(cmd, env, o, f)
 	if err != nil {
 		return err
 	}
@@ -226,4 +227,31 @@ func runAcct(cmd *cobra.Command, env acctEnv, o *acctOptions) error {
 	}
 	return accounting.RenderTable(cmd.OutOrStdout(), recs, cols, view, accounting.TableOptions{
 		Parsable: o.parsable || o.parsable2, Trailing: o.parsable, Delimiter: o.delimiter, NoHeader: o.noHeader})
+}
+
+// acctRecords reads the lines f selects from the ledger file or, asked
+// for, from the controller (which shows a user only their own lines).
+func acctRecords(cmd *cobra.Command, env acctEnv, o *acctOptions, f accounting.Filter) ([]accounting.JobRecord, error) {
+	remote, err := o.src.useController(cmd, env)
+	if err != nil {
+		return nil, err
+	}
+	if remote {
+		s, err := o.src.dial(cmd, "acct", env)
+		if err != nil {
+			return nil, err
+		}
+		defer s.close()
+		recs, err := s.c.AccountingJobs(s.ctx, f)
+		if err != nil {
+			return nil, s.fail(err)
+		}
+		return recs, nil
+	}
+	ledger, err := openLedger(cmd.Context(), o.src.ledger)
+	if err != nil {
+		return nil, err
+	}
+	defer ledger.Close()
+	return ledger.Query(cmd.Context(), f)
 }

@@ -16,9 +16,10 @@ import (
 const defaultAccounts = "/etc/parity/accounts.yaml"
 
 type shareOptions struct {
-	ledger, accounts, users, accts, halfLife, reset, algorithm string
-	long, parsable, parsable2, noHeader, allUsers              bool
-	delimiter, json                                            string
+	src                                                acctSource
+	accounts, users, accts, halfLife, reset, algorithm string
+	long, parsable, parsable2, noHeader, allUsers      bool
+	delimiter, json                                    string
 }
 
 func newShareCmd() *cobra.Command { return newShareCmdWith(realAcctEnv()) }
@@ -34,6 +35,10 @@ ledger, decays it with the half-life (and resets it with the reset period)
 as the scheduler does, and prints sshare's columns. Under Fair Tree (the
 default) NormShares is the share among siblings, EffectvUsage the share of
 the parent's usage and LevelFS their ratio; FairShare is the users' rank.
+
+With --controller (or $PARITY_CONTROLLER and no ledger named) the
+controller answers instead, from its own account tree and the usage its
+scheduler charges (since it started); a user sees only their own user rows.
 
   algorithm: fairtree      # or classic
   half_life: 7-0           # PriorityDecayHalfLife (0: no decay)
@@ -51,7 +56,7 @@ the parent's usage and LevelFS their ratio; FairShare is the users' rank.
 		RunE: func(cmd *cobra.Command, _ []string) error { return runShare(cmd, env, &o) },
 	}
 	f := cmd.Flags()
-	ledgerFlag(cmd, env, &o.ledger)
+	o.src.register(cmd, env)
 	def := env.getenv("PARITY_ACCOUNTS")
 	if def == "" {
 		def = defaultAccounts
@@ -115,6 +120,13 @@ func runShare(cmd *cobra.Command, env acctEnv, o *shareOptions) error {
 	if o.json != "" && o.json != "v1" {
 		return fmt.Errorf("--json=%q: the only data format is v1", o.json)
 	}
+	remote, err := o.src.useController(cmd, env)
+	if err != nil {
+		return err
+	}
+	if remote {
+		return runShareRemote(cmd, env, o, users, accts)
+	}
 	setup, err := shareSetup(o)
 	if err != nil {
 		return err
@@ -128,7 +140,7 @@ func runShare(cmd *cobra.Command, env acctEnv, o *shareOptions) error {
 			return fmt.Errorf("--account: no account %q in %s", a, o.accounts)
 		}
 	}
-	ledger, err := openLedger(cmd.Context(), o.ledger)
+	ledger, err := openLedger(cmd.Context(), o.src.ledger)
 	if err != nil {
 		return err
 	}
@@ -144,6 +156,37 @@ func runShare(cmd *cobra.Command, env acctEnv, o *shareOptions) error {
 		return accounting.WriteSharesJSON(cmd.OutOrStdout(), rows, now)
 	}
 	return accounting.RenderShares(cmd.OutOrStdout(), tree, rows, setup.Algorithm, accounting.ShareOptions{
+		Long: o.long, Users: users, Accounts: accts, Parsable: o.parsable || o.parsable2, Trailing: o.parsable,
+		NoHeader: o.noHeader, Delimiter: o.delimiter})
+}
+
+// runShareRemote prints the controller's own fair-share standing: its
+// account tree, its usage and its algorithm, so the file's settings and
+// the overriding flags do not apply.
+func runShareRemote(cmd *cobra.Command, env acctEnv, o *shareOptions, users, accts []string) error {
+	for _, name := range []string{"accounts", "half-life", "reset", "algorithm"} {
+		if cmd.Flags().Changed(name) {
+			return fmt.Errorf("--%s applies to a ledger file; the controller uses its own configuration", name)
+		}
+	}
+	s, err := o.src.dial(cmd, "share", env)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	sh, err := s.c.Shares(s.ctx)
+	if err != nil {
+		return s.fail(err)
+	}
+	for _, a := range accts {
+		if _, ok := sh.Tree.Lookup(a); !ok {
+			return fmt.Errorf("--account: the controller has no account %q", a)
+		}
+	}
+	if o.json != "" {
+		return accounting.WriteSharesJSON(cmd.OutOrStdout(), sh.Rows, env.now())
+	}
+	return accounting.RenderShares(cmd.OutOrStdout(), sh.Tree, sh.Rows, sh.Algorithm, accounting.ShareOptions{
 		Long: o.long, Users: users, Accounts: accts, Parsable: o.parsable || o.parsable2, Trailing: o.parsable,
 		NoHeader: o.noHeader, Delimiter: o.delimiter})
 }

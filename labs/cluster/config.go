@@ -48,6 +48,9 @@ func controllerYAML(lab *labfile.Lab, stateDir string, admins, users []string) s
 		if p.MaxTime != "" {
 			fmt.Fprintf(&b, "    maxTime: %q\n", p.MaxTime)
 		}
+		if p.BillingWeights != "" {
+			fmt.Fprintf(&b, "    billingWeights: %q\n", p.BillingWeights)
+		}
 	}
 	return b.String()
 }

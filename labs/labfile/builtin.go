@@ -27,8 +27,10 @@ partitions:
     nodes: h100-[1-2],mi300x-[1-2]
     default: true
     maxTime: 1-00:00:00
+    billingWeights: CPU=1,Mem=0.25G,GRES/gpu=8
   - name: cpu
     nodes: cpu-[1-2]
+    billingWeights: CPU=1,Mem=0.25G
 switches:
   - name: spine
     switches: leaf[1-2]

@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/parityhpc/parity/labs/presets"
+	"github.com/parityhpc/parity/scheduler/accounting"
 	"github.com/parityhpc/parity/scheduler/jobspec"
 	"github.com/parityhpc/parity/topology"
 )
@@ -43,7 +44,10 @@ type Partition struct {
 	Nodes   string `yaml:"nodes"`
 	Default bool   `yaml:"default"`
 	MaxTime string `yaml:"maxTime"`
-	line    int
+	// BillingWeights is the partition's TRESBillingWeights
+	// ("CPU=1,Mem=0.25G,GRES/gpu=8"); empty bills the CPU count.
+	BillingWeights string `yaml:"billingWeights"`
+	line           int
 }
 
 // Switch is one switch of the tree: leaves list nodes, others switches.
@@ -169,6 +173,9 @@ func (l *Lab) validate(file string) error {
 			if _, err := jobspec.ParseDuration(p.MaxTime); err != nil {
 				return fail(p.line, field+".maxTime", "%q is not a Slurm time such as 1-00:00:00", p.MaxTime)
 			}
+		}
+		if _, err := accounting.ParseBillingWeights(p.BillingWeights); err != nil {
+			return fail(p.line, field+".billingWeights", "%v", err)
 		}
 		if p.Default {
 			defaults++

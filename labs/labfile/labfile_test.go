@@ -57,6 +57,7 @@ nodes:
 		{"duplicate node", base + "  - names: n2\n    template: cpu\n", `nodes[1].names: node "n2" is defined twice`},
 		{"partition of unknown node", base + "partitions:\n  - name: p\n    nodes: n[1-3]\n", `t.yaml:6: partitions[0].nodes: node "n3"`},
 		{"bad max time", base + "partitions:\n  - name: p\n    nodes: n1\n    maxTime: forever\n", `partitions[0].maxTime: "forever"`},
+		{"bad billing weights", base + "partitions:\n  - name: p\n    nodes: n1\n    billingWeights: GPU\n", `t.yaml:6: partitions[0].billingWeights: accounting: invalid billing configuration: TRESBillingWeights element "GPU"`},
 		{"fault on unknown node", base + "faults:\n  - at: 5s\n    node: x9\n    gpu: 1\n    fault: xid-79\n", `t.yaml:6: faults[0].node: "x9"`},
 		{"bad fault time", base + "faults:\n  - at: soon\n    node: n1\n    fault: xid-79\n", `"soon" is not a duration`},
 		{"unknown field", base + "nodez: 3\n", "nodez"},

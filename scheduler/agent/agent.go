@@ -364,7 +364,18 @@ func (a *Agent) reportEnd(ctx context.Context, req *pb.JobEndedRequest) bool {
 
 func endRequest(node string, e launch.JobEnd) *pb.JobEndedRequest {
 	return &pb.JobEndedRequest{Node: node, JobId: e.JobID, ExitCode: int32(e.ExitCode), Signal: int32(e.Signal),
-		State: string(e.State), EndTime: api.Timestamp(e.End), Reason: e.Reason}
+		State: string(e.State), EndTime: api.Timestamp(e.End), Reason: e.Reason, Usage: usageToProto(e.Usage)}
+}
+
+// usageToProto is the wire form of what the runtime measured for a job.
+func usageToProto(u launch.Usage) *pb.JobUsage {
+	p := &pb.JobUsage{CpuTimeMs: u.CPUTime.Milliseconds(), MemoryPeakBytes: u.MemoryPeakBytes, OomKills: u.OOMKills,
+		Missing: u.Missing}
+	for _, g := range u.GPUs {
+		p.Gpus = append(p.Gpus, &pb.GPUUsage{Uuid: g.UUID, Samples: int32(g.Samples), MeanUtilPct: g.MeanUtilPct,
+			MaxUtilPct: g.MaxUtilPct, MaxMemoryBytes: g.MaxMemoryBytes, MeanMemoryBytes: g.MeanMemoryBytes})
+	}
+	return p
 }
 
 // retry calls f until it succeeds, ctx ends, or it fails with an error

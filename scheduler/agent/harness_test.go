@@ -25,6 +25,7 @@ import (
 	"github.com/parityhpc/parity/scheduler/client"
 	"github.com/parityhpc/parity/scheduler/config"
 	"github.com/parityhpc/parity/scheduler/controller"
+	"github.com/parityhpc/parity/scheduler/store"
 	"github.com/parityhpc/parity/topology"
 	"github.com/parityhpc/parity/vendors"
 	"github.com/parityhpc/parity/vendors/nvidia"
@@ -75,6 +76,8 @@ type cluster struct {
 	logger  *slog.Logger
 	devDir  string
 	work    string
+	ledger  string // the controller's accounting ledger
+	sim     *nvmlsim.Machine
 	gpus    []string // UUIDs in index order
 }
 
@@ -94,12 +97,18 @@ func startCluster(t *testing.T) *cluster {
 	for d := base; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
 		os.Chmod(d, 0o711)
 	}
-	c.ctrl, err = controller.New(controller.Options{Config: cfg, Listen: "127.0.0.1:0", StateDir: filepath.Join(base, "ctl"),
-		MetricsAddr: "off", Logger: quiet, OnJobEnd: func(j *pb.Job) { c.ends <- j }})
+	ctx, cancel := context.WithCancel(context.Background())
+	c.ledger = filepath.Join(base, "accounting.db")
+	led, err := store.OpenSQLite(ctx, c.ledger, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	c.ctrl, err = controller.New(controller.Options{Config: cfg, Listen: "127.0.0.1:0", StateDir: filepath.Join(base, "ctl"),
+		MetricsAddr: "off", Logger: quiet, OnJobEnd: func(j *pb.Job) { c.ends <- j }, Ledger: led})
+	if err != nil {
+		led.Close()
+		t.Fatal(err)
+	}
 	defer func() {
 		if t.Failed() {
 			cancel()
@@ -114,6 +123,7 @@ func startCluster(t *testing.T) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.sim = m
 	root := filepath.Join(base, "hw")
 	if err := m.WriteRoot(root); err != nil {
 		t.Fatal(err)
@@ -181,7 +191,8 @@ func (c *cluster) startAgent() {
 	}
 	col := telemetry.NewCollector(c.inv, telemetry.CollectorOptions{Hostname: "n1", Holders: rt.Holders})
 	ag, err := New(Config{Node: "n1", Controller: cl, Runtime: rt, Drivers: c.drivers, Inventory: c.inv, Collector: col,
-		Version: "test", Logger: c.logger, RetryMin: 50 * time.Millisecond, RetryMax: time.Second})
+		Version: "test", Logger: c.logger, RetryMin: 50 * time.Millisecond, RetryMax: time.Second,
+		SampleInterval: 100 * time.Millisecond})
 	if err != nil {
 		c.t.Fatal(err)
 	}

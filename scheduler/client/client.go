@@ -37,6 +37,7 @@ type Client struct {
 	cluster pb.ClusterClient
 	agent   pb.AgentClient
 	resv    pb.ReservationsClient
+	acct    pb.AccountingClient
 }
 
 // Dial connects to the controller at addr, sending token with every call.
@@ -61,7 +62,8 @@ func Dial(ctx context.Context, addr, token string, opts ...grpc.DialOption) (*Cl
 // New wraps an existing connection.
 func New(conn *grpc.ClientConn) *Client {
 	return &Client{conn: conn, jobs: pb.NewJobsClient(conn), nodes: pb.NewNodesClient(conn),
-		cluster: pb.NewClusterClient(conn), agent: pb.NewAgentClient(conn), resv: pb.NewReservationsClient(conn)}
+		cluster: pb.NewClusterClient(conn), agent: pb.NewAgentClient(conn), resv: pb.NewReservationsClient(conn),
+		acct: pb.NewAccountingClient(conn)}
 }
 
 // Close closes the connection.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parityhpc/parity/scheduler/accounting"
 	"github.com/parityhpc/parity/scheduler/policy"
 	"github.com/parityhpc/parity/topology"
 )
@@ -171,20 +172,11 @@ func (p *parser) partitions(c *Cluster, raws []rawPartition) {
 	}
 }
 
-// checkBillingWeights checks TRESBillingWeights syntax: KEY=NUMBER[suffix] pairs.
+// checkBillingWeights checks TRESBillingWeights with the parser billing
+// uses, so what the file accepts is what the controller bills with.
 func checkBillingWeights(s string) error {
-	for _, term := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(term), "=")
-		if !ok || k == "" || v == "" {
-			return fmt.Errorf("%q: term %q must be TRES=weight", s, term)
-		}
-		v = strings.TrimRight(v, "KMGTkmgt")
-		var f float64
-		if _, err := fmt.Sscanf(v, "%g", &f); err != nil || f < 0 {
-			return fmt.Errorf("%q: weight of %s is not a non-negative number", s, k)
-		}
-	}
-	return nil
+	_, err := accounting.ParseBillingWeights(s)
+	return err
 }
 
 func (p *parser) nodeSets(c *Cluster, raws []rawNodeSet) {

@@ -112,6 +112,8 @@ func TestErrorsNameLineAndField(t *testing.T) {
 			[]string{`c.yaml:5: priority.weights.age: -1 must not be negative`}},
 		{"bad memory and feature", "cluster: x\npartitions: [{name: a, nodes: n1}]\nnodes:\n  - names: n1\n    memory: lots\n    features: [\"a&b\"]\n",
 			[]string{`c.yaml:5: nodes[0].memory: "lots" is not a size`, `c.yaml:6: nodes[0].features[0]: "a&b" is not a feature name`}},
+		{"bad billing weights", "cluster: x\npartitions:\n  - name: a\n    nodes: n1\n    billingWeights: \"CPU=1,Mem=2K\"\n",
+			[]string{`c.yaml:5: partitions[0].billingWeights: accounting: invalid billing configuration: TRESBillingWeights element "Mem=2K"`}},
 		{"yaml syntax", "cluster: x\npartitions: [\n", []string{`c.yaml:`}},
 	}
 	for _, tc := range tests {

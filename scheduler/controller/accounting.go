@@ -35,42 +35,79 @@ func (c *Controller) sendLedger(rec ledger.JobRecord) {
 	}
 }
 
-// ledgerRecord converts a job run to its accounting line.
+// ledgerRecord converts a job run to its accounting line. c.mu held.
 func (c *Controller) ledgerRecord(j *job) ledger.JobRecord {
 	r := ledger.JobRecord{JobID: uint64(j.core.ID), Run: int(j.restarts), Name: j.core.Name, User: j.core.User,
 		Account: j.core.Account, Partition: j.core.Partition, QOS: j.core.QOS, Submit: j.core.Submit, Eligible: j.core.Eligible,
 		Start: j.core.Start, End: j.end, State: accounting.JobState(j.state), CancelledBy: j.cancelledBy,
-		ExitCode: int(j.exitCode), ExitSignal: int(j.exitSignal), NNodes: len(j.core.Alloc), Timelimit: j.core.TimeLimit}
+		ExitCode: int(j.exitCode), ExitSignal: int(j.exitSignal), NNodes: len(j.core.Alloc), Timelimit: j.core.TimeLimit,
+		ReqTRES: reqTRES(j), AllocTRES: c.allocTRESLocked(j), Usage: ledgerUsage(j.usage)}
 	if j.state == StateCompleting {
 		r.State = accounting.StateRunning
 	}
-	var names []string
-	cpus, mem := 0, int64(0)
+	if j.startSeq != 0 {
+		r.StartDecision = strconv.FormatUint(j.startSeq, 10)
+	}
+	if j.endSeq != 0 {
+		r.EndDecision = strconv.FormatUint(j.endSeq, 10)
+	}
+	names := make([]string, 0, len(j.core.Alloc))
 	for _, a := range j.core.Alloc {
 		names = append(names, a.Node)
-		cpus += a.CPUs.Count()
-		mem += a.MemoryMB
 		r.GPUUUIDs = append(r.GPUUUIDs, a.Devices...)
 	}
-	if len(names) > 0 {
-		r.NodeList = compressHosts(names)
-		r.AllocTRES = accounting.TRES{"cpu": float64(cpus), "mem": float64(mem), "node": float64(len(names))}
-		if len(r.GPUUUIDs) > 0 {
-			r.AllocTRES["gres/gpu"] = float64(len(r.GPUUUIDs))
-		}
-	}
+	r.NodeList = compressHosts(names)
 	return r
 }
 
-// runLedger writes queued records in order until the queue is closed.
+// ledgerBatch is the most records one ledger transaction carries: a
+// commit costs far more than a row, so a burst of job ends (an array
+// finishing, a node failing) costs a few commits, not one per job.
+const ledgerBatch = 1024
+
+// runLedger writes queued records in order until the queue is closed:
+// it waits for one, takes whatever else is already queued (up to
+// ledgerBatch) and writes them together.
 func (c *Controller) runLedger(l ledger.Ledger) {
 	defer close(c.ledgerDone)
+	batch := make([]ledger.JobRecord, 0, ledgerBatch)
 	for rec := range c.ledgerCh {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		batch = append(batch[:0], rec)
+	fill:
+		for len(batch) < ledgerBatch {
+			select {
+			case r, ok := <-c.ledgerCh:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, r)
+			default:
+				break fill
+			}
+		}
+		c.writeLedger(l, batch)
+	}
+}
+
+// writeLedger writes recs in one transaction when the ledger can batch. A
+// batch fails whole (one invalid record, a spool that cannot be written),
+// so on failure each record is written on its own: the good ones land (or
+// are spooled) and only the bad one is logged. Record is an upsert, so
+// writing again what a failed batch may have half-done is safe.
+func (c *Controller) writeLedger(l ledger.Ledger, recs []ledger.JobRecord) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if b, ok := l.(ledger.BatchRecorder); ok && len(recs) > 1 {
+		err := b.RecordMany(ctx, recs)
+		if err == nil {
+			return
+		}
+		c.log.Warn("accounting batch failed; writing its records one by one", "records", len(recs), "err", err)
+	}
+	for _, rec := range recs {
 		if err := l.Record(ctx, rec); err != nil {
 			c.log.Error("accounting record", "job", rec.JobID, "run", rec.Run, "state", rec.State, "err", err)
 		}
-		cancel()
 	}
 }
 

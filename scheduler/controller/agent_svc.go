@@ -188,12 +188,14 @@ func (s *agentService) JobEnded(ctx context.Context, req *pb.JobEndedRequest) (*
 			return nil, nil, err
 		}
 		j := c.st.jobs[core.JobID(req.GetJobId())]
-		if j == nil || finished(j.state) || j.state == StatePending || len(j.core.Alloc) == 0 {
+		if j == nil || j.state == StatePending || len(j.core.Alloc) == 0 || !slices.Contains(allocNodes(j), n.name) {
 			return nil, nil, nil // already settled (a duplicate report, or a requeue)
 		}
-		if j.core.Alloc[0].Node != n.name {
-			return nil, nil, nil
+		if finished(j.state) || j.core.Alloc[0].Node != n.name {
+			// Another node's part, or a report after the end: only its usage counts.
+			return c.lateUsageLocked(j, n.name, req.GetUsage())
 		}
+		j.setUsage(n.name, req.GetUsage())
 		state, reason := endState(req)
 		if state == "LAUNCH_FAILED" {
 			// Requeued held, as Slurm does: a launch that failed once (an
@@ -211,6 +213,22 @@ func (s *agentService) JobEnded(ctx context.Context, req *pb.JobEndedRequest) (*
 		return nil, asStatus(err)
 	}
 	return &pb.JobEndedResponse{}, nil
+}
+
+// lateUsageLocked keeps the usage a node reports for its part of a job
+// the batch host's report did not carry: on a running job it waits for the
+// end's ledger line; on a finished one the line is written again with it
+// (the ledger upserts).
+func (c *Controller) lateUsageLocked(j *job, node string, u *pb.JobUsage) ([]write, func(), error) {
+	if !j.setUsage(node, u) {
+		return nil, nil, nil
+	}
+	ws := c.jobWrites(j)
+	if !finished(j.state) {
+		return ws, nil, nil
+	}
+	run := c.ledgerRecord(j)
+	return ws, func() { c.sendLedger(run) }, nil
 }
 
 // endState maps an agent's end report to a Slurm state and reason.

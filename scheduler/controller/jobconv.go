@@ -68,7 +68,8 @@ func (j *job) record() *pb.Job {
 		Hold: string(j.core.Hold), Partition: j.core.Partition, Account: j.core.Account, Qos: j.core.QOS,
 		TimeLimitSeconds: int64(j.core.TimeLimit / time.Second), CancelledBy: j.cancelledBy,
 		RequeuePending: j.requeueOnEnd, HoldOnRequeue: j.holdOnEnd, FaultReason: j.faultReason, FaultState: j.faultState,
-		LastRequeueReason: j.lastRequeueReason, AdminComment: j.adminComment}
+		LastRequeueReason: j.lastRequeueReason, AdminComment: j.adminComment, Usage: j.usage,
+		StartSeq: j.startSeq, EndSeq: j.endSeq}
 	if len(j.core.Alloc) > 0 {
 		p.BatchHost = j.core.Alloc[0].Node
 	}
@@ -112,7 +113,8 @@ func jobFromRecord(p *pb.Job) (*job, error) {
 		priority: p.GetPriority(), end: api.Time(p.GetEndTime()), exitCode: p.GetExitCode(), exitSignal: p.GetExitSignal(),
 		restarts: p.GetRestarts(), cancelledBy: p.GetCancelledBy(), launchSent: true,
 		requeueOnEnd: p.GetRequeuePending(), holdOnEnd: p.GetHoldOnRequeue(), faultReason: p.GetFaultReason(), faultState: p.GetFaultState(),
-		lastRequeueReason: p.GetLastRequeueReason(), adminComment: p.GetAdminComment()}
+		lastRequeueReason: p.GetLastRequeueReason(), adminComment: p.GetAdminComment(), usage: p.GetUsage(),
+		startSeq: p.GetStartSeq(), endSeq: p.GetEndSeq()}
 	j.preemptFromRecord(p)
 	if p.GetSuspendTime() != nil {
 		j.suspendedAt = api.Time(p.GetSuspendTime())

@@ -41,8 +41,9 @@ func (c *Controller) endLocked(j *job, state, reason string, exit, sig int32, ac
 	c.releaseLocked(j)
 	var ev *pb.Event
 	var run ledger.JobRecord // this run's final accounting line
+	requeued := j.requeueOnEnd
 	switch {
-	case j.requeueOnEnd:
+	case requeued:
 		run = c.ledgerRecord(j)
 		run.End, run.State = now, accounting.StateRequeued
 		if state == StateNodeFail {
@@ -63,11 +64,15 @@ func (c *Controller) endLocked(j *job, state, reason string, exit, sig int32, ac
 		ev = jobEvent(kind, j, actor)
 		ev.Nodes, ev.Reason = all, reason
 		c.metrics.ended(state)
+	}
+	// The event first, so the job's record keeps the seq that ended it.
+	ws := c.record(ev)
+	if !requeued {
+		j.endSeq = ev.GetSeq()
 		run = c.ledgerRecord(j)
 	}
-	ws := c.jobWrites(j)
-	ws = append(ws, c.record(ev)...)
 	run.EndDecision = strconv.FormatUint(ev.GetSeq(), 10)
+	ws = append(ws, c.jobWrites(j)...)
 	var final *pb.Job
 	if c.opts.OnJobEnd != nil {
 		final = j.record()
@@ -96,6 +101,7 @@ func (c *Controller) requeueLocked(j *job, actor, reason string) *pb.Event {
 		j.core.Hold = core.HoldUser
 	}
 	j.requeueOnEnd, j.holdOnEnd, j.launchSent = false, false, false
+	j.usage, j.startSeq, j.endSeq = nil, 0, 0
 	if reason != "" {
 		j.lastRequeueReason = reason
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/parityhpc/parity/scheduler/accounting"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/policy"
 )
@@ -93,10 +94,11 @@ func (c *Controller) purgeLocked(now time.Time) []write {
 
 // chargeUsageLocked adds running jobs' billing seconds since the last
 // charge to their user associations (policy sums them up the tree),
-// decaying old usage by the half-life. Billing is CPUs + 10 per device
-// until partition TRESBillingWeights are wired in from accounting. The
-// usage lives in memory; after a restart fair-share starts afresh until
-// the accounting ledger provides history.
+// decaying old usage by the half-life. Billing is the partition's
+// TRESBillingWeights applied to the allocation, the number the ledger
+// records, so fair-share and the ledger agree. The usage lives in memory;
+// after a restart fair-share starts afresh until the accounting ledger
+// provides history.
 func (c *Controller) chargeUsageLocked(now time.Time) {
 	st := c.st
 	if st.lastCharge.IsZero() {
@@ -116,11 +118,7 @@ func (c *Controller) chargeUsageLocked(now time.Time) {
 		if j.state != StateRunning {
 			continue
 		}
-		var billing float64
-		for _, a := range j.core.Alloc {
-			billing += float64(a.CPUs.Count()) + 10*float64(len(a.Devices))
-		}
-		charge := billing * dt.Seconds()
+		charge := c.allocTRESLocked(j)[accounting.TRESBilling] * dt.Seconds()
 		st.usage[j.core.Account+"/"+j.core.User] += charge
 	}
 }

@@ -89,23 +89,27 @@ func (c *Controller) schedulePass(ctx context.Context) error {
 		}
 		var ws []write
 		var launches []*job
+		// Jobs start when the plan is applied, not when the pass began: a
+		// job that ended in between (its resources are in the snapshot)
+		// carries an end time after the pass's now, and a successor on its
+		// CPUs must not appear to start before it ended.
+		started := c.now()
 		for _, s := range plan.Starts {
 			j := st.jobs[s.Job]
 			if j == nil || j.state != StatePending || !c.placeableLocked(s.Nodes, now) {
 				continue // the state moved on since the snapshot
 			}
 			d, _ := plan.Decision(s.Job)
-			j.state, j.core.Start, j.core.Alloc, j.expected = StateRunning, now, s.Nodes, now
+			j.state, j.core.Start, j.core.Alloc, j.expected = StateRunning, started, s.Nodes, started
 			j.suspendedAt, j.suspendedFor = time.Time{}, 0 // a new run
 			j.reason, j.detail = "None", ""
 			if j.core.Eligible.IsZero() {
-				j.core.Eligible = now
+				j.core.Eligible = started
 			}
 			j.syncCoreState()
 			for _, a := range s.Nodes {
 				st.nodes[a.Node].jobs[j.core.ID] = struct{}{}
 			}
-			ws = append(ws, c.jobWrites(j)...)
 			ev := jobEvent(EventStart, j, "scheduler")
 			ev.Nodes, ev.Priority, ev.Alternatives = allocNodes(j), factorsProto(j.factors), alts[s.Job]
 			ev.Detail = fmt.Sprintf("rank %d of %d pending", d.Rank+1, len(plan.Decisions))
@@ -119,6 +123,8 @@ func (c *Controller) schedulePass(ctx context.Context) error {
 				ev.Fields["end"] = s.End.UTC().Format(time.RFC3339)
 			}
 			ws = append(ws, c.record(ev)...)
+			j.startSeq, j.endSeq, j.usage = ev.GetSeq(), 0, nil
+			ws = append(ws, c.jobWrites(j)...)
 			launches = append(launches, j)
 		}
 		pws, preempts := c.applyPreemptionsLocked(plan.Preemptions, now)

@@ -16,6 +16,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/parityhpc/parity/scheduler/accounting"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
 	"github.com/parityhpc/parity/scheduler/config"
@@ -75,6 +76,7 @@ type Controller struct {
 	stopping   chan struct{}
 	writerDone chan struct{}
 	metrics    *metrics
+	billing    accounting.BillingPolicy
 	ledgerCh   chan ledger.JobRecord
 	ledgerDone chan struct{}
 
@@ -108,6 +110,11 @@ func New(opts Options) (*Controller, error) {
 		c.now = time.Now
 	}
 	c.started = c.now()
+	billing, err := billingPolicy(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("controller: %w", err)
+	}
+	c.billing = billing
 	health, err := newHealthState(c)
 	if err != nil {
 		return nil, fmt.Errorf("controller: %w", err)
@@ -237,6 +244,7 @@ func (c *Controller) Start(ctx context.Context) error {
 	pb.RegisterClusterServer(c.grpc, &clusterService{c: c})
 	pb.RegisterAgentServer(c.grpc, &agentService{c: c})
 	pb.RegisterReservationsServer(c.grpc, &reservationsService{c: c})
+	pb.RegisterAccountingServer(c.grpc, &accountingService{c: c})
 	ctx, c.cancel = context.WithCancel(ctx)
 	c.wg.Add(2)
 	go func() { defer c.wg.Done(); c.writer() }()

@@ -83,6 +83,11 @@ type job struct {
 	// SUSPENDED); suspendedFor sums this run's earlier suspensions.
 	suspendedAt  time.Time
 	suspendedFor time.Duration
+	// usage is what each node's agent measured for this run; startSeq and
+	// endSeq are the decision log entries that started and ended it. All
+	// three belong to the run and are cleared by a requeue.
+	usage            []*pb.NodeUsage
+	startSeq, endSeq uint64
 }
 
 // node is the in-memory record of one configured node.

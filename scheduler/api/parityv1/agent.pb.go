@@ -565,9 +565,12 @@ type JobEndedRequest struct {
 	Signal   int32                  `protobuf:"varint,4,opt,name=signal,proto3" json:"signal,omitempty"`
 	// state: COMPLETED, FAILED, TIMEOUT, OUT_OF_MEMORY, CANCELLED, or
 	// LAUNCH_FAILED when the step never started.
-	State         string                 `protobuf:"bytes,5,opt,name=state,proto3" json:"state,omitempty"`
-	EndTime       *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
-	Reason        string                 `protobuf:"bytes,7,opt,name=reason,proto3" json:"reason,omitempty"`
+	State   string                 `protobuf:"bytes,5,opt,name=state,proto3" json:"state,omitempty"`
+	EndTime *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
+	Reason  string                 `protobuf:"bytes,7,opt,name=reason,proto3" json:"reason,omitempty"`
+	// usage is what the job consumed on this node (every node of the job
+	// reports its own; the batch host's report also ends the job).
+	Usage         *JobUsage `protobuf:"bytes,8,opt,name=usage,proto3" json:"usage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -649,6 +652,13 @@ func (x *JobEndedRequest) GetReason() string {
 		return x.Reason
 	}
 	return ""
+}
+
+func (x *JobEndedRequest) GetUsage() *JobUsage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
 }
 
 type JobEndedResponse struct {
@@ -735,7 +745,7 @@ const file_parity_v1_agent_proto_rawDesc = "" +
 	"\x06signal\x18\x04 \x01(\x05R\x06signal\x12\x16\n" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\x12\x16\n" +
 	"\x06device\x18\x06 \x01(\tR\x06device\x12\x14\n" +
-	"\x05level\x18\a \x01(\x05R\x05level\"\xd6\x01\n" +
+	"\x05level\x18\a \x01(\x05R\x05level\"\x81\x02\n" +
 	"\x0fJobEndedRequest\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\x04R\x05jobId\x12\x1b\n" +
@@ -743,7 +753,8 @@ const file_parity_v1_agent_proto_rawDesc = "" +
 	"\x06signal\x18\x04 \x01(\x05R\x06signal\x12\x14\n" +
 	"\x05state\x18\x05 \x01(\tR\x05state\x125\n" +
 	"\bend_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\x12\x16\n" +
-	"\x06reason\x18\a \x01(\tR\x06reason\"\x12\n" +
+	"\x06reason\x18\a \x01(\tR\x06reason\x12)\n" +
+	"\x05usage\x18\b \x01(\v2\x13.parity.v1.JobUsageR\x05usage\"\x12\n" +
 	"\x10JobEndedResponse2\x91\x02\n" +
 	"\x05Agent\x12C\n" +
 	"\bRegister\x12\x1a.parity.v1.RegisterRequest\x1a\x1b.parity.v1.RegisterResponse\x12F\n" +
@@ -783,6 +794,7 @@ var file_parity_v1_agent_proto_goTypes = []any{
 	(*NodeCheck)(nil),             // 15: parity.v1.NodeCheck
 	(*Job)(nil),                   // 16: parity.v1.Job
 	(*NodeAlloc)(nil),             // 17: parity.v1.NodeAlloc
+	(*JobUsage)(nil),              // 18: parity.v1.JobUsage
 }
 var file_parity_v1_agent_proto_depIdxs = []int32{
 	10, // 0: parity.v1.RunningJob.start_time:type_name -> google.protobuf.Timestamp
@@ -800,19 +812,20 @@ var file_parity_v1_agent_proto_depIdxs = []int32{
 	17, // 12: parity.v1.LaunchOrder.all:type_name -> parity.v1.NodeAlloc
 	6,  // 13: parity.v1.Order.launch:type_name -> parity.v1.LaunchOrder
 	10, // 14: parity.v1.JobEndedRequest.end_time:type_name -> google.protobuf.Timestamp
-	1,  // 15: parity.v1.Agent.Register:input_type -> parity.v1.RegisterRequest
-	3,  // 16: parity.v1.Agent.Heartbeat:input_type -> parity.v1.HeartbeatRequest
-	5,  // 17: parity.v1.Agent.Orders:input_type -> parity.v1.OrdersRequest
-	8,  // 18: parity.v1.Agent.JobEnded:input_type -> parity.v1.JobEndedRequest
-	2,  // 19: parity.v1.Agent.Register:output_type -> parity.v1.RegisterResponse
-	4,  // 20: parity.v1.Agent.Heartbeat:output_type -> parity.v1.HeartbeatResponse
-	7,  // 21: parity.v1.Agent.Orders:output_type -> parity.v1.Order
-	9,  // 22: parity.v1.Agent.JobEnded:output_type -> parity.v1.JobEndedResponse
-	19, // [19:23] is the sub-list for method output_type
-	15, // [15:19] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	18, // 15: parity.v1.JobEndedRequest.usage:type_name -> parity.v1.JobUsage
+	1,  // 16: parity.v1.Agent.Register:input_type -> parity.v1.RegisterRequest
+	3,  // 17: parity.v1.Agent.Heartbeat:input_type -> parity.v1.HeartbeatRequest
+	5,  // 18: parity.v1.Agent.Orders:input_type -> parity.v1.OrdersRequest
+	8,  // 19: parity.v1.Agent.JobEnded:input_type -> parity.v1.JobEndedRequest
+	2,  // 20: parity.v1.Agent.Register:output_type -> parity.v1.RegisterResponse
+	4,  // 21: parity.v1.Agent.Heartbeat:output_type -> parity.v1.HeartbeatResponse
+	7,  // 22: parity.v1.Agent.Orders:output_type -> parity.v1.Order
+	9,  // 23: parity.v1.Agent.JobEnded:output_type -> parity.v1.JobEndedResponse
+	20, // [20:24] is the sub-list for method output_type
+	16, // [16:20] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_parity_v1_agent_proto_init() }

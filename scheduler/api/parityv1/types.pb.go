@@ -746,8 +746,15 @@ type Job struct {
 	// suspensions of this run. Its time limit does not run while suspended.
 	SuspendTime      *timestamppb.Timestamp `protobuf:"bytes,39,opt,name=suspend_time,json=suspendTime,proto3" json:"suspend_time,omitempty"`
 	SuspendedSeconds int64                  `protobuf:"varint,40,opt,name=suspended_seconds,json=suspendedSeconds,proto3" json:"suspended_seconds,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// usage is what each node's agent measured for the current (or last)
+	// run, as reported with the job's end; cleared when the job is requeued.
+	Usage []*NodeUsage `protobuf:"bytes,41,rep,name=usage,proto3" json:"usage,omitempty"`
+	// start_seq and end_seq are the decision log entries that started and
+	// ended the current (or last) run, for its accounting line.
+	StartSeq      uint64 `protobuf:"varint,42,opt,name=start_seq,json=startSeq,proto3" json:"start_seq,omitempty"`
+	EndSeq        uint64 `protobuf:"varint,43,opt,name=end_seq,json=endSeq,proto3" json:"end_seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -1060,6 +1067,244 @@ func (x *Job) GetSuspendedSeconds() int64 {
 	return 0
 }
 
+func (x *Job) GetUsage() []*NodeUsage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *Job) GetStartSeq() uint64 {
+	if x != nil {
+		return x.StartSeq
+	}
+	return 0
+}
+
+func (x *Job) GetEndSeq() uint64 {
+	if x != nil {
+		return x.EndSeq
+	}
+	return 0
+}
+
+// JobUsage is what a job consumed on one node: CPU time and peak memory
+// from its cgroup, and per-GPU aggregates of the driver's samples.
+type JobUsage struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	CpuTimeMs       int64                  `protobuf:"varint,1,opt,name=cpu_time_ms,json=cpuTimeMs,proto3" json:"cpu_time_ms,omitempty"`
+	MemoryPeakBytes uint64                 `protobuf:"varint,2,opt,name=memory_peak_bytes,json=memoryPeakBytes,proto3" json:"memory_peak_bytes,omitempty"`
+	OomKills        uint64                 `protobuf:"varint,3,opt,name=oom_kills,json=oomKills,proto3" json:"oom_kills,omitempty"`
+	Gpus            []*GPUUsage            `protobuf:"bytes,4,rep,name=gpus,proto3" json:"gpus,omitempty"`
+	// missing names counters that could not be read ("cgroup").
+	Missing       []string `protobuf:"bytes,5,rep,name=missing,proto3" json:"missing,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobUsage) Reset() {
+	*x = JobUsage{}
+	mi := &file_parity_v1_types_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobUsage) ProtoMessage() {}
+
+func (x *JobUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_parity_v1_types_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobUsage.ProtoReflect.Descriptor instead.
+func (*JobUsage) Descriptor() ([]byte, []int) {
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *JobUsage) GetCpuTimeMs() int64 {
+	if x != nil {
+		return x.CpuTimeMs
+	}
+	return 0
+}
+
+func (x *JobUsage) GetMemoryPeakBytes() uint64 {
+	if x != nil {
+		return x.MemoryPeakBytes
+	}
+	return 0
+}
+
+func (x *JobUsage) GetOomKills() uint64 {
+	if x != nil {
+		return x.OomKills
+	}
+	return 0
+}
+
+func (x *JobUsage) GetGpus() []*GPUUsage {
+	if x != nil {
+		return x.Gpus
+	}
+	return nil
+}
+
+func (x *JobUsage) GetMissing() []string {
+	if x != nil {
+		return x.Missing
+	}
+	return nil
+}
+
+// GPUUsage aggregates one GPU's samples while the job held it.
+type GPUUsage struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Uuid            string                 `protobuf:"bytes,1,opt,name=uuid,proto3" json:"uuid,omitempty"`
+	Samples         int32                  `protobuf:"varint,2,opt,name=samples,proto3" json:"samples,omitempty"`
+	MeanUtilPct     float64                `protobuf:"fixed64,3,opt,name=mean_util_pct,json=meanUtilPct,proto3" json:"mean_util_pct,omitempty"`
+	MaxUtilPct      float64                `protobuf:"fixed64,4,opt,name=max_util_pct,json=maxUtilPct,proto3" json:"max_util_pct,omitempty"`
+	MaxMemoryBytes  uint64                 `protobuf:"varint,5,opt,name=max_memory_bytes,json=maxMemoryBytes,proto3" json:"max_memory_bytes,omitempty"`
+	MeanMemoryBytes float64                `protobuf:"fixed64,6,opt,name=mean_memory_bytes,json=meanMemoryBytes,proto3" json:"mean_memory_bytes,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *GPUUsage) Reset() {
+	*x = GPUUsage{}
+	mi := &file_parity_v1_types_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GPUUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GPUUsage) ProtoMessage() {}
+
+func (x *GPUUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_parity_v1_types_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GPUUsage.ProtoReflect.Descriptor instead.
+func (*GPUUsage) Descriptor() ([]byte, []int) {
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *GPUUsage) GetUuid() string {
+	if x != nil {
+		return x.Uuid
+	}
+	return ""
+}
+
+func (x *GPUUsage) GetSamples() int32 {
+	if x != nil {
+		return x.Samples
+	}
+	return 0
+}
+
+func (x *GPUUsage) GetMeanUtilPct() float64 {
+	if x != nil {
+		return x.MeanUtilPct
+	}
+	return 0
+}
+
+func (x *GPUUsage) GetMaxUtilPct() float64 {
+	if x != nil {
+		return x.MaxUtilPct
+	}
+	return 0
+}
+
+func (x *GPUUsage) GetMaxMemoryBytes() uint64 {
+	if x != nil {
+		return x.MaxMemoryBytes
+	}
+	return 0
+}
+
+func (x *GPUUsage) GetMeanMemoryBytes() float64 {
+	if x != nil {
+		return x.MeanMemoryBytes
+	}
+	return 0
+}
+
+// NodeUsage is one node's share of a job's usage.
+type NodeUsage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Node          string                 `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
+	Usage         *JobUsage              `protobuf:"bytes,2,opt,name=usage,proto3" json:"usage,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodeUsage) Reset() {
+	*x = NodeUsage{}
+	mi := &file_parity_v1_types_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeUsage) ProtoMessage() {}
+
+func (x *NodeUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_parity_v1_types_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeUsage.ProtoReflect.Descriptor instead.
+func (*NodeUsage) Descriptor() ([]byte, []int) {
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *NodeUsage) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *NodeUsage) GetUsage() *JobUsage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
 // GPU is one device of a node as the controller tracks it.
 type GPU struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
@@ -1087,7 +1332,7 @@ type GPU struct {
 
 func (x *GPU) Reset() {
 	*x = GPU{}
-	mi := &file_parity_v1_types_proto_msgTypes[5]
+	mi := &file_parity_v1_types_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1099,7 +1344,7 @@ func (x *GPU) String() string {
 func (*GPU) ProtoMessage() {}
 
 func (x *GPU) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[5]
+	mi := &file_parity_v1_types_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1112,7 +1357,7 @@ func (x *GPU) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GPU.ProtoReflect.Descriptor instead.
 func (*GPU) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{5}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GPU) GetUuid() string {
@@ -1229,7 +1474,7 @@ type Node struct {
 
 func (x *Node) Reset() {
 	*x = Node{}
-	mi := &file_parity_v1_types_proto_msgTypes[6]
+	mi := &file_parity_v1_types_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1241,7 +1486,7 @@ func (x *Node) String() string {
 func (*Node) ProtoMessage() {}
 
 func (x *Node) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[6]
+	mi := &file_parity_v1_types_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1254,7 +1499,7 @@ func (x *Node) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Node.ProtoReflect.Descriptor instead.
 func (*Node) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{6}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Node) GetName() string {
@@ -1387,7 +1632,7 @@ type DeviceFile struct {
 
 func (x *DeviceFile) Reset() {
 	*x = DeviceFile{}
-	mi := &file_parity_v1_types_proto_msgTypes[7]
+	mi := &file_parity_v1_types_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1399,7 +1644,7 @@ func (x *DeviceFile) String() string {
 func (*DeviceFile) ProtoMessage() {}
 
 func (x *DeviceFile) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[7]
+	mi := &file_parity_v1_types_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1412,7 +1657,7 @@ func (x *DeviceFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeviceFile.ProtoReflect.Descriptor instead.
 func (*DeviceFile) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{7}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DeviceFile) GetPath() string {
@@ -1448,7 +1693,7 @@ type DeviceLink struct {
 
 func (x *DeviceLink) Reset() {
 	*x = DeviceLink{}
-	mi := &file_parity_v1_types_proto_msgTypes[8]
+	mi := &file_parity_v1_types_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1460,7 +1705,7 @@ func (x *DeviceLink) String() string {
 func (*DeviceLink) ProtoMessage() {}
 
 func (x *DeviceLink) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[8]
+	mi := &file_parity_v1_types_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1473,7 +1718,7 @@ func (x *DeviceLink) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeviceLink.ProtoReflect.Descriptor instead.
 func (*DeviceLink) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{8}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *DeviceLink) GetPeer() string {
@@ -1528,7 +1773,7 @@ type Device struct {
 
 func (x *Device) Reset() {
 	*x = Device{}
-	mi := &file_parity_v1_types_proto_msgTypes[9]
+	mi := &file_parity_v1_types_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1540,7 +1785,7 @@ func (x *Device) String() string {
 func (*Device) ProtoMessage() {}
 
 func (x *Device) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[9]
+	mi := &file_parity_v1_types_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1553,7 +1798,7 @@ func (x *Device) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Device.ProtoReflect.Descriptor instead.
 func (*Device) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{9}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Device) GetUuid() string {
@@ -1672,7 +1917,7 @@ type NUMANode struct {
 
 func (x *NUMANode) Reset() {
 	*x = NUMANode{}
-	mi := &file_parity_v1_types_proto_msgTypes[10]
+	mi := &file_parity_v1_types_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1684,7 +1929,7 @@ func (x *NUMANode) String() string {
 func (*NUMANode) ProtoMessage() {}
 
 func (x *NUMANode) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[10]
+	mi := &file_parity_v1_types_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1697,7 +1942,7 @@ func (x *NUMANode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NUMANode.ProtoReflect.Descriptor instead.
 func (*NUMANode) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{10}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *NUMANode) GetId() int32 {
@@ -1735,7 +1980,7 @@ type Host struct {
 
 func (x *Host) Reset() {
 	*x = Host{}
-	mi := &file_parity_v1_types_proto_msgTypes[11]
+	mi := &file_parity_v1_types_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1747,7 +1992,7 @@ func (x *Host) String() string {
 func (*Host) ProtoMessage() {}
 
 func (x *Host) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[11]
+	mi := &file_parity_v1_types_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1760,7 +2005,7 @@ func (x *Host) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Host.ProtoReflect.Descriptor instead.
 func (*Host) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{11}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Host) GetHostname() string {
@@ -1819,7 +2064,7 @@ type Inventory struct {
 
 func (x *Inventory) Reset() {
 	*x = Inventory{}
-	mi := &file_parity_v1_types_proto_msgTypes[12]
+	mi := &file_parity_v1_types_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1831,7 +2076,7 @@ func (x *Inventory) String() string {
 func (*Inventory) ProtoMessage() {}
 
 func (x *Inventory) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[12]
+	mi := &file_parity_v1_types_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1844,7 +2089,7 @@ func (x *Inventory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Inventory.ProtoReflect.Descriptor instead.
 func (*Inventory) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{12}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Inventory) GetVendor() string {
@@ -1901,7 +2146,7 @@ type Sample struct {
 
 func (x *Sample) Reset() {
 	*x = Sample{}
-	mi := &file_parity_v1_types_proto_msgTypes[13]
+	mi := &file_parity_v1_types_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1913,7 +2158,7 @@ func (x *Sample) String() string {
 func (*Sample) ProtoMessage() {}
 
 func (x *Sample) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[13]
+	mi := &file_parity_v1_types_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1926,7 +2171,7 @@ func (x *Sample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sample.ProtoReflect.Descriptor instead.
 func (*Sample) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{13}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Sample) GetUuid() string {
@@ -2015,7 +2260,7 @@ type Condition struct {
 
 func (x *Condition) Reset() {
 	*x = Condition{}
-	mi := &file_parity_v1_types_proto_msgTypes[14]
+	mi := &file_parity_v1_types_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2027,7 +2272,7 @@ func (x *Condition) String() string {
 func (*Condition) ProtoMessage() {}
 
 func (x *Condition) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[14]
+	mi := &file_parity_v1_types_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2040,7 +2285,7 @@ func (x *Condition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Condition.ProtoReflect.Descriptor instead.
 func (*Condition) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{14}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Condition) GetUuid() string {
@@ -2104,7 +2349,7 @@ type DiagnosisTest struct {
 
 func (x *DiagnosisTest) Reset() {
 	*x = DiagnosisTest{}
-	mi := &file_parity_v1_types_proto_msgTypes[15]
+	mi := &file_parity_v1_types_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2116,7 +2361,7 @@ func (x *DiagnosisTest) String() string {
 func (*DiagnosisTest) ProtoMessage() {}
 
 func (x *DiagnosisTest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[15]
+	mi := &file_parity_v1_types_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2129,7 +2374,7 @@ func (x *DiagnosisTest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiagnosisTest.ProtoReflect.Descriptor instead.
 func (*DiagnosisTest) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{15}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DiagnosisTest) GetName() string {
@@ -2167,7 +2412,7 @@ type Diagnosis struct {
 
 func (x *Diagnosis) Reset() {
 	*x = Diagnosis{}
-	mi := &file_parity_v1_types_proto_msgTypes[16]
+	mi := &file_parity_v1_types_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2179,7 +2424,7 @@ func (x *Diagnosis) String() string {
 func (*Diagnosis) ProtoMessage() {}
 
 func (x *Diagnosis) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[16]
+	mi := &file_parity_v1_types_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2192,7 +2437,7 @@ func (x *Diagnosis) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Diagnosis.ProtoReflect.Descriptor instead.
 func (*Diagnosis) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{16}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Diagnosis) GetUuid() string {
@@ -2244,7 +2489,7 @@ type NodeCheck struct {
 
 func (x *NodeCheck) Reset() {
 	*x = NodeCheck{}
-	mi := &file_parity_v1_types_proto_msgTypes[17]
+	mi := &file_parity_v1_types_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2256,7 +2501,7 @@ func (x *NodeCheck) String() string {
 func (*NodeCheck) ProtoMessage() {}
 
 func (x *NodeCheck) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[17]
+	mi := &file_parity_v1_types_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2269,7 +2514,7 @@ func (x *NodeCheck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeCheck.ProtoReflect.Descriptor instead.
 func (*NodeCheck) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{17}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *NodeCheck) GetName() string {
@@ -2323,7 +2568,7 @@ type PriorityFactors struct {
 
 func (x *PriorityFactors) Reset() {
 	*x = PriorityFactors{}
-	mi := &file_parity_v1_types_proto_msgTypes[18]
+	mi := &file_parity_v1_types_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2335,7 +2580,7 @@ func (x *PriorityFactors) String() string {
 func (*PriorityFactors) ProtoMessage() {}
 
 func (x *PriorityFactors) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[18]
+	mi := &file_parity_v1_types_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2348,7 +2593,7 @@ func (x *PriorityFactors) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PriorityFactors.ProtoReflect.Descriptor instead.
 func (*PriorityFactors) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{18}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PriorityFactors) GetTotal() float64 {
@@ -2476,7 +2721,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_parity_v1_types_proto_msgTypes[19]
+	mi := &file_parity_v1_types_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2488,7 +2733,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[19]
+	mi := &file_parity_v1_types_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2501,7 +2746,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{19}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Event) GetSeq() uint64 {
@@ -2678,7 +2923,7 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x12\n" +
 	"\x04cpus\x18\x02 \x01(\tR\x04cpus\x12\x18\n" +
 	"\adevices\x18\x03 \x03(\tR\adevices\x12\x1b\n" +
-	"\tmemory_mb\x18\x04 \x01(\x03R\bmemoryMb\"\xee\v\n" +
+	"\tmemory_mb\x18\x04 \x01(\x03R\bmemoryMb\"\xd0\f\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12&\n" +
@@ -2730,7 +2975,27 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\fpreempt_mode\x18% \x01(\tR\vpreemptMode\x12!\n" +
 	"\fpreempted_by\x18& \x01(\x04R\vpreemptedBy\x12=\n" +
 	"\fsuspend_time\x18' \x01(\v2\x1a.google.protobuf.TimestampR\vsuspendTime\x12+\n" +
-	"\x11suspended_seconds\x18( \x01(\x03R\x10suspendedSeconds\"\xcd\x02\n" +
+	"\x11suspended_seconds\x18( \x01(\x03R\x10suspendedSeconds\x12*\n" +
+	"\x05usage\x18) \x03(\v2\x14.parity.v1.NodeUsageR\x05usage\x12\x1b\n" +
+	"\tstart_seq\x18* \x01(\x04R\bstartSeq\x12\x17\n" +
+	"\aend_seq\x18+ \x01(\x04R\x06endSeq\"\xb6\x01\n" +
+	"\bJobUsage\x12\x1e\n" +
+	"\vcpu_time_ms\x18\x01 \x01(\x03R\tcpuTimeMs\x12*\n" +
+	"\x11memory_peak_bytes\x18\x02 \x01(\x04R\x0fmemoryPeakBytes\x12\x1b\n" +
+	"\toom_kills\x18\x03 \x01(\x04R\boomKills\x12'\n" +
+	"\x04gpus\x18\x04 \x03(\v2\x13.parity.v1.GPUUsageR\x04gpus\x12\x18\n" +
+	"\amissing\x18\x05 \x03(\tR\amissing\"\xd4\x01\n" +
+	"\bGPUUsage\x12\x12\n" +
+	"\x04uuid\x18\x01 \x01(\tR\x04uuid\x12\x18\n" +
+	"\asamples\x18\x02 \x01(\x05R\asamples\x12\"\n" +
+	"\rmean_util_pct\x18\x03 \x01(\x01R\vmeanUtilPct\x12 \n" +
+	"\fmax_util_pct\x18\x04 \x01(\x01R\n" +
+	"maxUtilPct\x12(\n" +
+	"\x10max_memory_bytes\x18\x05 \x01(\x04R\x0emaxMemoryBytes\x12*\n" +
+	"\x11mean_memory_bytes\x18\x06 \x01(\x01R\x0fmeanMemoryBytes\"J\n" +
+	"\tNodeUsage\x12\x12\n" +
+	"\x04node\x18\x01 \x01(\tR\x04node\x12)\n" +
+	"\x05usage\x18\x02 \x01(\v2\x13.parity.v1.JobUsageR\x05usage\"\xcd\x02\n" +
 	"\x03GPU\x12\x12\n" +
 	"\x04uuid\x18\x01 \x01(\tR\x04uuid\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x14\n" +
@@ -2911,75 +3176,81 @@ func file_parity_v1_types_proto_rawDescGZIP() []byte {
 	return file_parity_v1_types_proto_rawDescData
 }
 
-var file_parity_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_parity_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_parity_v1_types_proto_goTypes = []any{
 	(*GRESTerm)(nil),              // 0: parity.v1.GRESTerm
 	(*GRESRequest)(nil),           // 1: parity.v1.GRESRequest
 	(*JobSpec)(nil),               // 2: parity.v1.JobSpec
 	(*NodeAlloc)(nil),             // 3: parity.v1.NodeAlloc
 	(*Job)(nil),                   // 4: parity.v1.Job
-	(*GPU)(nil),                   // 5: parity.v1.GPU
-	(*Node)(nil),                  // 6: parity.v1.Node
-	(*DeviceFile)(nil),            // 7: parity.v1.DeviceFile
-	(*DeviceLink)(nil),            // 8: parity.v1.DeviceLink
-	(*Device)(nil),                // 9: parity.v1.Device
-	(*NUMANode)(nil),              // 10: parity.v1.NUMANode
-	(*Host)(nil),                  // 11: parity.v1.Host
-	(*Inventory)(nil),             // 12: parity.v1.Inventory
-	(*Sample)(nil),                // 13: parity.v1.Sample
-	(*Condition)(nil),             // 14: parity.v1.Condition
-	(*DiagnosisTest)(nil),         // 15: parity.v1.DiagnosisTest
-	(*Diagnosis)(nil),             // 16: parity.v1.Diagnosis
-	(*NodeCheck)(nil),             // 17: parity.v1.NodeCheck
-	(*PriorityFactors)(nil),       // 18: parity.v1.PriorityFactors
-	(*Event)(nil),                 // 19: parity.v1.Event
-	nil,                           // 20: parity.v1.JobSpec.EnvEntry
-	nil,                           // 21: parity.v1.Device.AttributesEntry
-	nil,                           // 22: parity.v1.PriorityFactors.TresEntry
-	nil,                           // 23: parity.v1.Event.FieldsEntry
-	(*timestamppb.Timestamp)(nil), // 24: google.protobuf.Timestamp
+	(*JobUsage)(nil),              // 5: parity.v1.JobUsage
+	(*GPUUsage)(nil),              // 6: parity.v1.GPUUsage
+	(*NodeUsage)(nil),             // 7: parity.v1.NodeUsage
+	(*GPU)(nil),                   // 8: parity.v1.GPU
+	(*Node)(nil),                  // 9: parity.v1.Node
+	(*DeviceFile)(nil),            // 10: parity.v1.DeviceFile
+	(*DeviceLink)(nil),            // 11: parity.v1.DeviceLink
+	(*Device)(nil),                // 12: parity.v1.Device
+	(*NUMANode)(nil),              // 13: parity.v1.NUMANode
+	(*Host)(nil),                  // 14: parity.v1.Host
+	(*Inventory)(nil),             // 15: parity.v1.Inventory
+	(*Sample)(nil),                // 16: parity.v1.Sample
+	(*Condition)(nil),             // 17: parity.v1.Condition
+	(*DiagnosisTest)(nil),         // 18: parity.v1.DiagnosisTest
+	(*Diagnosis)(nil),             // 19: parity.v1.Diagnosis
+	(*NodeCheck)(nil),             // 20: parity.v1.NodeCheck
+	(*PriorityFactors)(nil),       // 21: parity.v1.PriorityFactors
+	(*Event)(nil),                 // 22: parity.v1.Event
+	nil,                           // 23: parity.v1.JobSpec.EnvEntry
+	nil,                           // 24: parity.v1.Device.AttributesEntry
+	nil,                           // 25: parity.v1.PriorityFactors.TresEntry
+	nil,                           // 26: parity.v1.Event.FieldsEntry
+	(*timestamppb.Timestamp)(nil), // 27: google.protobuf.Timestamp
 }
 var file_parity_v1_types_proto_depIdxs = []int32{
 	0,  // 0: parity.v1.GRESRequest.per_job:type_name -> parity.v1.GRESTerm
 	0,  // 1: parity.v1.GRESRequest.per_node:type_name -> parity.v1.GRESTerm
 	0,  // 2: parity.v1.GRESRequest.per_task:type_name -> parity.v1.GRESTerm
 	1,  // 3: parity.v1.JobSpec.gres:type_name -> parity.v1.GRESRequest
-	24, // 4: parity.v1.JobSpec.begin:type_name -> google.protobuf.Timestamp
-	24, // 5: parity.v1.JobSpec.deadline:type_name -> google.protobuf.Timestamp
-	20, // 6: parity.v1.JobSpec.env:type_name -> parity.v1.JobSpec.EnvEntry
+	27, // 4: parity.v1.JobSpec.begin:type_name -> google.protobuf.Timestamp
+	27, // 5: parity.v1.JobSpec.deadline:type_name -> google.protobuf.Timestamp
+	23, // 6: parity.v1.JobSpec.env:type_name -> parity.v1.JobSpec.EnvEntry
 	2,  // 7: parity.v1.Job.spec:type_name -> parity.v1.JobSpec
-	24, // 8: parity.v1.Job.submit_time:type_name -> google.protobuf.Timestamp
-	24, // 9: parity.v1.Job.eligible_time:type_name -> google.protobuf.Timestamp
-	24, // 10: parity.v1.Job.start_time:type_name -> google.protobuf.Timestamp
-	24, // 11: parity.v1.Job.end_time:type_name -> google.protobuf.Timestamp
-	24, // 12: parity.v1.Job.expected_start:type_name -> google.protobuf.Timestamp
+	27, // 8: parity.v1.Job.submit_time:type_name -> google.protobuf.Timestamp
+	27, // 9: parity.v1.Job.eligible_time:type_name -> google.protobuf.Timestamp
+	27, // 10: parity.v1.Job.start_time:type_name -> google.protobuf.Timestamp
+	27, // 11: parity.v1.Job.end_time:type_name -> google.protobuf.Timestamp
+	27, // 12: parity.v1.Job.expected_start:type_name -> google.protobuf.Timestamp
 	3,  // 13: parity.v1.Job.alloc:type_name -> parity.v1.NodeAlloc
-	24, // 14: parity.v1.Job.preempt_end:type_name -> google.protobuf.Timestamp
-	24, // 15: parity.v1.Job.suspend_time:type_name -> google.protobuf.Timestamp
-	24, // 16: parity.v1.Node.reason_time:type_name -> google.protobuf.Timestamp
-	5,  // 17: parity.v1.Node.gpus:type_name -> parity.v1.GPU
-	24, // 18: parity.v1.Node.last_heartbeat:type_name -> google.protobuf.Timestamp
-	7,  // 19: parity.v1.Device.files:type_name -> parity.v1.DeviceFile
-	8,  // 20: parity.v1.Device.links:type_name -> parity.v1.DeviceLink
-	21, // 21: parity.v1.Device.attributes:type_name -> parity.v1.Device.AttributesEntry
-	10, // 22: parity.v1.Host.numa:type_name -> parity.v1.NUMANode
-	9,  // 23: parity.v1.Inventory.devices:type_name -> parity.v1.Device
-	7,  // 24: parity.v1.Inventory.shared_files:type_name -> parity.v1.DeviceFile
-	11, // 25: parity.v1.Inventory.host:type_name -> parity.v1.Host
-	24, // 26: parity.v1.Sample.time:type_name -> google.protobuf.Timestamp
-	24, // 27: parity.v1.Condition.time:type_name -> google.protobuf.Timestamp
-	15, // 28: parity.v1.Diagnosis.tests:type_name -> parity.v1.DiagnosisTest
-	24, // 29: parity.v1.Diagnosis.time:type_name -> google.protobuf.Timestamp
-	24, // 30: parity.v1.NodeCheck.time:type_name -> google.protobuf.Timestamp
-	22, // 31: parity.v1.PriorityFactors.tres:type_name -> parity.v1.PriorityFactors.TresEntry
-	24, // 32: parity.v1.Event.time:type_name -> google.protobuf.Timestamp
-	18, // 33: parity.v1.Event.priority:type_name -> parity.v1.PriorityFactors
-	23, // 34: parity.v1.Event.fields:type_name -> parity.v1.Event.FieldsEntry
-	35, // [35:35] is the sub-list for method output_type
-	35, // [35:35] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	27, // 14: parity.v1.Job.preempt_end:type_name -> google.protobuf.Timestamp
+	27, // 15: parity.v1.Job.suspend_time:type_name -> google.protobuf.Timestamp
+	7,  // 16: parity.v1.Job.usage:type_name -> parity.v1.NodeUsage
+	6,  // 17: parity.v1.JobUsage.gpus:type_name -> parity.v1.GPUUsage
+	5,  // 18: parity.v1.NodeUsage.usage:type_name -> parity.v1.JobUsage
+	27, // 19: parity.v1.Node.reason_time:type_name -> google.protobuf.Timestamp
+	8,  // 20: parity.v1.Node.gpus:type_name -> parity.v1.GPU
+	27, // 21: parity.v1.Node.last_heartbeat:type_name -> google.protobuf.Timestamp
+	10, // 22: parity.v1.Device.files:type_name -> parity.v1.DeviceFile
+	11, // 23: parity.v1.Device.links:type_name -> parity.v1.DeviceLink
+	24, // 24: parity.v1.Device.attributes:type_name -> parity.v1.Device.AttributesEntry
+	13, // 25: parity.v1.Host.numa:type_name -> parity.v1.NUMANode
+	12, // 26: parity.v1.Inventory.devices:type_name -> parity.v1.Device
+	10, // 27: parity.v1.Inventory.shared_files:type_name -> parity.v1.DeviceFile
+	14, // 28: parity.v1.Inventory.host:type_name -> parity.v1.Host
+	27, // 29: parity.v1.Sample.time:type_name -> google.protobuf.Timestamp
+	27, // 30: parity.v1.Condition.time:type_name -> google.protobuf.Timestamp
+	18, // 31: parity.v1.Diagnosis.tests:type_name -> parity.v1.DiagnosisTest
+	27, // 32: parity.v1.Diagnosis.time:type_name -> google.protobuf.Timestamp
+	27, // 33: parity.v1.NodeCheck.time:type_name -> google.protobuf.Timestamp
+	25, // 34: parity.v1.PriorityFactors.tres:type_name -> parity.v1.PriorityFactors.TresEntry
+	27, // 35: parity.v1.Event.time:type_name -> google.protobuf.Timestamp
+	21, // 36: parity.v1.Event.priority:type_name -> parity.v1.PriorityFactors
+	26, // 37: parity.v1.Event.fields:type_name -> parity.v1.Event.FieldsEntry
+	38, // [38:38] is the sub-list for method output_type
+	38, // [38:38] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_parity_v1_types_proto_init() }
@@ -2993,7 +3264,7 @@ func file_parity_v1_types_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_parity_v1_types_proto_rawDesc), len(file_parity_v1_types_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   24,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,142 @@
+package controller
+
+import (
+	"fmt"
+
+	"github.com/parityhpc/parity/gres"
+	"github.com/parityhpc/parity/scheduler/accounting"
+	"github.com/parityhpc/parity/scheduler/config"
+)
+
+// gresGPU is the GRES name every accelerator is requested and accounted
+// under; its type (h100, mi300x…) comes from the inventory as data.
+const gresGPU = "gpu"
+
+// billingPolicy reads every partition's TRESBillingWeights; an invalid
+// one fails with the partition's name, so a typo never bills silently wrong.
+func billingPolicy(cfg *config.Cluster) (accounting.BillingPolicy, error) {
+	p := accounting.BillingPolicy{Partitions: map[string]accounting.BillingWeights{}}
+	for _, part := range cfg.Partitions {
+		w, err := accounting.ParseBillingWeights(part.BillingWeights)
+		if err != nil {
+			return p, fmt.Errorf("partition %q billingWeights: %w", part.Name, err)
+		}
+		p.Partitions[part.Name] = w
+	}
+	return p, nil
+}
+
+// reqTRES is what the job asked for, as Slurm's ReqTRES: CPUs, memory,
+// nodes and GPUs (typed entries alongside the total when a type was named).
+func reqTRES(j *job) accounting.TRES {
+	cj := &j.core
+	nodes := max(cj.Nodes, 1)
+	tasks := max(cj.Tasks, cj.TasksPerNode*nodes, 1)
+	t := accounting.TRES{accounting.TRESNode: float64(nodes)}
+	typed := map[string]float64{}
+	var gpus float64
+	add := func(typ string, n int64) {
+		gpus += float64(n)
+		if typ != "" {
+			typed[typ] += float64(n)
+		}
+	}
+	for _, r := range cj.GRES.PerJob {
+		if r.Name == gresGPU {
+			add(r.Type, r.Count)
+		}
+	}
+	for _, r := range cj.GRES.PerNode {
+		if r.Name == gresGPU {
+			add(r.Type, r.Count*int64(nodes))
+		}
+	}
+	for _, r := range cj.GRES.PerTask {
+		if r.Name == gresGPU {
+			add(r.Type, r.Count*int64(tasks))
+		}
+	}
+	cpus := tasks * max(cj.CPUsPerTask, 1)
+	if cj.CPUsPerGPU > 0 && gpus > 0 {
+		cpus = max(cpus, cj.CPUsPerGPU*int(gpus))
+	}
+	t[accounting.TRESCPU] = float64(cpus)
+	switch {
+	case cj.MemPerNodeMB > 0:
+		t[accounting.TRESMem] = float64(cj.MemPerNodeMB * int64(nodes))
+	case cj.MemPerCPUMB > 0:
+		t[accounting.TRESMem] = float64(cj.MemPerCPUMB * int64(cpus))
+	case cj.MemPerGPUMB > 0 && gpus > 0:
+		t[accounting.TRESMem] = float64(cj.MemPerGPUMB) * gpus
+	}
+	if gpus > 0 {
+		t[accounting.TRESGPU] = gpus
+		for typ, n := range typed {
+			t[accounting.TRESGPU+":"+typ] = n
+		}
+	}
+	return t
+}
+
+// allocTRESLocked is what the job holds, as Slurm's AllocTRES: CPUs,
+// memory, nodes, GPUs in total and per type (gres/gpu:h100), and the
+// billing the partition's weights give it. Nil before an allocation.
+// c.mu held (it reads node inventories for the devices' types).
+func (c *Controller) allocTRESLocked(j *job) accounting.TRES {
+	if len(j.core.Alloc) == 0 {
+		return nil
+	}
+	t := accounting.TRES{accounting.TRESNode: float64(len(j.core.Alloc))}
+	for _, a := range j.core.Alloc {
+		t[accounting.TRESCPU] += float64(a.CPUs.Count())
+		if a.MemoryMB > 0 {
+			t[accounting.TRESMem] += float64(a.MemoryMB)
+		}
+		for _, uuid := range a.Devices {
+			t[accounting.TRESGPU]++
+			if typ := c.deviceTypeLocked(a.Node, uuid, j); typ != "" {
+				t[accounting.TRESGPU+":"+typ]++
+			}
+		}
+	}
+	return c.billing.WithBilling(j.core.Partition, t)
+}
+
+// deviceTypeLocked is the GRES type of one allocated device: from the
+// node's inventory, else (a node not registered since a restart) the type
+// the node set is configured with, else the single type the job asked for.
+func (c *Controller) deviceTypeLocked(nodeName, uuid string, j *job) string {
+	if n := c.st.nodes[nodeName]; n != nil {
+		if n.inv != nil {
+			for i := range n.inv.Devices {
+				if d := &n.inv.Devices[i]; d.UUID == uuid {
+					return d.Type
+				}
+			}
+		}
+		if n.spec.GPUType != "" {
+			return n.spec.GPUType
+		}
+	}
+	typ := ""
+	for _, rs := range [][]string{gpuTypes(j.core.GRES.PerJob), gpuTypes(j.core.GRES.PerNode), gpuTypes(j.core.GRES.PerTask)} {
+		for _, t := range rs {
+			if typ != "" && t != typ {
+				return ""
+			}
+			typ = t
+		}
+	}
+	return typ
+}
+
+// gpuTypes lists the types named by a request's GPU terms.
+func gpuTypes(rs gres.Requests) []string {
+	var out []string
+	for _, r := range rs {
+		if r.Name == gresGPU && r.Type != "" {
+			out = append(out, r.Type)
+		}
+	}
+	return out
+}
