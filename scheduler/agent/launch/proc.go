@@ -50,11 +50,20 @@ func openProcess(pid int, start uint64) (int, error) {
 		return -1, fmt.Errorf("launch: pidfd_open %d: %w", pid, err)
 	}
 	got, err := procStart(pid)
-	if err != nil || got != start {
+	if err != nil || got != start || exited(fd) {
 		unix.Close(fd)
 		return -1, errGone
 	}
 	return fd, nil
+}
+
+// exited reports whether the process behind pidfd has already exited. A
+// shim that ended but is not yet reaped (a zombie) keeps its pid and start
+// time, yet must count as gone, or its job would be re-attached as running.
+func exited(pidfd int) bool {
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n == 1 && fds[0].Revents&unix.POLLIN != 0
 }
 
 // waitExit blocks until the process behind pidfd exits (the pidfd becomes
