@@ -44,7 +44,7 @@ the real major numbers). Every verb works against it.
 Labs run in one process; separate controller and agent processes
 (--processes) are not implemented yet.`,
 	}
-	cmd.AddCommand(newLabUpCmd(), newLabDownCmd())
+	cmd.AddCommand(newLabUpCmd(), newLabDownCmd(), newLabBenchCmd())
 	return cmd
 }
 
