@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,6 +25,7 @@ type labBenchFlags struct {
 	json        bool
 	timeout     time.Duration
 	parallel    int
+	cpuProfile  string
 }
 
 func newLabBenchCmd() *cobra.Command {
@@ -63,7 +65,8 @@ which the table prints.`,
 	fl.StringVar(&f.anchorState, "slurm-anchor-state", "/tmp/sa", "state directory the anchor's up.sh uses")
 	fl.BoolVar(&f.json, "json", false, "print the result as JSON")
 	fl.DurationVar(&f.timeout, "timeout", 10*time.Minute, "longest wait for one workload's queue to empty")
-	fl.IntVar(&f.parallel, "parallel", 4, "concurrent submission processes for the backlog")
+	fl.IntVar(&f.parallel, "parallel", 4, "concurrent submissions for the backlog")
+	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (controller and agents) to FILE")
 	return cmd
 }
 
@@ -83,6 +86,10 @@ func runLabBench(ctx context.Context, stdout, stderr io.Writer, f labBenchFlags)
 		}
 		defer os.RemoveAll(dir)
 	}
+	// A previous run's lab (device nodes included) would not rebuild over itself.
+	if err := os.RemoveAll(filepath.Join(dir, "lab")); err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("lab bench: %w", err)}
+	}
 	if err := prepareLabDir(dir); err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("lab bench: %w", err)}
 	}
@@ -101,6 +108,17 @@ func runLabBench(ctx context.Context, stdout, stderr io.Writer, f labBenchFlags)
 		o.Slurm = &bench.SlurmOptions{Conf: os.Getenv("SLURM_CONF")}
 	default:
 		o.SlurmSkip = "no --slurm, --slurm-anchor or SLURM_CONF"
+	}
+	if f.cpuProfile != "" {
+		pf, err := os.Create(f.cpuProfile)
+		if err != nil {
+			return usageError("lab bench", "--cpuprofile %q: %v", f.cpuProfile, err)
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return &exitError{code: 1, err: fmt.Errorf("lab bench: %w", err)}
+		}
+		defer pprof.StopCPUProfile()
 	}
 	res, err := bench.Run(ctx, o)
 	if err != nil && res == nil {

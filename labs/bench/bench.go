@@ -224,7 +224,7 @@ func runBacklog(ctx context.Context, t target, o Options, figs map[string]Figure
 		_ = waitEmpty(ctx, t, o.Timeout)
 		return
 	}
-	figs[keyBacklogSub] = Figure{Value: time.Since(t0).Seconds()}
+	figs[keyBacklogSub] = Figure{Value: time.Since(t0).Seconds(), Note: fmt.Sprintf("%d at a time, %s", o.Parallel, t.bulkHow())}
 	pass, err := end(ctx)
 	if err != nil {
 		fail(err, keyPassMean, keyPassLast)
@@ -260,7 +260,7 @@ func submitParallel(ctx context.Context, t target, n, workers int) error {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				if _, err := t.submit(ctx, jobArgs(backlogShapes[i%len(backlogShapes)]...)...); err != nil {
+				if _, err := t.submitBulk(ctx, jobArgs(backlogShapes[i%len(backlogShapes)]...)...); err != nil {
 					errs <- fmt.Errorf("backlog job %d: %w", i+1, err)
 					cancel()
 					return

@@ -100,11 +100,11 @@ parity_store_commit_duration_seconds_sum 9
 func TestTableRatios(t *testing.T) {
 	r := &Result{Lab: "slurm-anchor", Sizes: Sizes{Submits: 10, Array: 20, Backlog: 30},
 		ParityFigures: map[string]Figure{keySubmitTime: {Value: 1}, keySubmitRate: {Value: 10}, keyArrayDrain: {Value: 2},
-			keyBacklogDone: {Err: "boom"}},
+			keyBacklogDone: {Err: "boom"}, keyBacklogSub: {Value: 1}},
 		SlurmFigures: map[string]Figure{keySubmitTime: {Value: 5}, keySubmitRate: {Value: 2}, keyArrayDrain: {Value: 32},
-			keyBacklogDone: {Value: 3}}}
+			keyBacklogDone: {Value: 3}, keyBacklogSub: {Value: 9}}}
 	r.Rows = table(r)
-	want := map[string]float64{keySubmitTime: 5, keySubmitRate: 5, keyArrayDrain: 16, keyBacklogDone: 0, keyPassMean: 0}
+	want := map[string]float64{keySubmitTime: 5, keySubmitRate: 5, keyArrayDrain: 16, keyBacklogDone: 0, keyPassMean: 0, keyBacklogSub: 0}
 	for _, row := range r.Rows {
 		if w, ok := want[row.Key]; ok && row.Ratio != w {
 			t.Errorf("%s ratio %v; want %v", row.Key, row.Ratio, w)

@@ -110,6 +110,12 @@ func (s *slurmSide) submit(ctx context.Context, args ...string) (string, error) 
 	return parsableID(out)
 }
 
+func (s *slurmSide) submitBulk(ctx context.Context, args ...string) (string, error) {
+	return s.submit(ctx, args...)
+}
+
+func (s *slurmSide) bulkHow() string { return "sbatch processes" }
+
 func (s *slurmSide) active(ctx context.Context) (int, error) {
 	out, err := runCmd(ctx, s.env, "squeue", "-h", "-r", "-o", "%i")
 	if err != nil {

@@ -17,6 +17,11 @@ type target interface {
 	// submit runs one submission process with sbatch options and returns
 	// the job id it printed (--parsable).
 	submit(ctx context.Context, args ...string) (string, error)
+	// submitBulk queues one backlog job by the side's fastest path
+	// (Parity: its API from this process; Slurm: sbatch, it has no other
+	// here); how is in bulkHow.
+	submitBulk(ctx context.Context, args ...string) (string, error)
+	bulkHow() string
 	// active counts pending, running and completing jobs (array holders
 	// included); only zero versus non-zero must be exact.
 	active(ctx context.Context) (int, error)
