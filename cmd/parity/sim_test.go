@@ -70,6 +70,35 @@ func TestSimCompareTableAndJSON(t *testing.T) {
 	}
 }
 
+func TestSimCompareHTML(t *testing.T) {
+	htmlPath := filepath.Join(t.TempDir(), "out.html")
+	if _, errOut, err := runSimCmd(t, backfillSWF, "--compare", "--html", htmlPath); err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	b, err := os.ReadFile(htmlPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	// Four bar charts and four line charts, each an inline SVG.
+	if n := strings.Count(page, "<svg"); n != 8 {
+		t.Errorf("%d inline SVG charts, want 8", n)
+	}
+	for _, want := range []string{"Trace replay of backfill.swf", "mean bounded slowdown (tau 10 s)", "Utilisation over simulated time",
+		"Mean wait of the jobs submitted", "Jobs waiting over simulated time", "Wait distribution", "Mean bounded slowdown",
+		">fcfs<", ">easy<", ">conservative<"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	// Self-contained: nothing is fetched.
+	for _, bad := range []string{"<script", "src=", "<link", "@import", "url("} {
+		if strings.Contains(page, bad) {
+			t.Errorf("page contains %q", bad)
+		}
+	}
+}
+
 func TestSimSinglePolicyJSONToStdout(t *testing.T) {
 	out, _, err := runSimCmd(t, backfillSWF, "--policy", "conservative", "--json", "-", "--lab", "cpu:2x2")
 	if err != nil {
