@@ -86,6 +86,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		progress("parity: stopping the lab: %v", err)
 	}
 	switch {
+	case ctx.Err() != nil:
+		res.SlurmSkipped = "interrupted"
 	case o.Slurm == nil:
 		res.SlurmSkipped = o.SlurmSkip
 		if res.SlurmSkipped == "" {
