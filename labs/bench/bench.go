@@ -294,10 +294,18 @@ feed:
 // waitEmpty polls until no job is pending or running (throughput.sh's
 // wait_empty, at the same 100 ms).
 func waitEmpty(ctx context.Context, t target, timeout time.Duration) error {
-	return poll(ctx, timeout, func() (bool, error) {
+	left := -1
+	err := poll(ctx, timeout, func() (bool, error) {
 		n, err := t.active(ctx)
+		if err == nil {
+			left = n
+		}
 		return n == 0, err
 	}, "the queue to empty")
+	if err != nil && left > 0 {
+		return fmt.Errorf("%w; %d jobs still queued", err, left)
+	}
+	return err
 }
 
 func waitRunning(ctx context.Context, t target, id string, timeout time.Duration) error {
