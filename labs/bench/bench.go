@@ -227,7 +227,14 @@ func runBacklog(ctx context.Context, t target, o Options, figs map[string]Figure
 		return
 	}
 	figs[keyBacklogSub] = Figure{Value: time.Since(t0).Seconds(), Note: fmt.Sprintf("%d at a time, %s", o.Parallel, t.bulkHow())}
-	pass, err := end(ctx)
+	// The window closes at the first reading with a pass in it: a fast
+	// submission can end before the scheduler's next (debounced) pass.
+	var pass PassStats
+	err = poll(ctx, time.Minute, func() (bool, error) {
+		var err error
+		pass, err = end(ctx)
+		return pass.Passes > 0, err
+	}, "a scheduling pass over the backlog")
 	if err != nil {
 		fail(err, keyPassMean, keyPassLast)
 	} else {
