@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -177,5 +178,28 @@ scheduler:
 	}
 	if _, _, err := runSimCmd(t, backfillSWF, "--config", writeSimFile(t, "bad.yaml", "cluster: x\n")); err == nil {
 		t.Error("a cluster file without partitions was accepted")
+	}
+}
+
+func TestTuneSimGCRestoresAndDefersToTheEnvironment(t *testing.T) {
+	for _, tc := range []struct {
+		name, gogc string
+		want       int
+	}{{"tuned", "", 400}, {"GOGC set", "50", 77}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("GOGC", tc.gogc)
+			t.Setenv("GOMEMLIMIT", "")
+			prev := debug.SetGCPercent(77)
+			defer debug.SetGCPercent(prev)
+			restore := tuneSimGC()
+			if got := debug.SetGCPercent(-1); got != tc.want {
+				t.Errorf("GC percent during the replay %d; want %d", got, tc.want)
+			}
+			debug.SetGCPercent(tc.want) // undo the query
+			restore()
+			if got := debug.SetGCPercent(77); got != 77 {
+				t.Errorf("GC percent after restore %d; want 77", got)
+			}
+		})
 	}
 }
