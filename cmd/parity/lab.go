@@ -45,7 +45,7 @@ A lab runs in one process by default; with --processes the controller and
 each agent are separate processes (` + "`parity controller`" + `, ` + "`parity agent`" + `), children
 of the lab process with pid files and logs under the lab directory.`,
 	}
-	cmd.AddCommand(newLabUpCmd(), newLabDownCmd())
+	cmd.AddCommand(newLabUpCmd(), newLabDownCmd(), newLabBenchCmd())
 	return cmd
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -67,6 +68,35 @@ func TestSimCompareTableAndJSON(t *testing.T) {
 	}
 	if s := c.Results[0].Series; len(s.T) == 0 || len(s.T) != len(s.Utilisation) || len(c.Results[0].Metrics.WaitQuantiles) != 101 {
 		t.Errorf("chart series missing: %+v", s)
+	}
+}
+
+func TestSimCompareHTML(t *testing.T) {
+	htmlPath := filepath.Join(t.TempDir(), "out.html")
+	if _, errOut, err := runSimCmd(t, backfillSWF, "--compare", "--html", htmlPath); err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	b, err := os.ReadFile(htmlPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	// Four bar charts and four line charts, each an inline SVG.
+	if n := strings.Count(page, "<svg"); n != 8 {
+		t.Errorf("%d inline SVG charts, want 8", n)
+	}
+	for _, want := range []string{"Trace replay of backfill.swf", "mean bounded slowdown (tau 10 s)", "Utilisation over simulated time",
+		"Mean wait of the jobs submitted", "Jobs waiting over simulated time", "Wait distribution", "Mean bounded slowdown",
+		">fcfs<", ">easy<", ">conservative<"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	// Self-contained: nothing is fetched.
+	for _, bad := range []string{"<script", "src=", "<link", "@import", "url("} {
+		if strings.Contains(page, bad) {
+			t.Errorf("page contains %q", bad)
+		}
 	}
 }
 
@@ -148,5 +178,28 @@ scheduler:
 	}
 	if _, _, err := runSimCmd(t, backfillSWF, "--config", writeSimFile(t, "bad.yaml", "cluster: x\n")); err == nil {
 		t.Error("a cluster file without partitions was accepted")
+	}
+}
+
+func TestTuneSimGCRestoresAndDefersToTheEnvironment(t *testing.T) {
+	for _, tc := range []struct {
+		name, gogc string
+		want       int
+	}{{"tuned", "", 400}, {"GOGC set", "50", 77}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("GOGC", tc.gogc)
+			t.Setenv("GOMEMLIMIT", "")
+			prev := debug.SetGCPercent(77)
+			defer debug.SetGCPercent(prev)
+			restore := tuneSimGC()
+			if got := debug.SetGCPercent(-1); got != tc.want {
+				t.Errorf("GC percent during the replay %d; want %d", got, tc.want)
+			}
+			debug.SetGCPercent(tc.want) // undo the query
+			restore()
+			if got := debug.SetGCPercent(77); got != 77 {
+				t.Errorf("GC percent after restore %d; want 77", got)
+			}
+		})
 	}
 }

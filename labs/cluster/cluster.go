@@ -46,6 +46,9 @@ type Options struct {
 	// Templates are node templates besides the built-in ones (by name),
 	// such as a machine whose accelerator is an out-of-tree adapter.
 	Templates map[string]presets.Template
+	// MetricsAddr is where the controller serves Prometheus metrics
+	// ("127.0.0.1:0" picks a port); empty keeps them off.
+	MetricsAddr string
 }
 
 // Node is one running lab node.
@@ -70,6 +73,8 @@ type Cluster struct {
 	LedgerPath string
 	// CgroupRoot is this instance's cgroup parent (see CgroupRoot).
 	CgroupRoot string
+	// MetricsAddr is the controller's Prometheus listener, "" when off.
+	MetricsAddr string
 
 	log       *slog.Logger
 	wrap      func(node string, d vendors.Driver) vendors.Driver
@@ -110,7 +115,7 @@ func Up(ctx context.Context, opts Options) (*Cluster, error) {
 	c := &Cluster{Lab: opts.Lab, Dir: dir, log: log, nodes: map[string]*Node{},
 		CgroupRoot: croot, wrap: opts.WrapDriver, templates: opts.Templates}
 	users := append([]string{"root", "admin", "nobody"}, opts.Users...)
-	if err := c.startController(ctx, append([]string{"root", "admin"}, opts.Admins...), users); err != nil {
+	if err := c.startController(ctx, append([]string{"root", "admin"}, opts.Admins...), users, opts.MetricsAddr); err != nil {
 		return nil, err
 	}
 	mgr := c.cgroups(opts.NoIsolation)
@@ -127,7 +132,7 @@ func Up(ctx context.Context, opts Options) (*Cluster, error) {
 	return c, nil
 }
 
-func (c *Cluster) startController(ctx context.Context, admins, users []string) error {
+func (c *Cluster) startController(ctx context.Context, admins, users []string, metricsAddr string) error {
 	stateDir := filepath.Join(c.Dir, "controller")
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return err
@@ -153,8 +158,11 @@ func (c *Cluster) startController(ctx context.Context, admins, users []string) e
 		db.Close()
 		return fmt.Errorf("cluster: ledger spool: %w", err)
 	}
+	if metricsAddr == "" {
+		metricsAddr = "off"
+	}
 	ctl, err := controller.New(controller.Options{Config: cfg, Listen: "127.0.0.1:0", StateDir: stateDir,
-		MetricsAddr: "off", Logger: c.log.With("daemon", "controller"), Ledger: ledger})
+		MetricsAddr: metricsAddr, Logger: c.log.With("daemon", "controller"), Ledger: ledger})
 	if err != nil {
 		ledger.Close()
 		return err
@@ -163,7 +171,7 @@ func (c *Cluster) startController(ctx context.Context, admins, users []string) e
 		ctl.Close()
 		return err
 	}
-	c.ctl, c.key, c.Addr = ctl, ctl.Key(), ctl.Addr()
+	c.ctl, c.key, c.Addr, c.MetricsAddr = ctl, ctl.Key(), ctl.Addr(), ctl.MetricsAddr()
 	return nil
 }
 

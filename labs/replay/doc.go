@@ -7,8 +7,9 @@
 // (processors as CPUs or GPUs, user estimates or exact runtimes, users and
 // accounts for fair share), the metrics (utilisation, wait, bounded
 // slowdown, makespan, GPU fragmentation, per-user fairness), chart series
-// and the side-by-side comparison of policies. It imports scheduler/core,
-// scheduler/policy, labs/trace, gres and topology; it must not import the
+// and the side-by-side comparison of policies, as a table or a self-contained
+// HTML page. It imports scheduler/core, scheduler/policy, labs/trace, gres,
+// topology and reports (charts); it must not import the
 // controller, agent, store, vendors or cmd, and it reads no clock: replays
 // are deterministic, so the same trace and options give the same result.
 package replay

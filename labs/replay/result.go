@@ -69,6 +69,7 @@ func (s *sim) result(tr *trace.Trace) *Result {
 	r.Metrics, r.Users = computeMetrics(tr.Jobs, s.out, s.m.capacity)
 	if r.Metrics.Jobs > 0 {
 		r.Series = s.rec.series(r.Metrics.FirstSubmit, r.Metrics.LastEnd, s.m.capacity)
+		r.Series.addWaits(tr.Jobs, s.out)
 	}
 	if s.frag != nil {
 		s.frag.observe(s.rec.lastTime(), 0)

@@ -1,5 +1,7 @@
 package replay
 
+import "github.com/parityhpc/parity/labs/trace"
+
 // recorder keeps the busy units and queue length at every instant they
 // change, and resamples them into a bounded series for charts.
 type recorder struct {
@@ -38,6 +40,32 @@ type Series struct {
 	T             []int64   `json:"t"`
 	Utilisation   []float64 `json:"utilisation"`
 	Queue         []float64 `json:"queue"`
+	// Wait[i] is the mean wait (seconds) of the Submitted[i] jobs
+	// submitted in bucket i; 0 where none was.
+	Wait      []float64 `json:"wait,omitempty"`
+	Submitted []int     `json:"submitted,omitempty"`
+}
+
+// addWaits fills Wait and Submitted from the jobs that ran (Start >= 0).
+func (s *Series) addWaits(jobs []trace.Job, out []Outcome) {
+	n := len(s.T)
+	if n == 0 || s.BucketSeconds <= 0 {
+		return
+	}
+	s.Wait, s.Submitted = make([]float64, n), make([]int, n)
+	for i := range jobs {
+		if out[i].Start < 0 {
+			continue
+		}
+		b := int(min(max((jobs[i].Submit-s.T[0])/s.BucketSeconds, 0), int64(n-1)))
+		s.Wait[b] += float64(out[i].Start - jobs[i].Submit)
+		s.Submitted[b]++
+	}
+	for b, k := range s.Submitted {
+		if k > 0 {
+			s.Wait[b] /= float64(k)
+		}
+	}
 }
 
 // series resamples [from, to) into at most r.max buckets.

@@ -126,6 +126,21 @@ func TestSeriesResampling(t *testing.T) {
 	}
 }
 
+func TestSeriesWaits(t *testing.T) {
+	s := Series{BucketSeconds: 10, T: []int64{100, 110, 120}}
+	jobs := []trace.Job{{Submit: 100}, {Submit: 105}, {Submit: 125}, {Submit: 107}, {Submit: 200}}
+	out := []Outcome{{Start: 110}, {Start: 135}, {Start: 125}, {Start: -1}, {Start: 260}}
+	s.addWaits(jobs, out)
+	// Bucket 0: waits 10 and 30 (the unscheduled job is left out); bucket 1:
+	// none; bucket 2: 0, and the late submit clamped into the last bucket: 60.
+	wantW, wantN := []float64{20, 0, 30}, []int{2, 0, 2}
+	for i := range wantW {
+		if s.Wait[i] != wantW[i] || s.Submitted[i] != wantN[i] {
+			t.Errorf("bucket %d: wait %v of %d jobs; want %v of %d", i, s.Wait[i], s.Submitted[i], wantW[i], wantN[i])
+		}
+	}
+}
+
 func TestDemandSet(t *testing.T) {
 	d := newDemandSet(200)
 	if d.min() != -1 {

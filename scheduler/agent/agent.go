@@ -78,6 +78,10 @@ type Agent struct {
 	wake chan struct{}
 	// bg tracks diagnoses running in the background.
 	bg sync.WaitGroup
+	// lanes run orders, one lane per job; ends are reported one
+	// goroutine per job, tracked by reporting.
+	lanes     jobLanes
+	reporting sync.WaitGroup
 	// settling holds jobs whose end is being reported and forgotten; a
 	// launch of the same job (requeued onto this node) waits for it, or
 	// the runtime would take the order for one it already has.
@@ -204,6 +208,7 @@ func (a *Agent) running() []*pb.RunningJob {
 // serveOrders keeps the order stream open, re-registering when the
 // controller lost track of the node.
 func (a *Agent) serveOrders(ctx context.Context) {
+	defer a.lanes.wait()
 	for ctx.Err() == nil {
 		err := a.retry(ctx, "open order stream", func() error {
 			stream, err := a.cfg.Controller.Orders(ctx, a.cfg.Node)
@@ -215,7 +220,7 @@ func (a *Agent) serveOrders(ctx context.Context) {
 				if err != nil {
 					return err
 				}
-				a.handle(ctx, o)
+				a.lanes.dispatch(ctx, o, a.handle)
 			}
 		})
 		if err != nil && ctx.Err() == nil {
@@ -328,7 +333,10 @@ func (a *Agent) keepSamples(samples []gres.Sample) {
 }
 
 // reportEnds hands every job end to the controller, then forgets it.
+// Ends are reported concurrently: each waits for a durable commit, and
+// the controller's group commit takes them together instead of one by one.
 func (a *Agent) reportEnds(ctx context.Context) {
+	defer a.reporting.Wait()
 	for {
 		select {
 		case <-ctx.Done():
@@ -337,12 +345,18 @@ func (a *Agent) reportEnds(ctx context.Context) {
 			if !ok {
 				return
 			}
+			// Marked before the goroutine starts, so a relaunch of the job
+			// ordered meanwhile waits for this end to be settled.
 			settled := a.settle(e.JobID)
-			a.release(ctx, e.JobID)
-			if a.reportEnd(ctx, endRequest(a.cfg.Node, e)) {
-				a.forget(e.JobID)
-			}
-			settled()
+			a.reporting.Add(1)
+			go func() {
+				defer a.reporting.Done()
+				defer settled()
+				a.release(ctx, e.JobID)
+				if a.reportEnd(ctx, endRequest(a.cfg.Node, e)) {
+					a.forget(e.JobID)
+				}
+			}()
 		}
 	}
 }

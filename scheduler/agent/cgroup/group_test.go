@@ -212,6 +212,42 @@ func TestV1KillEmptiesAGroupThatForks(t *testing.T) {
 	}
 }
 
+// TestV1KillLeavesAnEmptyGroupAlone: a job's group is usually empty when
+// its end is collected; Kill must not freeze and thaw it (nor change it).
+func TestV1KillLeavesAnEmptyGroupAlone(t *testing.T) {
+	requireRoot(t)
+	if mode, _ := Detect(); mode != V1 {
+		t.Skip("skipped: host cgroups are not v1")
+	}
+	m, err := NewManager(V1)
+	if err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	root := groupName(t)
+	g, err := m.Create(root+"/job", Resources{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(m.v1Root, "freezer", root, "job", "freezer.state")
+	t.Cleanup(func() {
+		os.WriteFile(state, []byte("THAWED"), 0)
+		g.Delete()
+		for _, n := range m.v1Subsystems() {
+			os.Remove(filepath.Join(m.v1Root, string(n), root))
+		}
+	})
+	// A marker only a freeze/thaw round trip would change.
+	if err := os.WriteFile(state, []byte("FROZEN"), 0); err != nil {
+		t.Skipf("skipped: no v1 freezer here: %v", err)
+	}
+	if err := g.Kill(context.Background()); err != nil {
+		t.Fatalf("Kill of an empty group: %v", err)
+	}
+	if b, err := os.ReadFile(state); err != nil || strings.TrimSpace(string(b)) != "FROZEN" {
+		t.Errorf("freezer.state after Kill = %q, %v; want it untouched (FROZEN)", b, err)
+	}
+}
+
 // On a hybrid host the cgroup2 mount holds no resource controllers, but
 // its eBPF device filter works; on a unified host this is the real path.
 func TestV2DeviceFilterAllowsOnlyTheListAndOnlyNarrows(t *testing.T) {

@@ -53,7 +53,8 @@ type Group interface {
 	Signal(sig syscall.Signal) error
 	// Kill freezes the group, SIGKILLs every member, thaws it and waits
 	// until the group is empty or ctx ends. Freezing first stops members
-	// from forking new ones during the sweep.
+	// from forking new ones during the sweep. An empty group is left as
+	// it is.
 	Kill(ctx context.Context) error
 	// Stats reads CPU time, memory and OOM counters.
 	Stats() (Stats, error)
