@@ -1,4 +1,4 @@
-package main
+package userverbs
 
 import (
 	"encoding/json"

@@ -1,9 +1,9 @@
-package main
+package userverbs
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -200,37 +200,31 @@ func TestSubmitHelperProcess(t *testing.T) {
 		}
 	}
 	var stdout, stderr bytes.Buffer
-	root := testRoot(realUserEnv(), &stdout, &stderr)
-	root.SetArgs(compatArgs(args))
-	code := 0
-	if err := root.Execute(); err != nil {
-		fmt.Fprintln(&stderr, "parity:", err)
-		code = 1
-	}
+	code := Execute(context.Background(), testRoot(realUserEnv(), &stdout, &stderr), CompatArgs(args, SlurmVerb), &stderr)
 	os.Stdout.Write(stdout.Bytes())
 	os.Stderr.Write(stderr.Bytes())
 	os.Exit(code)
 }
 
-// submitBinary finds a program that serves `parity submit`: $PARITY_BIN,
-// else this package built with the Go toolchain (when main registers the
-// verb), else the test binary through TestSubmitHelperProcess. It returns
-// the command line prefix to run.
+// submitBinary finds a program that serves `parity submit`: $PARITY_BIN
+// (set it to a full parity binary to compare), else the lean parity-lite
+// built with the Go toolchain, else the test binary through
+// TestSubmitHelperProcess. It returns the command line prefix to run.
 func submitBinary(b *testing.B) (prefix []string, what string) {
 	if bin := os.Getenv("PARITY_BIN"); bin != "" {
 		return []string{bin, "submit"}, bin
 	}
 	if goBin, err := exec.LookPath("go"); err == nil {
-		bin := filepath.Join(b.TempDir(), "parity")
-		if out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput(); err == nil {
+		bin := filepath.Join(b.TempDir(), "parity-lite")
+		if out, err := exec.Command(goBin, "build", "-o", bin, "github.com/parityhpc/parity/cmd/parity-lite").CombinedOutput(); err == nil {
 			if exec.Command(bin, "submit", "--help").Run() == nil {
-				return []string{bin, "submit"}, "parity built from this package"
+				return []string{bin, "submit"}, "parity-lite built from cmd/parity-lite"
 			}
 		} else {
 			b.Logf("go build: %v\n%s", err, out)
 		}
 	}
-	return []string{os.Args[0], "-test.run=^TestSubmitHelperProcess$", "--", "sbatch"}, "the test binary (main does not serve submit yet)"
+	return []string{os.Args[0], "-test.run=^TestSubmitHelperProcess$", "--", "sbatch"}, "the test binary"
 }
 
 // BenchmarkSubmitProcesses measures `parity submit` as one process per

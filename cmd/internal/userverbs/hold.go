@@ -1,4 +1,4 @@
-package main
+package userverbs
 
 import (
 	"github.com/spf13/cobra"
