@@ -40,6 +40,10 @@ type Options struct {
 	Version string
 	// NoScheduler disables the scheduling loop (benchmarks of the submit path).
 	NoScheduler bool
+	// TLSCert and TLSKey, both set, are PEM files the gRPC listener serves
+	// TLS with (clients then need the CA that signed the certificate);
+	// both empty serve plain TCP.
+	TLSCert, TLSKey string
 	// OnJobEnd, when set, receives the record of every job that ended,
 	// after its commit, on the writer goroutine: it must return quickly.
 	OnJobEnd func(*pb.Job)
@@ -215,6 +219,10 @@ func (c *Controller) reloadLocked() error {
 
 // Start listens and starts serving, the writer and the scheduler.
 func (c *Controller) Start(ctx context.Context) error {
+	creds, err := serverTLS(c.opts.TLSCert, c.opts.TLSKey)
+	if err != nil {
+		return err
+	}
 	listen := c.opts.Listen
 	if listen == "" {
 		listen = c.cfg.Controller.Listen
@@ -228,10 +236,14 @@ func (c *Controller) Start(ctx context.Context) error {
 		lis.Close()
 		return err
 	}
-	c.grpc = grpc.NewServer(grpc.ChainUnaryInterceptor(c.authn.Unary()), grpc.ChainStreamInterceptor(c.authn.Stream()),
+	sopts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(c.authn.Unary()), grpc.ChainStreamInterceptor(c.authn.Stream()),
 		// A fixed pool of stream workers instead of a goroutine per call keeps
 		// stacks warm under thousands of small submissions per second.
-		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))), grpc.SharedWriteBuffer(true))
+		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))), grpc.SharedWriteBuffer(true)}
+	if creds != nil {
+		sopts = append(sopts, grpc.Creds(creds))
+	}
+	c.grpc = grpc.NewServer(sopts...)
 	pb.RegisterJobsServer(c.grpc, &jobsService{c: c})
 	pb.RegisterNodesServer(c.grpc, &nodesService{c: c})
 	pb.RegisterClusterServer(c.grpc, &clusterService{c: c})

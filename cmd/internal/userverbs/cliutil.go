@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -46,13 +47,33 @@ const rpcTimeout = 60 * time.Second
 type clientFlags struct {
 	controller string
 	token      string
+	ca         string
 	json       bool
 }
 
-// register adds --controller, --token and --json to cmd.
+// isConnFlag reports whether name is a connection flag that verbs parsing
+// their own command line (submit, scontrol) take with a value.
+func isConnFlag(name string) bool {
+	return name == "--controller" || name == "--token" || name == "--ca"
+}
+
+// setConn sets the connection flag name (one isConnFlag accepts).
+func (f *clientFlags) setConn(name, value string) {
+	switch name {
+	case "--controller":
+		f.controller = value
+	case "--token":
+		f.token = value
+	case "--ca":
+		f.ca = value
+	}
+}
+
+// register adds --controller, --token, --ca and --json to cmd.
 func (f *clientFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.controller, "controller", "", "controller address host:port (default $"+client.EnvController+" or "+client.DefaultAddr+")")
+	fl.StringVar(&f.ca, "ca", "", "PEM file of the CA that signed the controller's TLS certificate (default $"+client.EnvCA+"; unset: plain TCP)")
 	fl.StringVar(&f.token, "token", "", "API token (default $"+client.EnvToken+" or ~/.config/parity/token)")
 	fl.BoolVar(&f.json, "json", false, "print the result as JSON (stable field names) instead of Slurm's text layout")
 }
@@ -82,7 +103,19 @@ func (f *clientFlags) dial(cmd *cobra.Command, verb string, env userEnv) (*sessi
 		addr = env.getenv(client.EnvController)
 	}
 	addr = client.ResolveAddr(addr)
-	c, err := client.Dial(cmd.Context(), addr, tok)
+	var opts []grpc.DialOption
+	ca := f.ca
+	if ca == "" {
+		ca = env.getenv(client.EnvCA)
+	}
+	if ca != "" {
+		o, err := client.WithCA(ca)
+		if err != nil {
+			return nil, &exitError{code: 1, err: fmt.Errorf("%s: %w", verb, err)}
+		}
+		opts = append(opts, o)
+	}
+	c, err := client.Dial(cmd.Context(), addr, tok, opts...)
 	if err != nil {
 		return nil, &exitError{code: 1, err: fmt.Errorf("%s: %w", verb, err)}
 	}

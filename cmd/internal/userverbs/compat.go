@@ -75,7 +75,7 @@ func parseScontrol(words []string) (scontrolArgs, error) {
 		case w == "--help" || w == "--usage":
 			a.help = true
 		case w == "--quiet" || w == "--verbose":
-		case name == "--controller" || name == "--token":
+		case isConnFlag(name):
 			if !attached {
 				if i+1 >= len(words) {
 					return a, fmt.Errorf("%s requires a value", name)
@@ -83,11 +83,7 @@ func parseScontrol(words []string) (scontrolArgs, error) {
 				i++
 				value = words[i]
 			}
-			if name == "--controller" {
-				a.client.controller = value
-			} else {
-				a.client.token = value
-			}
+			a.client.setConn(name, value)
 		case len(w) > 1 && w[0] == '-' && w[1] != '-' && strings.Trim(w[1:], "odhQv") == "":
 			a.show.oneLiner = a.show.oneLiner || strings.Contains(w, "o")
 			a.show.details = a.show.details || strings.Contains(w, "d")

@@ -41,7 +41,7 @@ options override both. Without SCRIPT the script is read from standard input;
                       each field's source included); nothing is submitted
   -W, --wait          wait for the job to end; exit with its exit code
 
-Parity's own flags (--controller, --token, --json) may appear anywhere before
+Parity's own flags (--controller, --token, --ca, --json) may appear anywhere before
 SCRIPT. Errors name the option, its value and where it came from.`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -63,7 +63,7 @@ func splitSubmitArgs(args []string) (f clientFlags, rest []string, help bool, er
 			continue
 		case w == "-h" || w == "--help" || w == "--usage":
 			return f, nil, true, nil
-		case name == "--controller" || name == "--token":
+		case isConnFlag(name):
 			if !attached {
 				if i+1 >= len(args) {
 					return f, nil, false, usageError("submit", "%s requires a value", name)
@@ -71,11 +71,7 @@ func splitSubmitArgs(args []string) (f clientFlags, rest []string, help bool, er
 				value = args[i+1]
 				i++
 			}
-			if name == "--controller" {
-				f.controller = value
-			} else {
-				f.token = value
-			}
+			f.setConn(name, value)
 			i++
 			continue
 		}

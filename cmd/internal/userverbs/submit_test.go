@@ -21,7 +21,7 @@ func TestSplitSubmitArgs(t *testing.T) {
 		rest       []string
 		json, help bool
 		controller string
-		token      string
+		token, ca  string
 		err        bool
 	}{
 		{args: []string{"-p", "gpu", "job.sh", "--json"}, rest: []string{"-p", "gpu", "job.sh", "--json"}},
@@ -32,7 +32,9 @@ func TestSplitSubmitArgs(t *testing.T) {
 		{args: []string{"--wrap", "hostname", "--json"}, rest: []string{"--wrap", "hostname"}, json: true},
 		{args: []string{"-N2", "--help"}, help: true},
 		{args: []string{"--", "--json"}, rest: []string{"--", "--json"}},
+		{args: []string{"--ca", "/etc/parity/ca.pem", "--ca=/x/ca.pem", "x.sh", "--ca", "arg"}, rest: []string{"x.sh", "--ca", "arg"}, ca: "/x/ca.pem"},
 		{args: []string{"--controller"}, err: true},
+		{args: []string{"--ca"}, err: true},
 	}
 	for _, c := range cases {
 		f, rest, help, err := splitSubmitArgs(c.args)
@@ -40,7 +42,7 @@ func TestSplitSubmitArgs(t *testing.T) {
 			t.Errorf("splitSubmitArgs(%q) error = %v", c.args, err)
 			continue
 		}
-		if err == nil && (!slices.Equal(rest, c.rest) || f.json != c.json || help != c.help || f.controller != c.controller || f.token != c.token) {
+		if err == nil && (!slices.Equal(rest, c.rest) || f.json != c.json || help != c.help || f.controller != c.controller || f.token != c.token || f.ca != c.ca) {
 			t.Errorf("splitSubmitArgs(%q) = %q json=%v help=%v controller=%q token=%q", c.args, rest, f.json, help, f.controller, f.token)
 		}
 	}
