@@ -15,8 +15,9 @@ const maxBatch = 4096
 // op is one mutation. fn runs in the writer goroutine with c.mu held: it
 // validates against the current state, changes memory and returns the
 // writes that make the change durable, plus an optional after func run
-// once they are committed (send orders, log). An error from fn fails only
-// this op, which then writes nothing.
+// once they are committed (send orders, log), on the notifier goroutine
+// and in commit order, before the op is answered. An error from fn fails
+// only this op, which then writes nothing.
 type op struct {
 	fn    func() ([]write, func(), error)
 	done  chan error

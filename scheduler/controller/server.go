@@ -45,7 +45,8 @@ type Options struct {
 	// both empty serve plain TCP.
 	TLSCert, TLSKey string
 	// OnJobEnd, when set, receives the record of every job that ended,
-	// after its commit, on the writer goroutine: it must return quickly.
+	// after its commit, on the goroutine that runs after funcs in commit
+	// order (the notifier): it must return quickly.
 	OnJobEnd func(*pb.Job)
 	// Ledger, when set, receives an accounting line per job run at start
 	// and at end (in order, from one goroutine); wrap it in
