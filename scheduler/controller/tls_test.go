@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -85,16 +86,15 @@ func TestTLSListener(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		var cl *client.Client
-		if ca == "" {
-			cl, err = client.Dial(ctx, c.Addr(), tok)
-		} else {
+		var opts []grpc.DialOption
+		if ca != "" {
 			opt, err := client.WithCA(ca)
 			if err != nil {
 				t.Fatal(err)
 			}
-			cl, err = client.Dial(ctx, c.Addr(), tok, opt)
+			opts = append(opts, opt)
 		}
+		cl, err := client.Dial(ctx, c.Addr(), tok, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
