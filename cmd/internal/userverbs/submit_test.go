@@ -218,7 +218,9 @@ func submitBinary(b *testing.B) (prefix []string, what string) {
 	}
 	if goBin, err := exec.LookPath("go"); err == nil {
 		bin := filepath.Join(b.TempDir(), "parity-lite")
-		if out, err := exec.Command(goBin, "build", "-o", bin, "github.com/parityhpc/parity/cmd/parity-lite").CombinedOutput(); err == nil {
+		build := exec.Command(goBin, "build", "-o", bin, "github.com/parityhpc/parity/cmd/parity-lite")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as make build makes it
+		if out, err := build.CombinedOutput(); err == nil {
 			if exec.Command(bin, "submit", "--help").Run() == nil {
 				return []string{bin, "submit"}, "parity-lite built from cmd/parity-lite"
 			}
