@@ -241,10 +241,10 @@ func acctRecords(cmd *cobra.Command, env acctEnv, o *acctOptions, f accounting.F
 		if err != nil {
 			return nil, err
 		}
-		defer s.close()
-		recs, err := s.c.AccountingJobs(s.ctx, f)
+		defer s.Close()
+		recs, err := s.Client.AccountingJobs(s.Ctx, f)
 		if err != nil {
-			return nil, s.fail(err)
+			return nil, s.Fail(err)
 		}
 		return recs, nil
 	}

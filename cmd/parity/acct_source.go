@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/parityhpc/parity/cmd/internal/userverbs"
 	"github.com/parityhpc/parity/scheduler/client"
 )
 
@@ -14,7 +15,7 @@ import (
 // client configuration the other verbs use).
 type acctSource struct {
 	ledger string
-	client clientFlags
+	remote userverbs.RemoteFlags
 }
 
 // register adds --ledger/--db, --controller and --token. (--json is each
@@ -23,8 +24,7 @@ func (s *acctSource) register(cmd *cobra.Command, env acctEnv) {
 	ledgerFlag(cmd, env, &s.ledger)
 	f := cmd.Flags()
 	f.StringVar(&s.ledger, "db", s.ledger, "same as --ledger")
-	f.StringVar(&s.client.controller, "controller", "", "ask the controller at host:port instead of reading a ledger file (default $"+client.EnvController+" when no ledger is named)")
-	f.StringVar(&s.client.token, "token", "", "API token for --controller (default $"+client.EnvToken+" or ~/.config/parity/token)")
+	s.remote.Register(cmd, "ask the controller at host:port instead of reading a ledger file, when no ledger is named")
 }
 
 // useController decides the source: a ledger named by flag or
@@ -52,6 +52,6 @@ func (s *acctSource) useController(cmd *cobra.Command, env acctEnv) (bool, error
 }
 
 // dial connects to the controller for verb.
-func (s *acctSource) dial(cmd *cobra.Command, verb string, env acctEnv) (*session, error) {
-	return s.client.dial(cmd, verb, userEnv{now: env.now, loc: env.loc, getenv: env.getenv})
+func (s *acctSource) dial(cmd *cobra.Command, verb string, env acctEnv) (*userverbs.Remote, error) {
+	return s.remote.Dial(cmd, verb, env.getenv)
 }

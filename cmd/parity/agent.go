@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
 
 	"github.com/parityhpc/parity/labs/cluster"
 	"github.com/parityhpc/parity/labs/presets"
@@ -31,11 +33,11 @@ import (
 // the per-job shim the agent re-executes this binary as.
 func newAgentCmd() *cobra.Command {
 	var (
-		addr, token, node, spool, cgroupRoot, metricsAddr, logLevel string
-		simName, simRoot, checkScript, simLab, simNode, dcgm        string
-		seed                                                        int64
-		noIsolation                                                 bool
-		killWait, sampleEvery                                       time.Duration
+		addr, token, ca, node, spool, cgroupRoot, metricsAddr, logLevel string
+		simName, simRoot, checkScript, simLab, simNode, dcgm            string
+		seed                                                            int64
+		noIsolation                                                     bool
+		killWait, sampleEvery                                           time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "agent",
@@ -59,7 +61,7 @@ at start. With --sim the real drivers run on a built-in simulated machine
 				return fmt.Errorf("--log-level=%s: %w", logLevel, err)
 			}
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
-			return runAgent(cmd.Context(), log, agentOptions{addr: addr, token: token, node: node, spool: spool,
+			return runAgent(cmd.Context(), log, agentOptions{addr: addr, token: token, ca: ca, node: node, spool: spool,
 				cgroupRoot: cgroupRoot, metricsAddr: metricsAddr, simName: simName, simRoot: simRoot, seed: seed,
 				killWait: killWait, sampleEvery: sampleEvery, checkScript: checkScript, dcgm: dcgm,
 				simLab: simLab, simNode: simNode, noIsolation: noIsolation})
@@ -68,6 +70,7 @@ at start. With --sim the real drivers run on a built-in simulated machine
 	f := cmd.Flags()
 	f.StringVar(&addr, "controller", "", "controller address (default $PARITY_CONTROLLER or "+client.DefaultAddr+")")
 	f.StringVar(&token, "token", "", "agent token bound to this node (default $PARITY_TOKEN or the token file)")
+	f.StringVar(&ca, "ca", "", "PEM file of the CA that signed the controller's TLS certificate (default $"+client.EnvCA+"; unset: plain TCP)")
 	f.StringVar(&node, "node", "", "node name (default: the host name)")
 	f.StringVar(&spool, "spool", "", "spool directory for job scripts and state (default /var/spool/parity/NODE)")
 	f.StringVar(&cgroupRoot, "cgroup-root", "/parity", "cgroup parent of every job group")
@@ -103,12 +106,12 @@ at start. With --sim the real drivers run on a built-in simulated machine
 }
 
 type agentOptions struct {
-	addr, token, node, spool, cgroupRoot, metricsAddr string
-	simName, simRoot, checkScript, simLab, simNode    string
-	dcgm                                              string
-	seed                                              int64
-	killWait, sampleEvery                             time.Duration
-	noIsolation                                       bool
+	addr, token, ca, node, spool, cgroupRoot, metricsAddr string
+	simName, simRoot, checkScript, simLab, simNode        string
+	dcgm                                                  string
+	seed                                                  int64
+	killWait, sampleEvery                                 time.Duration
+	noIsolation                                           bool
 }
 
 func runAgent(ctx context.Context, log *slog.Logger, o agentOptions) error {
@@ -158,7 +161,15 @@ func runAgent(ctx context.Context, log *slog.Logger, o agentOptions) error {
 		return err
 	}
 	defer rt.Close()
-	cl, err := client.Dial(ctx, client.ResolveAddr(o.addr), tok)
+	var dialOpts []grpc.DialOption
+	if ca := cmp.Or(o.ca, os.Getenv(client.EnvCA)); ca != "" {
+		opt, err := client.WithCA(ca)
+		if err != nil {
+			return err
+		}
+		dialOpts = append(dialOpts, opt)
+	}
+	cl, err := client.Dial(ctx, client.ResolveAddr(o.addr), tok, dialOpts...)
 	if err != nil {
 		return err
 	}

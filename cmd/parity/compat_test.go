@@ -2,70 +2,14 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"errors"
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/spf13/cobra"
 )
-
-// testRoot is a root command with the user verbs, built on env.
-func testRoot(env userEnv, stdout, stderr io.Writer) *cobra.Command {
-	root := &cobra.Command{Use: "parity", SilenceUsage: true, SilenceErrors: true}
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	root.AddCommand(newSubmitCmdWith(env), newQueueCmdWith(env), newNodesCmdWith(env), newShowCmdWith(env),
-		newCancelCmdWith(env), newUpdateCmdWith(env), newHoldCmdWith(env), newReleaseCmdWith(env),
-		newRequeueCmdWith(env), newExplainCmdWith(env), newPrioCmdWith(env), newEventsCmdWith(env),
-		newScontrolCmdWith(env), newInstallCompatCmd(), newReservationCmdWith(env), newSuspendCmdWith(env), newResumeCmdWith(env))
-	return root
-}
-
-// runCLI runs argv (argv[0] decides the verb, as for the real binary) the
-// way main's run does and returns stdout, stderr and the exit status.
-func runCLI(env userEnv, argv ...string) (string, string, int) {
-	var out, errb bytes.Buffer
-	root := testRoot(env, &out, &errb)
-	root.SetArgs(compatArgs(argv))
-	if err := root.ExecuteContext(context.Background()); err != nil {
-		fmt.Fprintln(&errb, "parity:", err)
-		var ee *exitError
-		if errors.As(err, &ee) {
-			return out.String(), errb.String(), ee.code
-		}
-		return out.String(), errb.String(), 1
-	}
-	return out.String(), errb.String(), 0
-}
-
-var testNow = time.Date(2025, 6, 2, 9, 0, 0, 0, time.UTC)
-
-// testEnv is a user environment with fixed time, the given variables and
-// working directory, and stdin.
-func testEnv(dir string, vars map[string]string, stdin string) userEnv {
-	return userEnv{
-		now: func() time.Time { return testNow }, loc: time.UTC,
-		getenv: func(k string) string { return vars[k] },
-		environ: func() []string {
-			var out []string
-			for k, v := range vars {
-				out = append(out, k+"="+v)
-			}
-			slices.Sort(out)
-			return out
-		},
-		getwd:    func() (string, error) { return dir, nil },
-		hostname: func() (string, error) { return "login1", nil },
-		stdin:    strings.NewReader(stdin),
-	}
-}
 
 func TestSlurmCompatVerb(t *testing.T) {
 	cases := map[string]string{"sbatch": "submit", "squeue": "queue", "sinfo": "nodes", "scancel": "cancel",
@@ -76,7 +20,7 @@ func TestSlurmCompatVerb(t *testing.T) {
 			t.Errorf("slurmCompatVerb(%q) = %q, %v; want %q", name, got, ok, want)
 		}
 	}
-	for _, name := range []string{"parity", "srun", "salloc", "SBATCH", "sbatch.sh", ""} {
+	for _, name := range []string{"parity", "parity-lite", "srun", "salloc", "SBATCH", "sbatch.sh", ""} {
 		if v, ok := slurmCompatVerb(name); ok {
 			t.Errorf("slurmCompatVerb(%q) = %q, want no mapping", name, v)
 		}
@@ -86,8 +30,7 @@ func TestSlurmCompatVerb(t *testing.T) {
 	}
 	args := []struct{ in, want []string }{
 		{[]string{"/usr/bin/sbatch", "-p", "gpu", "x.sh"}, []string{"submit", "-p", "gpu", "x.sh"}},
-		{[]string{"squeue", "-u", "alice"}, []string{"queue", "-u", "alice"}},
-		{[]string{"./scontrol", "show", "job", "12"}, []string{"scontrol", "show", "job", "12"}},
+		{[]string{"/usr/bin/sacct", "-j", "3"}, []string{"acct", "-j", "3"}},
 		{[]string{"/opt/parity/bin/parity", "queue"}, []string{"queue"}},
 		{nil, nil},
 	}
@@ -98,90 +41,43 @@ func TestSlurmCompatVerb(t *testing.T) {
 	}
 }
 
-func TestParseScontrol(t *testing.T) {
-	cases := []struct {
-		words             []string
-		command           string
-		args              []string
-		oneLiner, details bool
-		json              bool
-		controller, token string
-		wantErr, wantHelp bool
-	}{
-		{words: []string{"show", "job", "12"}, command: "show", args: []string{"job", "12"}},
-		{words: []string{"-o", "show", "node", "n1"}, command: "show", args: []string{"node", "n1"}, oneLiner: true},
-		{words: []string{"-dd", "show", "job"}, command: "show", args: []string{"job"}, details: true},
-		{words: []string{"show", "job", "12", "--json", "--controller", "h:1", "--token=t"}, command: "show", args: []string{"job", "12"},
-			json: true, controller: "h:1", token: "t"},
-		{words: []string{"UPDATE", "JobId=12", "TimeLimit=2:00:00"}, command: "update", args: []string{"JobId=12", "TimeLimit=2:00:00"}},
-		{words: []string{"update", "NodeName=n[1-2]", "State=DRAIN", "Reason=bad fan"}, command: "update",
-			args: []string{"NodeName=n[1-2]", "State=DRAIN", "Reason=bad fan"}},
-		{words: []string{"requeuehold", "5,6"}, command: "requeuehold", args: []string{"5,6"}},
-		{words: []string{"--help"}, wantHelp: true},
-		{words: []string{"-x", "show"}, wantErr: true},
-		{words: []string{"show", "--controller"}, wantErr: true},
-	}
-	for _, c := range cases {
-		a, err := parseScontrol(c.words)
-		if (err != nil) != c.wantErr {
-			t.Errorf("parseScontrol(%q) error = %v", c.words, err)
-			continue
-		}
-		if err != nil {
-			continue
-		}
-		if a.command != c.command || !slices.Equal(a.args, c.args) || a.show.oneLiner != c.oneLiner || a.show.details != c.details ||
-			a.client.json != c.json || a.client.controller != c.controller || a.client.token != c.token || a.help != c.wantHelp {
-			t.Errorf("parseScontrol(%q) = %+v", c.words, a)
+func TestEveryCompatNameHasAVerb(t *testing.T) {
+	root := newRootCmd(nil, nil)
+	for _, name := range slurmCommandNames() {
+		verb, _ := slurmCompatVerb(name)
+		if c, _, err := root.Find([]string{verb}); err != nil || c == root {
+			t.Errorf("%s maps to %q, which the root command lacks", name, verb)
 		}
 	}
 }
 
-func TestScontrolOffline(t *testing.T) {
-	env := testEnv(t.TempDir(), map[string]string{"SLURM_JOB_NODELIST": "gpu[01-03],cpu1"}, "")
-	cases := []struct {
-		argv []string
-		out  string
-		code int
-		err  string
-	}{
-		{[]string{"scontrol", "show", "hostnames", "n[1-3]"}, "n1\nn2\nn3\n", 0, ""},
-		{[]string{"scontrol", "show", "hostnames"}, "gpu01\ngpu02\ngpu03\ncpu1\n", 0, ""},
-		{[]string{"scontrol", "show", "hostlist", "n1,n2,n3,x"}, "n[1-3],x\n", 0, ""},
-		{[]string{"scontrol", "show", "hostlistsorted", "n3,n1,n2"}, "n[1-3]\n", 0, ""},
-		{[]string{"parity", "show", "hostnames", "n[1-"}, "", 1, "parity: show: hostnames: invalid hostlist"},
-		{[]string{"scontrol", "frobnicate", "12"}, "", 1, "parity: scontrol: invalid keyword: frobnicate"},
-		{[]string{"scontrol", "show", "widget"}, "", 1, `parity: scontrol: unknown entity "widget"`},
-		{[]string{"scontrol", "update", "JobId=1", "Frobs=2"}, "", 1, `parity: scontrol: unknown parameter "frobs"`},
-		{[]string{"scontrol", "hold"}, "", 1, "parity: scontrol: hold: missing arguments"},
-	}
-	for _, c := range cases {
-		out, errs, code := runCLI(env, c.argv...)
-		if out != c.out || code != c.code || !strings.HasPrefix(errs, c.err) {
-			t.Errorf("%q: out=%q err=%q code=%d; want out=%q err prefix %q code %d", c.argv, out, errs, code, c.out, c.err, c.code)
-		}
+// writeExe writes a stand-in executable.
+func writeExe(t *testing.T, path string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
 	}
 }
 
 func TestInstallCompat(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "bin")
 	self := filepath.Join(t.TempDir(), "parity")
-	if err := os.WriteFile(self, []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	run := func(hard, force bool) (string, string, error) {
+	writeExe(t, self)
+	run := func(lt linkTargets, hard, force bool) (string, string, error) {
 		var out, errb bytes.Buffer
 		cmd := &cobra.Command{}
 		cmd.SetOut(&out)
 		cmd.SetErr(&errb)
-		err := installCompat(cmd, dir, self, hard, force)
+		err := installCompat(cmd, dir, lt, hard, force)
 		return out.String(), errb.String(), err
 	}
-	out, _, err := run(false, false)
+	only := linkTargets{self: self}
+	out, _, err := run(only, false, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range slurmCommandNames() {
+	names := slurmCommandNames()
+	for _, name := range names {
 		target, err := os.Readlink(filepath.Join(dir, name))
 		if err != nil || target != self {
 			t.Errorf("%s -> %q, %v; want %s", name, target, err, self)
@@ -191,21 +87,21 @@ func TestInstallCompat(t *testing.T) {
 		}
 	}
 	// Again: every link is already there.
-	if out, _, err = run(false, false); err != nil || strings.Count(out, "already there") != len(slurmCommands) {
+	if out, _, err = run(only, false, false); err != nil || strings.Count(out, "already there") != len(names) {
 		t.Errorf("second run: %v\n%s", err, out)
 	}
 	// A foreign file is kept unless --force.
 	foreign := filepath.Join(dir, "squeue")
 	os.Remove(foreign)
 	os.WriteFile(foreign, []byte("other"), 0o755)
-	_, errs, err := run(false, false)
+	_, errs, err := run(only, false, false)
 	if err == nil || !strings.Contains(errs, "squeue exists") {
 		t.Errorf("foreign file: err=%v stderr=%q", err, errs)
 	}
 	if b, _ := os.ReadFile(foreign); string(b) != "other" {
 		t.Error("foreign file was replaced without --force")
 	}
-	if _, _, err := run(true, true); err != nil {
+	if _, _, err := run(only, true, true); err != nil {
 		t.Fatal(err)
 	}
 	a, _ := os.Stat(foreign)
@@ -215,31 +111,50 @@ func TestInstallCompat(t *testing.T) {
 	}
 }
 
-func TestHelpAndUsage(t *testing.T) {
-	env := testEnv(t.TempDir(), nil, "")
-	cases := []struct {
-		argv []string
-		code int
-		out  string // in stdout
-		err  string // in stderr
-	}{
-		{[]string{"sbatch", "--help"}, 0, "#SBATCH directives are read", ""},
-		{[]string{"squeue", "--help"}, 0, "--noheader", ""},
-		{[]string{"sinfo", "--help"}, 0, "--gpus", ""},
-		{[]string{"sprio", "--help"}, 0, "--weights", ""},
-		{[]string{"scontrol", "--help"}, 0, "requeuehold", ""},
-		{[]string{"scontrol"}, 0, "show job|node|partition", ""},
-		{[]string{"parity", "show"}, 1, "", "parity: show: want job|node|partition"},
-		{[]string{"parity", "update"}, 1, "", "parity: update: want JobId=ID"},
-		{[]string{"parity", "hold"}, 1, "", "parity: hold: want one or more job ids"},
-		{[]string{"parity", "explain", "1", "2"}, 1, "", "parity: explain: want one job id"},
-		{[]string{"parity", "install-compat"}, 1, "", "parity: install-compat: want the directory"},
-		{[]string{"scancel", "--bogus"}, 1, "", "unknown flag: --bogus"},
+func TestInstallCompatPrefersLean(t *testing.T) {
+	bin := t.TempDir()
+	self, lean := filepath.Join(bin, "parity"), filepath.Join(bin, leanName)
+	writeExe(t, self)
+	if got := leanBeside(self); got != "" {
+		t.Fatalf("leanBeside without parity-lite = %q", got)
 	}
-	for _, c := range cases {
-		out, errs, code := runCLI(env, c.argv...)
-		if code != c.code || !strings.Contains(out, c.out) || !strings.Contains(errs, c.err) {
-			t.Errorf("%q: exit %d\nstdout %.200q\nstderr %q", c.argv, code, out, errs)
+	dir := filepath.Join(t.TempDir(), "bin")
+	var out bytes.Buffer
+	cmd := &cobra.Command{}
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	// First without parity-lite, then with it: the links to parity switch
+	// over without --force, the accounting names stay.
+	if err := installCompat(cmd, dir, linkTargets{self: self, lean: leanBeside(self)}, false, false); err != nil {
+		t.Fatal(err)
+	}
+	writeExe(t, lean)
+	if got := leanBeside(self); got != lean {
+		t.Fatalf("leanBeside = %q, want %q", got, lean)
+	}
+	if err := installCompat(cmd, dir, linkTargets{self: self, lean: leanBeside(self)}, false, false); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	want := map[string]string{"sbatch": lean, "squeue": lean, "sinfo": lean, "scancel": lean, "scontrol": lean, "sprio": lean,
+		"sacct": self, "sshare": self, "sreport": self}
+	for name, w := range want {
+		if got, err := os.Readlink(filepath.Join(dir, name)); err != nil || got != w {
+			t.Errorf("%s -> %q, %v; want %s", name, got, err, w)
 		}
+	}
+	// A parity-lite that is not executable is not used.
+	if err := os.Chmod(lean, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := leanBeside(self); got != "" {
+		t.Errorf("leanBeside with a non-executable parity-lite = %q", got)
+	}
+}
+
+func TestInstallCompatUsage(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run(t.Context(), []string{"parity", "install-compat"}, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "parity: install-compat: want the directory") {
+		t.Errorf("exit %d, stderr %q", code, errb.String())
 	}
 }

@@ -15,7 +15,7 @@ import (
 )
 
 func newControllerCmd() *cobra.Command {
-	var cfgPath, listen, stateDir, metricsAddr, addrFile, logLevel, ledgerPath string
+	var cfgPath, listen, stateDir, metricsAddr, addrFile, logLevel, ledgerPath, tlsCert, tlsKey string
 	cmd := &cobra.Command{
 		Use:   "controller",
 		Short: "Run the controller: the cluster's state, gRPC API and scheduler (the slurmctld role)",
@@ -43,7 +43,8 @@ on first start.`,
 			if dir == "" {
 				dir = cfg.Controller.StateDir
 			}
-			opts := controller.Options{Config: cfg, Listen: listen, StateDir: stateDir, MetricsAddr: metricsAddr, Logger: log, Version: version}
+			opts := controller.Options{Config: cfg, Listen: listen, StateDir: stateDir, MetricsAddr: metricsAddr, Logger: log, Version: version,
+				TLSCert: tlsCert, TLSKey: tlsKey}
 			if ledgerPath != "off" {
 				if ledgerPath == "" {
 					ledgerPath = filepath.Join(dir, "accounting.db")
@@ -92,6 +93,8 @@ on first start.`,
 	f.StringVar(&metricsAddr, "metrics-addr", "", `Prometheus /metrics address (overrides controller.metrics; "off" disables)`)
 	f.StringVar(&addrFile, "address-file", "", "write the API's actual address to this file once listening")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	f.StringVar(&tlsCert, "tls-cert", "", "PEM certificate the API serves TLS with (with --tls-key; clients pass --ca or $PARITY_CA)")
+	f.StringVar(&tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	f.StringVar(&ledgerPath, "ledger", "", `accounting ledger (SQLite; default <state dir>/accounting.db, "off" disables)`)
 	return cmd
 }

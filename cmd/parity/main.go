@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/parityhpc/parity/cmd/internal/userverbs"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -34,18 +35,16 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
+// ExitCode is the process exit status the error asks for.
+func (e *exitError) ExitCode() int { return e.code }
+
+// usageError reports bad command-line input for verb, exit status 1.
+func usageError(verb, format string, args ...any) error {
+	return &exitError{code: 1, err: fmt.Errorf("%s: "+format, append([]any{verb}, args...)...)}
+}
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root := newRootCmd(stdout, stderr)
-	root.SetArgs(compatArgs(args))
-	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(stderr, "parity:", err)
-		var ee *exitError
-		if errors.As(err, &ee) {
-			return ee.code
-		}
-		return 1
-	}
-	return 0
+	return userverbs.Execute(ctx, newRootCmd(stdout, stderr), compatArgs(args), stderr)
 }
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -67,10 +66,9 @@ isolation and accounting behave the same on every vendor.`,
 		newAcctCmd(), newReportCmd(), newShareCmd(),
 		newConformCmd(), newLabCmd(),
 		newSimCmd(), newBenchCmd(),
-		newSubmitCmd(), newQueueCmd(), newNodesCmd(), newShowCmd(), newCancelCmd(), newUpdateCmd(),
-		newHoldCmd(), newReleaseCmd(), newRequeueCmd(), newExplainCmd(), newPrioCmd(), newEventsCmd(),
-		newScontrolCmd(), newInstallCompatCmd(),
-		newReservationCmd(), newSuspendCmd(), newResumeCmd(),
+		newInstallCompatCmd(),
 	)
+	// The user verbs (submit, queue, ..., scontrol) are shared with parity-lite.
+	root.AddCommand(userverbs.Commands()...)
 	return root
 }

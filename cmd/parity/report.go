@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/parityhpc/parity/cmd/internal/userverbs"
 	"github.com/parityhpc/parity/scheduler/accounting"
 )
 
@@ -40,7 +41,7 @@ type reportOptions struct {
 
 func newReportCmd() *cobra.Command {
 	cmd := newReportCmdWith(realAcctEnv())
-	cmd.AddCommand(newReportReclaimCmd())
+	cmd.AddCommand(userverbs.NewReportReclaimCmd())
 	return cmd
 }
 

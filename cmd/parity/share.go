@@ -173,10 +173,10 @@ func runShareRemote(cmd *cobra.Command, env acctEnv, o *shareOptions, users, acc
 	if err != nil {
 		return err
 	}
-	defer s.close()
-	sh, err := s.c.Shares(s.ctx)
+	defer s.Close()
+	sh, err := s.Client.Shares(s.Ctx)
 	if err != nil {
-		return s.fail(err)
+		return s.Fail(err)
 	}
 	for _, a := range accts {
 		if _, ok := sh.Tree.Lookup(a); !ok {

@@ -15,8 +15,9 @@ const maxBatch = 4096
 // op is one mutation. fn runs in the writer goroutine with c.mu held: it
 // validates against the current state, changes memory and returns the
 // writes that make the change durable, plus an optional after func run
-// once they are committed (send orders, log). An error from fn fails only
-// this op, which then writes nothing.
+// once they are committed (send orders, log), on the notifier goroutine
+// and in commit order, before the op is answered. An error from fn fails
+// only this op, which then writes nothing.
 type op struct {
 	fn    func() ([]write, func(), error)
 	done  chan error
@@ -54,15 +55,27 @@ func (c *Controller) mutate(ctx context.Context, fn func() ([]write, func(), err
 
 // writer is the single goroutine that commits mutations in groups: it
 // takes whatever is queued (up to maxBatch), applies it to memory, commits
-// the writes in one transaction (one fsync) and then answers every waiter.
+// the writes in one transaction (one fsync) and hands the group to the
+// notifier, which runs the after funcs and answers the waiters while the
+// writer already applies and commits the next group. A waiter is thus
+// answered only after its group's commit, and after funcs keep their order.
 func (c *Controller) writer() {
-	defer close(c.writerDone)
-	batch := make([]*op, 0, maxBatch)
+	acks := make(chan []*op, 1)
+	notified := make(chan struct{})
+	go c.notifier(acks, notified)
+	defer func() {
+		// Every op taken is answered before writerDone says otherwise.
+		close(acks)
+		<-notified
+		close(c.writerDone)
+	}()
 	var ws []write
 	for {
+		// A fresh slice per group: the notifier still holds the last one.
+		var batch []*op
 		select {
 		case o := <-c.ops:
-			batch = append(batch[:0], o)
+			batch = append(make([]*op, 0, 64), o)
 		case <-c.stopping:
 			c.drainOps()
 			return
@@ -77,6 +90,21 @@ func (c *Controller) writer() {
 			}
 		}
 		ws = c.runBatch(batch, ws[:0])
+		acks <- batch
+	}
+}
+
+// notifier runs each committed group's after funcs and answers its
+// waiters, group by group in commit order, until acks is closed.
+func (c *Controller) notifier(acks <-chan []*op, done chan<- struct{}) {
+	defer close(done)
+	for batch := range acks {
+		for _, o := range batch {
+			if o.err == nil && o.after != nil {
+				o.after()
+			}
+			o.done <- o.err
+		}
 	}
 }
 
@@ -92,6 +120,9 @@ func (c *Controller) drainOps() {
 	}
 }
 
+// runBatch applies the group's ops to memory and commits their writes. It
+// sets each op's err (a failed commit fails them all, and memory is
+// reloaded from the store); the notifier answers them.
 func (c *Controller) runBatch(batch []*op, ws []write) []write {
 	c.mu.Lock()
 	for _, o := range batch {
@@ -119,17 +150,9 @@ func (c *Controller) runBatch(batch []*op, ws []write) []write {
 			if o.err == nil {
 				o.err = err
 			}
-			o.done <- o.err
 		}
-		return ws
 	}
-	for _, o := range batch {
-		if o.err == nil && o.after != nil {
-			o.after()
-		}
-		o.done <- o.err
-	}
-	// Release references held by the batch's writes.
+	// Release references held by the group's writes.
 	clear(ws)
 	return ws
 }

@@ -85,15 +85,18 @@ func (j *job) record() *pb.Job {
 	return p
 }
 
-// marshalJob encodes the durable record.
-func (j *job) marshal() ([]byte, error) {
+// marshal encodes the durable record.
+func (j *job) marshal() ([]byte, error) { return j.marshalAfter(nil) }
+
+// marshalAfter appends the durable record to b.
+func (j *job) marshalAfter(b []byte) ([]byte, error) {
 	p := j.record()
 	state, err := j.arrayState()
 	if err != nil {
 		return nil, err
 	}
 	p.ArrayState = state
-	return proto.MarshalOptions{Deterministic: true}.Marshal(p)
+	return proto.MarshalOptions{Deterministic: true}.MarshalAppend(b, p)
 }
 
 // jobFromRecord rebuilds a job from its durable record.

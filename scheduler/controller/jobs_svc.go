@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
@@ -46,23 +47,28 @@ func (s *jobsService) Submit(ctx context.Context, req *pb.SubmitRequest) (*pb.Su
 // prepared is a validated submission waiting for an id.
 type prepared struct {
 	job *job
-	// rec is the durable record encoded without its id: insertLocked
-	// prepends the id field, so the writer does no encoding under the lock.
+	// rec is the durable record encoded without its id, after idRoom
+	// spare bytes: insertLocked writes the id field into the tail of that
+	// room, so the writer neither encodes nor copies under the lock.
 	rec  []byte
 	cold []byte // script, env and argv
+	// keys holds the job key and the next-id value (8 bytes each) and ws
+	// the job's three writes, allocated with the rest of the submission.
+	keys [16]byte
+	ws   [3]write
 }
+
+// idRoom fits the id field: a one-byte tag and a varint of up to 10 bytes.
+const idRoom = 1 + binary.MaxVarintLen64
 
 // prepareSubmit is the in-memory submit path outside the writer: resolve
 // defaults, validate against the cluster, build and encode the record. It
 // takes ownership of spec (a request message gRPC decoded for this call).
 func (c *Controller) prepareSubmit(user string, spec *pb.JobSpec) (*prepared, error) {
-	cold, err := proto.Marshal(&pb.JobSpec{Script: spec.GetScript(), Env: spec.GetEnv(), Argv: spec.GetArgv()})
-	if err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "submit: %v", err)
-	}
+	cold := encodeCold(spec.GetScript(), spec.GetEnv(), spec.GetArgv())
 	spec.Script, spec.Env, spec.Argv = "", nil, nil
 	c.mu.Lock()
-	err = c.resolveSpec(user, spec, func(p *config.Partition) partCaps { return c.capacities(p) })
+	err := c.resolveSpec(user, spec, func(p *config.Partition) partCaps { return c.capacities(p) })
 	c.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -91,7 +97,7 @@ func (c *Controller) prepareSubmit(user string, spec *pb.JobSpec) (*prepared, er
 	if err != nil {
 		return nil, err
 	}
-	rec, err := j.marshal()
+	rec, err := j.marshalAfter(make([]byte, idRoom, idRoom+256))
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "submit: %v", err)
 	}
@@ -126,15 +132,22 @@ func (c *Controller) insertLocked(p *prepared) (core.JobID, []write, error) {
 	if j.array != nil {
 		j.array.ID = jid
 	}
-	// Field 1 (id) first, then the rest: protobuf merges fields in any order.
-	val := protowire.AppendVarint(protowire.AppendTag(make([]byte, 0, len(p.rec)+11), 1, protowire.VarintType), uint64(jid))
-	val = append(val, p.rec...)
+	// Field 1 (id) first, then the rest: protobuf merges fields in any
+	// order. The field goes at the end of the room before the record.
+	var id [idRoom]byte
+	field := protowire.AppendVarint(protowire.AppendTag(id[:0], 1, protowire.VarintType), uint64(jid))
+	start := idRoom - len(field)
+	copy(p.rec[start:], field)
+	val := p.rec[start:]
 	st.nextID++
 	st.jobs[jid] = j
 	st.active = append(st.active, j)
-	key := jobKey(jid)
-	return jid, []write{{bucket: bucketJobs, key: key, val: val}, {bucket: bucketScripts, key: key, val: p.cold},
-		{bucket: bucketMeta, key: keyNextID, val: u64(uint64(st.nextID))}}, nil
+	key, next := p.keys[:8:8], p.keys[8:]
+	binary.BigEndian.PutUint64(key, uint64(jid))
+	binary.BigEndian.PutUint64(next, uint64(st.nextID))
+	p.ws = [3]write{{bucket: bucketJobs, key: key, val: val}, {bucket: bucketScripts, key: key, val: p.cold},
+		{bucket: bucketMeta, key: keyNextID, val: next}}
+	return jid, p.ws[:], nil
 }
 
 func (s *jobsService) Get(ctx context.Context, req *pb.GetJobRequest) (*pb.Job, error) {

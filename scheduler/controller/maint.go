@@ -2,6 +2,8 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/parityhpc/parity/scheduler/accounting"
@@ -32,6 +34,12 @@ func (c *Controller) maintain(ctx context.Context) error {
 		ws = append(ws, c.purgeLocked(now)...)
 		ws = append(ws, c.purgeReservationsLocked(now)...)
 		c.chargeUsageLocked(now)
+		if uw, err := c.usageWriteLocked(); err != nil {
+			// Keep maintaining; the usage stays in memory until it encodes.
+			c.log.Error("fair-share usage not stored", "err", err)
+		} else {
+			ws = append(ws, uw...)
+		}
 		hw, ha := c.evaluateHealthLocked(now)
 		rw, ra := c.reclaimLocked(now)
 		ws = append(append(ws, hw...), rw...)
@@ -96,9 +104,10 @@ func (c *Controller) purgeLocked(now time.Time) []write {
 // charge to their user associations (policy sums them up the tree),
 // decaying old usage by the half-life. Billing is the partition's
 // TRESBillingWeights applied to the allocation, the number the ledger
-// records, so fair-share and the ledger agree. The usage lives in memory;
-// after a restart fair-share starts afresh until the accounting ledger
-// provides history.
+// records, so fair-share and the ledger agree. The usage is stored with
+// each maintenance pass (usageWriteLocked), so a restart resumes from the
+// last pass: decay and running jobs' charges then cover the time the
+// controller was down.
 func (c *Controller) chargeUsageLocked(now time.Time) {
 	st := c.st
 	if st.lastCharge.IsZero() {
@@ -121,4 +130,18 @@ func (c *Controller) chargeUsageLocked(now time.Time) {
 		charge := c.allocTRESLocked(j)[accounting.TRESBilling] * dt.Seconds()
 		st.usage[j.core.Account+"/"+j.core.User] += charge
 	}
+}
+
+// usageWriteLocked is the write that stores the usage as last charged
+// (none before the first charge).
+func (c *Controller) usageWriteLocked() ([]write, error) {
+	st := c.st
+	if st.lastCharge.IsZero() {
+		return nil, nil
+	}
+	val, err := json.Marshal(usageRecord{Charged: st.lastCharge, Usage: st.usage})
+	if err != nil {
+		return nil, fmt.Errorf("controller: encode fair-share usage: %w", err)
+	}
+	return []write{{bucket: bucketMeta, key: keyUsage, val: val}}, nil
 }

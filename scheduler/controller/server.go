@@ -41,8 +41,13 @@ type Options struct {
 	Version string
 	// NoScheduler disables the scheduling loop (benchmarks of the submit path).
 	NoScheduler bool
+	// TLSCert and TLSKey, both set, are PEM files the gRPC listener serves
+	// TLS with (clients then need the CA that signed the certificate);
+	// both empty serve plain TCP.
+	TLSCert, TLSKey string
 	// OnJobEnd, when set, receives the record of every job that ended,
-	// after its commit, on the writer goroutine: it must return quickly.
+	// after its commit, on the goroutine that runs after funcs in commit
+	// order (the notifier): it must return quickly.
 	OnJobEnd func(*pb.Job)
 	// Ledger, when set, receives an accounting line per job run at start
 	// and at end (in order, from one goroutine); wrap it in
@@ -222,6 +227,10 @@ func (c *Controller) reloadLocked() error {
 
 // Start listens and starts serving, the writer and the scheduler.
 func (c *Controller) Start(ctx context.Context) error {
+	creds, err := serverTLS(c.opts.TLSCert, c.opts.TLSKey)
+	if err != nil {
+		return err
+	}
 	listen := c.opts.Listen
 	if listen == "" {
 		listen = c.cfg.Controller.Listen
@@ -235,10 +244,14 @@ func (c *Controller) Start(ctx context.Context) error {
 		lis.Close()
 		return err
 	}
-	c.grpc = grpc.NewServer(grpc.ChainUnaryInterceptor(c.authn.Unary()), grpc.ChainStreamInterceptor(c.authn.Stream()),
+	sopts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(c.authn.Unary()), grpc.ChainStreamInterceptor(c.authn.Stream()),
 		// A fixed pool of stream workers instead of a goroutine per call keeps
 		// stacks warm under thousands of small submissions per second.
-		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))), grpc.SharedWriteBuffer(true))
+		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))), grpc.SharedWriteBuffer(true)}
+	if creds != nil {
+		sopts = append(sopts, grpc.Creds(creds))
+	}
+	c.grpc = grpc.NewServer(sopts...)
 	pb.RegisterJobsServer(c.grpc, &jobsService{c: c})
 	pb.RegisterNodesServer(c.grpc, &nodesService{c: c})
 	pb.RegisterClusterServer(c.grpc, &clusterService{c: c})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"time"
 
@@ -26,7 +27,15 @@ var (
 	bucketEventsByJob = []byte("events-by-job")
 	keyNextID         = []byte("next-job-id")
 	keySchema         = []byte("schema")
+	keyUsage          = []byte("fairshare-usage") // usageRecord (JSON)
 )
+
+// usageRecord is the fair-share usage as last charged, so a restart keeps
+// every association's history instead of starting afresh.
+type usageRecord struct {
+	Charged time.Time          `json:"charged"`
+	Usage   map[string]float64 `json:"usage"`
+}
 
 const schemaVersion = 1
 
@@ -157,6 +166,14 @@ func (s *store) load(st *state, nodes func(name string) *node) error {
 	return s.db.View(func(tx *bolt.Tx) error {
 		if v := tx.Bucket(bucketMeta).Get(keyNextID); v != nil {
 			st.nextID = core.JobID(binary.BigEndian.Uint64(v))
+		}
+		if v := tx.Bucket(bucketMeta).Get(keyUsage); v != nil {
+			var rec usageRecord
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("fair-share usage: %w", err)
+			}
+			st.lastCharge = rec.Charged
+			maps.Copy(st.usage, rec.Usage)
 		}
 		err := tx.Bucket(bucketJobs).ForEach(func(k, v []byte) error {
 			var rec pb.Job

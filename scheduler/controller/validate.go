@@ -83,24 +83,53 @@ func (c *Controller) resolveSpec(user string, s *pb.JobSpec, capsOf func(*config
 }
 
 func (c *Controller) resolveAccount(user string, s *pb.JobSpec) error {
-	accts := c.cfg.UserAccounts(user)
 	if len(c.cfg.Accounts) == 0 {
 		if s.GetAccount() == "" {
 			s.Account = config.DefaultAccount
 		}
 		return nil
 	}
+	// The user's account list is built only for an error: this runs on
+	// every submission.
 	if s.GetAccount() == "" {
-		if len(accts) == 0 {
+		first, ok := firstUserAccount(c.cfg, user)
+		if !ok {
 			return status.Errorf(codes.InvalidArgument, "--account: invalid account or account/partition combination specified: user %s belongs to no account", user)
 		}
-		s.Account = accts[0]
+		s.Account = first
 		return nil
 	}
-	if !slices.Contains(accts, s.GetAccount()) {
-		return invalid("--account", s.GetAccount(), "invalid account or account/partition combination specified (user %s may use: %s)", user, strings.Join(accts, ", "))
+	if !userInAccount(c.cfg, user, s.GetAccount()) {
+		return invalid("--account", s.GetAccount(), "invalid account or account/partition combination specified (user %s may use: %s)", user, strings.Join(c.cfg.UserAccounts(user), ", "))
 	}
 	return nil
+}
+
+// firstUserAccount is UserAccounts(user)[0] without building the list.
+func firstUserAccount(cfg *config.Cluster, user string) (string, bool) {
+	for _, a := range cfg.Accounts {
+		for _, u := range a.Users {
+			if u.Name == user {
+				return a.Name, true
+			}
+		}
+	}
+	return "", false
+}
+
+// userInAccount reports whether account is among UserAccounts(user).
+func userInAccount(cfg *config.Cluster, user, account string) bool {
+	for _, a := range cfg.Accounts {
+		if a.Name != account {
+			continue
+		}
+		for _, u := range a.Users {
+			if u.Name == user {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func partitionNames(cfg *config.Cluster) string {
@@ -213,8 +242,10 @@ func checkGRES(s *pb.JobSpec, part *config.Partition, caps partCaps) error {
 			if t.GetName() != "gpu" {
 				continue
 			}
-			o, v := opt(typed, name, t)
+			// The option's text is built only for an error: this runs on
+			// every submission.
 			if t.GetType() != "" && caps.byType[t.GetType()] == 0 {
+				o, v := opt(typed, name, t)
 				return invalid(o, v, "requested node configuration is not available: partition %s has no %s GPUs (has: %s)", part.Name, t.GetType(), typeList(caps.byType))
 			}
 			limit := caps.maxGPUs
@@ -222,9 +253,11 @@ func checkGRES(s *pb.JobSpec, part *config.Partition, caps partCaps) error {
 				limit = caps.byType[t.GetType()]
 			}
 			if perNode && t.GetCount()*mult > int64(limit) {
+				o, v := opt(typed, name, t)
 				return invalid(o, v, "requested node configuration is not available: no node of partition %s has more than %d GPU(s)", part.Name, limit)
 			}
 			if !perNode && t.GetCount() > int64(caps.total) {
+				o, v := opt(typed, name, t)
 				return invalid(o, v, "requested node configuration is not available: partition %s has %d GPU(s) in all", part.Name, caps.total)
 			}
 		}

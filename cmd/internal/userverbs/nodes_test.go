@@ -1,0 +1,84 @@
+package userverbs
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestNodesDrainAndGPUs(t *testing.T) {
+	cl := startCLICluster(t)
+	cl.register("n1", 4)
+	alice, olga := cl.as("alice", nil), cl.as("olga", nil)
+
+	out := cl.ok(alice, "sinfo")
+	if h := strings.SplitN(out, "\n", 2)[0]; h != "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST" {
+		t.Errorf("sinfo header = %q", h)
+	}
+	want := []string{"gpu* up 1-00:00:00 1 idle n1", "gpu* up 1-00:00:00 1 unk* n2", "debug up 30:00 1 idle n1"}
+	if got := rows(out); !slices.Equal(got, want) {
+		t.Errorf("sinfo:\n got %q\nwant %q", got, want)
+	}
+	if got := rows(cl.ok(alice, "parity", "nodes", "-N")); !slices.Equal(got, []string{"n1 1 gpu* idle", "n2 1 gpu* unk*", "n1 1 debug idle"}) {
+		t.Errorf("nodes -N = %q", got)
+	}
+	if got := rows(cl.ok(alice, "sinfo", "-p", "debug", "-o", "%P %G %c")); !slices.Equal(got, []string{"debug gpu:h100:4 16"}) {
+		t.Errorf("sinfo -p debug -o = %q", got)
+	}
+
+	// Draining needs an operator; the reason is required and kept.
+	cl.fails(alice, 1, []string{"scontrol", "update", "NodeName=n1", "State=DRAIN", "Reason=bad fan"},
+		"parity: scontrol: access/permission denied", "hint: your token's role does not allow this")
+	cl.fails(olga, 1, []string{"scontrol", "update", "NodeName=n1", "State=DRAIN"}, "parity: scontrol: you must specify a reason")
+	cl.ok(olga, "scontrol", "update", "NodeName=n1", "State=DRAIN", "Reason=bad fan")
+	reasons := rows(cl.ok(alice, "sinfo", "-R"))
+	if len(reasons) != 1 || !strings.HasPrefix(reasons[0], "bad fan olga ") || !strings.HasSuffix(reasons[0], " n1") {
+		t.Errorf("sinfo -R = %q", reasons)
+	}
+	if got := rows(cl.ok(alice, "sinfo", "-t", "drain", "-o", "%P %t %N")); !slices.Equal(got, []string{"gpu* drain n1", "debug drain n1"}) {
+		t.Errorf("sinfo -t drain = %q", got)
+	}
+	rec := record(cl.ok(alice, "scontrol", "show", "node", "n1"))
+	if rec["State"] != "IDLE+DRAIN" || !strings.HasPrefix(rec["Reason"], "bad fan [olga@") || rec["Gres"] != "gpu:h100:4" || rec["Partitions"] != "gpu,debug" {
+		t.Errorf("show node n1 = %v", rec)
+	}
+	cl.ok(olga, "parity", "update", "NodeName=n1", "State=RESUME")
+	if got := rows(cl.ok(alice, "sinfo", "-R")); len(got) != 0 {
+		t.Errorf("after resume, sinfo -R = %q", got)
+	}
+
+	// One GPU drained: the node keeps working, the GPU view says which.
+	cl.ok(olga, "scontrol", "update", "NodeName=n1", "State=DRAIN", "Reason=xid 79", "Devices=2")
+	gpus := rows(cl.ok(alice, "parity", "nodes", "--gpus"))
+	wantGPUs := []string{"n1 0 h100 idle - GPU-n1-0", "n1 1 h100 idle - GPU-n1-1", "n1 2 h100 drain - GPU-n1-2 xid 79", "n1 3 h100 idle - GPU-n1-3"}
+	if !slices.Equal(gpus, wantGPUs) {
+		t.Errorf("nodes --gpus:\n got %q\nwant %q", gpus, wantGPUs)
+	}
+	rec = record(cl.ok(alice, "parity", "show", "node", "n1"))
+	if rec["GresDrain"] != "gpu:h100:1(IDX:2)" || strings.Contains(rec["State"], "DRAIN") {
+		t.Errorf("per-GPU drain: GresDrain=%q State=%q", rec["GresDrain"], rec["State"])
+	}
+
+	var js struct {
+		Partitions []struct {
+			Name string `json:"name"`
+		} `json:"partitions"`
+		Nodes []struct {
+			Name string `json:"name"`
+			Gpus []struct {
+				State string `json:"state"`
+			} `json:"gpus"`
+		} `json:"nodes"`
+	}
+	if err := json.Unmarshal([]byte(cl.ok(alice, "parity", "nodes", "--json")), &js); err != nil {
+		t.Fatal(err)
+	}
+	if len(js.Partitions) != 2 || len(js.Nodes) != 2 || js.Nodes[0].Name != "n1" || js.Nodes[0].Gpus[2].State != "drain" {
+		t.Errorf("nodes --json = %+v", js)
+	}
+	cl.fails(alice, 1, []string{"sinfo", "-p", "nosuch"}, "parity: nodes: --partition: no partition named")
+	cl.fails(alice, 1, []string{"sinfo", "-o", "%P %Q"}, "parity: nodes: format", "%Q")
+	cl.fails(alice, 1, []string{"sinfo", "-n", "n[1-"}, "parity: nodes: --nodes:")
+	cl.fails(alice, 1, []string{"scontrol", "show", "node", "n9"}, "node")
+}

@@ -1,0 +1,104 @@
+package userverbs
+
+import (
+	"cmp"
+
+	"github.com/spf13/cobra"
+
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/client/format"
+)
+
+type queueOptions struct {
+	clientFlags
+	format                    string
+	users, jobs, partitions   []string
+	states, accounts          []string
+	name                      string
+	noHeader, long, start, me bool
+}
+
+func newQueueCmd() *cobra.Command { return newQueueCmdWith(realUserEnv()) }
+
+func newQueueCmdWith(env userEnv) *cobra.Command {
+	var o queueOptions
+	cmd := &cobra.Command{
+		Use:   "queue",
+		Short: "List queued and running jobs (squeue)",
+		Long: `List jobs as squeue does: pending, running and completing jobs by default,
+sorted by partition, state and priority. -o takes squeue's %-format codes
+(%i %P %j %u %t %T %M %l %L %D %C %N %R %r %Q %S %V %e %a %q %E %b ...);
+$SQUEUE_FORMAT sets the default. --start lists pending jobs by expected start.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runQueue(cmd, env, &o) },
+	}
+	noShortHelp(cmd)
+	o.register(cmd)
+	fl := cmd.Flags()
+	fl.StringVarP(&o.format, "format", "o", "", "output format (squeue -o codes)")
+	fl.StringArrayVarP(&o.users, "user", "u", nil, "only these users' jobs (comma list)")
+	fl.StringArrayVarP(&o.jobs, "jobs", "j", nil, "only these job ids or array tasks (comma list: 12,20_3,20_[1-4])")
+	fl.StringArrayVarP(&o.partitions, "partition", "p", nil, "only these partitions (comma list)")
+	fl.StringArrayVarP(&o.states, "states", "t", nil, "only these states, long or compact (PD,R,CG...), or all")
+	fl.StringArrayVarP(&o.accounts, "account", "A", nil, "only these accounts (comma list)")
+	fl.StringVarP(&o.name, "name", "n", "", "only jobs with this name")
+	fl.BoolVar(&o.me, "me", false, "only my jobs")
+	fl.BoolVarP(&o.noHeader, "noheader", "h", false, "no header line")
+	fl.BoolVarP(&o.long, "long", "l", false, "long layout (state and time limit)")
+	fl.BoolVar(&o.start, "start", false, "pending jobs with their expected start times, soonest first")
+	fl.BoolP("all", "a", false, "accepted for squeue compatibility (every partition is shown)")
+	fl.BoolP("array", "r", false, "accepted for squeue compatibility (array tasks are not expanded yet)")
+	return cmd
+}
+
+func runQueue(cmd *cobra.Command, env userEnv, o *queueOptions) error {
+	layoutSpec := cmp.Or(o.format, env.getenv("SQUEUE_FORMAT"), format.SqueueDefault)
+	switch {
+	case o.format != "":
+	case o.start:
+		layoutSpec = format.SqueueStart
+	case o.long:
+		layoutSpec = format.SqueueLong
+	}
+	layout, err := format.ParseSqueueFormat(layoutSpec)
+	if err != nil {
+		return usageError("queue", "%v", err)
+	}
+	ids, refs, err := splitQueueIDs(o.jobs)
+	if err != nil {
+		return usageError("queue", "%v", err)
+	}
+	states, all, err := format.ParseJobStates(o.states)
+	if err != nil {
+		return usageError("queue", "%v", err)
+	}
+	if o.start {
+		states, all = []string{"PENDING"}, false
+	}
+	s, err := o.dial(cmd, "queue", env)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	f := &pb.ListJobsRequest{JobIds: ids, TaskRefs: refs, States: states, AllStates: all, Users: format.SplitList(o.users),
+		Accounts: format.SplitList(o.accounts), Partitions: format.SplitList(o.partitions), Name: o.name}
+	if o.me {
+		who, err := s.c.WhoAmI(s.ctx)
+		if err != nil {
+			return s.fail(err)
+		}
+		f.Users = []string{who.GetUser()}
+	}
+	if len(ids)+len(refs) > 0 && len(states) == 0 {
+		f.AllStates = true // squeue -j shows the named jobs whatever their state
+	}
+	jobs, err := s.c.ListJobs(s.ctx, f)
+	if err != nil {
+		return s.fail(err)
+	}
+	format.SortJobs(jobs, o.start)
+	if o.json {
+		return writeMessagesJSON(cmd.OutOrStdout(), "jobs", jobs)
+	}
+	return format.Squeue(cmd.OutOrStdout(), jobs, layout, format.SqueueOptions{Env: env.render(), NoHeader: o.noHeader})
+}

@@ -1,0 +1,239 @@
+package userverbs
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/client/format"
+	"github.com/parityhpc/parity/scheduler/jobspec"
+)
+
+func newUpdateCmd() *cobra.Command { return newUpdateCmdWith(realUserEnv()) }
+
+func newUpdateCmdWith(env userEnv) *cobra.Command {
+	var cf clientFlags
+	cmd := &cobra.Command{
+		Use:   "update JobId=ID KEY=VALUE... | NodeName=NODES State=STATE [Reason=TEXT] [Devices=LIST]",
+		Short: "Change pending jobs or drain/resume nodes (scontrol update)",
+		Long: `Change jobs or nodes as scontrol update does.
+
+Jobs: JobId=12[,13] (or an array task, JobId=20_3) with TimeLimit= (a duration; +N or -N minutes changes the
+current limit), Nice=, Partition=, QOS=, JobName=, Comment=, Account=.
+Nodes: NodeName=gpu[001-004] State=DRAIN|DOWN|RESUME|UNDRAIN with Reason=
+(required to drain or down a node); Devices=0,3 (indices or UUIDs) limits the
+change to those GPUs of one node. Nothing is printed on success.`,
+		Args: argsBetween(1, -1, "JobId=ID KEY=VALUE... or NodeName=NODES State=STATE [Reason=TEXT]"),
+		RunE: func(cmd *cobra.Command, args []string) error { return runUpdate(cmd, env, &cf, "update", args) },
+	}
+	cf.register(cmd)
+	return cmd
+}
+
+// updatePlan is a parsed scontrol update: job changes or a node change.
+type updatePlan struct {
+	jobIDs []jobTarget
+	job    *pb.UpdateJobRequest // fields to set on every job in jobIDs
+	// timeDelta is TimeLimit=+N/-N: added to each job's current limit.
+	timeDelta time.Duration
+	node      *pb.UpdateNodeRequest
+}
+
+// Job fields scontrol can change that Parity does not (yet).
+var unsupportedJobKeys = []string{"numnodes", "numcpus", "numtasks", "minmemorynode", "minmemorycpu", "features", "dependency",
+	"starttime", "priority", "reqnodelist", "excnodelist", "gres", "tres", "arraytaskthrottle", "deadline", "eligibletime",
+	"requeue", "reservation", "mincpusnode", "contiguous", "oversubscribe", "wckey", "stdout", "stderr", "workdir"}
+
+// parseUpdate reads scontrol update's Key=Value words (keys in any case).
+// A word without '=' continues the previous Reason or Comment.
+func parseUpdate(words []string) (*updatePlan, error) {
+	type pair struct{ key, value string }
+	var pairs []pair
+	for _, w := range words {
+		k, v, ok := strings.Cut(w, "=")
+		if !ok {
+			if n := len(pairs); n > 0 && (pairs[n-1].key == "reason" || pairs[n-1].key == "comment") {
+				pairs[n-1].value += " " + w
+				continue
+			}
+			return nil, fmt.Errorf("invalid input %q: want Key=Value", w)
+		}
+		pairs = append(pairs, pair{strings.ToLower(k), v})
+	}
+	p := &updatePlan{}
+	job := &pb.UpdateJobRequest{}
+	node := &pb.UpdateNodeRequest{}
+	isJob, isNode := false, false
+	for _, kv := range pairs {
+		var err error
+		switch kv.key {
+		case "jobid":
+			isJob = true
+			p.jobIDs, err = jobTargetList([]string{kv.value})
+		case "timelimit":
+			err = setTimeLimit(p, job, kv.value)
+		case "nice":
+			var n int
+			n, err = strconv.Atoi(kv.value)
+			job.Nice = proto.Int32(int32(n))
+		case "partition":
+			job.Partition = proto.String(kv.value)
+		case "qos":
+			job.Qos = proto.String(kv.value)
+		case "jobname", "name":
+			job.Name = proto.String(kv.value)
+		case "comment":
+			job.Comment = proto.String(kv.value)
+		case "account":
+			job.Account = proto.String(kv.value)
+		case "nodename", "nodes":
+			isNode = true
+			node.Nodes = kv.value
+		case "state":
+			node.State = strings.ToUpper(kv.value)
+		case "reason":
+			node.Reason = kv.value
+		case "devices", "gpus":
+			node.Devices = format.SplitList([]string{kv.value})
+		default:
+			for _, u := range unsupportedJobKeys {
+				if kv.key == u {
+					return nil, fmt.Errorf("update of %s is not supported", kv.key)
+				}
+			}
+			return nil, fmt.Errorf("unknown parameter %q", kv.key)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s=%s: %w", kv.key, kv.value, err)
+		}
+	}
+	jobFields := !proto.Equal(job, &pb.UpdateJobRequest{}) || p.timeDelta != 0
+	nodeFields := node.State != "" || node.Reason != "" || len(node.Devices) > 0
+	switch {
+	case isJob && isNode:
+		return nil, fmt.Errorf("JobId and NodeName cannot be updated together")
+	case isJob && nodeFields:
+		return nil, fmt.Errorf("State, Reason and Devices apply to nodes (NodeName=), not jobs")
+	case isNode && jobFields:
+		return nil, fmt.Errorf("job fields cannot be set on NodeName=%s", node.Nodes)
+	case isJob:
+		if !jobFields {
+			return nil, fmt.Errorf("nothing to change for JobId=%s", joinIDs(p.jobIDs))
+		}
+		p.job = job
+		return p, nil
+	case isNode:
+		return p, checkNodeUpdate(node, p)
+	}
+	return nil, fmt.Errorf("no JobId= or NodeName= given")
+}
+
+func checkNodeUpdate(node *pb.UpdateNodeRequest, p *updatePlan) error {
+	switch node.State {
+	case "DRAIN", "DOWN", "FAIL":
+		if strings.TrimSpace(node.Reason) == "" {
+			return fmt.Errorf("you must specify a reason when DOWNING or DRAINING a node (Reason=...)")
+		}
+	case "RESUME", "UNDRAIN", "IDLE":
+	case "":
+		return fmt.Errorf("NodeName=%s: State= is required (DRAIN, DOWN, RESUME or UNDRAIN)", node.Nodes)
+	default:
+		return fmt.Errorf("State=%s: invalid node state (want DRAIN, DOWN, RESUME or UNDRAIN)", node.State)
+	}
+	if node.State == "FAIL" {
+		node.State = "DRAIN" // FAIL is drain with intent; Parity keeps one kind
+	}
+	if node.State == "IDLE" {
+		node.State = "RESUME"
+	}
+	p.node = node
+	return nil
+}
+
+// setTimeLimit reads TimeLimit=: a duration, or +N/-N to change the
+// current limit by that much.
+func setTimeLimit(p *updatePlan, job *pb.UpdateJobRequest, v string) error {
+	sign := int64(0)
+	switch {
+	case strings.HasPrefix(v, "+"):
+		sign, v = 1, v[1:]
+	case strings.HasPrefix(v, "-"):
+		sign, v = -1, v[1:]
+	}
+	d, err := jobspec.ParseTimeLimit(v)
+	if err != nil {
+		return err
+	}
+	if sign != 0 {
+		p.timeDelta = time.Duration(sign) * d
+		return nil
+	}
+	secs := int64(d / time.Second)
+	if d == jobspec.Unlimited {
+		secs = -1
+	}
+	job.TimeLimitSeconds = proto.Int64(secs)
+	return nil
+}
+
+func joinIDs(ids []jobTarget) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = id.String()
+	}
+	return strings.Join(s, ",")
+}
+
+func runUpdate(cmd *cobra.Command, env userEnv, cf *clientFlags, verb string, args []string) error {
+	plan, err := parseUpdate(args)
+	if err != nil {
+		return usageError(verb, "%v", err)
+	}
+	s, err := cf.dial(cmd, verb, env)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	w := cmd.OutOrStdout()
+	if plan.node != nil {
+		nodes, err := s.c.UpdateNodes(s.ctx, plan.node)
+		if err != nil {
+			return s.fail(err)
+		}
+		if cf.json {
+			return writeMessagesJSON(w, "nodes", nodes)
+		}
+		return nil
+	}
+	var done []*pb.Job
+	var failures []error
+	for _, id := range plan.jobIDs {
+		req := proto.CloneOf(plan.job)
+		req.JobId, req.ArrayTaskId = id.id, id.task
+		if plan.timeDelta != 0 {
+			cur, err := s.getTarget(id)
+			if err != nil {
+				failures = append(failures, s.targetFail(id, err))
+				continue
+			}
+			req.TimeLimitSeconds = proto.Int64(cur.GetTimeLimitSeconds() + int64(plan.timeDelta/time.Second))
+		}
+		j, err := s.c.UpdateJob(s.ctx, req)
+		if err != nil {
+			failures = append(failures, s.targetFail(id, err))
+			continue
+		}
+		done = append(done, j)
+	}
+	if cf.json {
+		if err := writeMessagesJSON(w, "jobs", done); err != nil {
+			return err
+		}
+	}
+	return reportFailures(cmd, failures)
+}
