@@ -257,34 +257,7 @@ func (c *Cluster) startNode(ctx context.Context, n labfile.Node, mgr *cgroup.Man
 
 // waitRegistered polls the controller until every lab node is known and up.
 func (c *Cluster) waitRegistered(ctx context.Context) error {
-	cl, err := c.Client(ctx, "admin")
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		nodes, err := cl.ListNodes(ctx, nil)
-		if err == nil {
-			up := 0
-			for _, n := range nodes {
-				if n.GetRegistered() {
-					up++
-				}
-			}
-			if up >= len(c.order) {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("cluster: not every node registered: %w (last error: %v)", ctx.Err(), err)
-		case <-tick.C:
-		}
-	}
+	return waitNodes(ctx, c.Client, len(c.order), func() error { return nil })
 }
 
 // Token signs a token for user with role (auth.RoleUser when empty).
