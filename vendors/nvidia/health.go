@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"sync"
 	"time"
@@ -100,7 +101,13 @@ func (d *Driver) watchDCGM(ctx context.Context, s *snapshot, emit func(gres.Cond
 	done := make(chan struct{})
 	hw, ok := d.opts.dcgm.(DCGMHealthWatcher)
 	if !ok {
-		d.log.Info("DCGM health watches skipped: DCGM is not available (libdcgm absent or not configured); NVML events still watched")
+		// Said at Info only where a DCGM was configured but lacks the
+		// watches; a driver built without one (labs, tests) says it at Debug.
+		level := slog.LevelDebug
+		if d.opts.dcgm != nil {
+			level = slog.LevelInfo
+		}
+		d.log.Log(ctx, level, "DCGM health watches skipped: DCGM is not available (libdcgm absent or not configured); NVML events still watched")
 		close(done)
 		return done
 	}
