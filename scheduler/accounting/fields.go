@@ -3,6 +3,7 @@ package accounting
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -130,7 +131,9 @@ var fields = []Field{
 		if r.Usage.MaxRSSMiB == 0 {
 			return ""
 		}
-		return FormatMiB(r.Usage.MaxRSSMiB)
+		// sacct prints MaxRSS in KiB with a K suffix (2053152K), whatever
+		// its size, and scripts parse it so.
+		return strconv.FormatInt(int64(math.Round(r.Usage.MaxRSSMiB*1024)), 10) + "K"
 	}},
 	{"TRESUsageInAve", -14, func(r *JobRecord, _ View) string {
 		return usageTRES(r, r.Usage.GPUUtilMean).String()

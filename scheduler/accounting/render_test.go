@@ -139,7 +139,7 @@ func TestFieldValues(t *testing.T) {
 		{"Timelimit", 1, ""},
 		{"Timelimit", 3, "UNLIMITED"},
 		{"ReqMem", 0, "64G"},
-		{"MaxRSS", 0, "30G"},
+		{"MaxRSS", 0, "31457280K"},
 		{"NodeList", 0, "gpu[01-02]"},
 		{"NNodes", 0, "2"},
 		{"AllocGPUS", 4, "1"},
@@ -169,6 +169,20 @@ func TestFieldValues(t *testing.T) {
 		}
 		if got := f.Value(&recs[tc.rec], v); got != tc.want {
 			t.Errorf("%s of record %d = %q, want %q", tc.field, tc.rec, got, tc.want)
+		}
+	}
+}
+
+// MaxRSS reads as sacct prints it, in KiB whatever the size.
+func TestMaxRSSInKiB(t *testing.T) {
+	f, ok := LookupField("MaxRSS")
+	if !ok {
+		t.Fatal("no field MaxRSS")
+	}
+	for mib, want := range map[float64]string{0: "", 0.52734375: "540K", 1000.5: "1024512K"} {
+		r := JobRecord{Usage: JobUsage{MaxRSSMiB: mib}}
+		if got := f.Value(&r, View{Now: testNow}); got != want {
+			t.Errorf("MaxRSS of %v MiB = %q, want %q", mib, got, want)
 		}
 	}
 }
