@@ -88,7 +88,7 @@ func (c *Controller) schedulePass(ctx context.Context) error {
 			}
 		}
 		var ws []write
-		var launches []*job
+		var launches []launched
 		// Jobs start when the plan is applied, not when the pass began: a
 		// job that ended in between (its resources are in the snapshot)
 		// carries an end time after the pass's now, and a successor on its
@@ -125,7 +125,7 @@ func (c *Controller) schedulePass(ctx context.Context) error {
 			ws = append(ws, c.record(ev)...)
 			j.startSeq, j.endSeq, j.usage = ev.GetSeq(), 0, nil
 			ws = append(ws, c.jobWrites(j)...)
-			launches = append(launches, j)
+			launches = append(launches, launched{j, j.startSeq})
 		}
 		pws, preempts := c.applyPreemptionsLocked(plan.Preemptions, now)
 		ws = append(ws, pws...)
@@ -150,15 +150,29 @@ func (c *Controller) placeableLocked(allocs []core.NodeAlloc, now time.Time) boo
 	return true
 }
 
+// launched is a job the pass started, with the decision that started
+// this run.
+type launched struct {
+	j   *job
+	seq uint64
+}
+
 // launch queues launch orders for started jobs (after their commit).
-func (c *Controller) launch(jobs []*job) {
+// After funcs run while the next group is already applied, so a job may
+// be COMPLETING (cancelled, requeued) or SUSPENDED by now: it still gets
+// its launch, since the kill or stop queued behind it on the same node is
+// what ends that run, and an agent told to kill a job it never launched
+// could not report the end the controller waits for. Only a run that is
+// over (or replaced by a later one) is not launched.
+func (c *Controller) launch(jobs []launched) {
 	if len(jobs) == 0 {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, j := range jobs {
-		if j.state != StateRunning {
+	for _, l := range jobs {
+		j := l.j
+		if j.startSeq != l.seq || (j.state != StateRunning && j.state != StateCompleting && j.state != StateSuspended) {
 			continue
 		}
 		c.metrics.started.Inc()
