@@ -81,7 +81,7 @@ func runLabBench(ctx context.Context, stdout, stderr io.Writer, f labBenchFlags)
 	}
 	// Users' sbatch is parity-lite where it is installed beside parity
 	// (install-compat links it so), so the submissions run as that.
-	if lite := filepath.Join(filepath.Dir(exe), "parity-lite"); isExecutableFile(lite) {
+	if lite := leanBeside(exe); lite != "" {
 		exe = lite
 	}
 	fmt.Fprintf(stderr, "lab bench: submissions run as %s\n", exe)
@@ -141,10 +141,4 @@ func runLabBench(ctx context.Context, stdout, stderr io.Writer, f labBenchFlags)
 		return &exitError{code: 1, err: fmt.Errorf("lab bench: %w", err)}
 	}
 	return nil
-}
-
-// isExecutableFile reports whether path is a regular file someone may run.
-func isExecutableFile(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0
 }

@@ -63,7 +63,3 @@ func TestOpenWithoutLibrary(t *testing.T) {
 		t.Fatal("standalone without an address accepted")
 	}
 }
-
-func containsAll(s, sub string) bool {
-	return len(sub) == 0 || (len(s) >= len(sub) && (s[:len(sub)] == sub || containsAll(s[1:], sub)))
-}
