@@ -121,12 +121,14 @@ func allocNodes(j *job) []string {
 }
 
 // sendKill queues kill orders on every node of the job (after commit).
+// A launch still queued for the job stays: the agent ignores a kill for a
+// job it never launched, so the launch must reach it first for the kill to
+// end the run and the agent to report the end the job waits for.
 func (c *Controller) sendKill(j *job, reason string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, a := range j.core.Alloc {
 		if n := c.st.nodes[a.Node]; n != nil {
-			n.orders.drop(uint64(j.core.ID), "launch")
 			n.orders.push(&pb.Order{Kind: "kill", JobId: uint64(j.core.ID), Reason: reason})
 		}
 	}
