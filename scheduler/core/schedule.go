@@ -27,8 +27,9 @@ type pass struct {
 	stats     Stats
 	plan      *Plan
 	probe     *probe
-	prio      []jobPrio // per pending job, indexed like the pending list
-	order     []int32   // pending list indices in pass order
+	prio      []jobPrio  // per pending job, indexed like the pending list
+	multis    []multiReq // jobs that list several partitions
+	order     []int32    // pending list indices in pass order
 	// scratch
 	pick, fit []int32
 	quota     []int
@@ -53,6 +54,9 @@ type pendingJob struct {
 	shape int32 // -1 when the request itself is refused
 	bad   int32 // index into pass.bad when shape < 0
 	qos   int32 // index into Snapshot.QOS, -1 when undefined
+	// multi indexes pass.multis for a job listing several partitions
+	// (shape is then its first usable one), -1 otherwise.
+	multi int32
 }
 
 // names resolves partition and QOS names, remembering the last hit:
@@ -296,26 +300,37 @@ func (p *pass) resolveAll() ([]pendingJob, []badRequest) {
 		if j.State != JobPending {
 			continue
 		}
+		if len(j.Partitions) > 1 {
+			var pj pendingJob
+			pj, bad = p.resolveMulti(j, ji, bad)
+			pend = append(pend, pj)
+			continue
+		}
 		key, reason, detail := p.resolve(j, ji)
 		qi := p.qosIndex(j.QOS)
 		if reason != "" {
-			pend = append(pend, pendingJob{ji: int32(ji), shape: -1, bad: int32(len(bad)), qos: qi})
+			pend = append(pend, pendingJob{ji: int32(ji), shape: -1, bad: int32(len(bad)), qos: qi, multi: -1})
 			bad = append(bad, badRequest{reason, detail})
 			continue
 		}
-		si, ok := p.shapeIdx[key]
-		if !ok {
-			si = int32(len(p.shapes))
-			p.shapes = append(p.shapes, p.buildShape(key, j))
-			p.shapeIdx[key] = si
-		}
-		pend = append(pend, pendingJob{ji: int32(ji), shape: si, qos: qi})
+		pend = append(pend, pendingJob{ji: int32(ji), shape: p.shapeOf(key, j), qos: qi, multi: -1})
 	}
 	p.stats.Pending = len(pend)
 	p.stats.Shapes = len(p.shapes)
 	p.stats.NodeClasses = len(p.c.classes)
 	p.stats.Nodes = p.c.n
 	return pend, bad
+}
+
+// shapeOf returns the index of the key's shape, building it on first use.
+func (p *pass) shapeOf(key shapeKey, j *Job) int32 {
+	si, ok := p.shapeIdx[key]
+	if !ok {
+		si = int32(len(p.shapes))
+		p.shapes = append(p.shapes, p.buildShape(key, j))
+		p.shapeIdx[key] = si
+	}
+	return si
 }
 
 func (p *pass) jobTally(sh *shape) Tally {
