@@ -131,7 +131,7 @@ func TestMultiPartitionSubmitChecksEachPartition(t *testing.T) {
 			err: "--partition=a,short: the job fits none of its partitions: --nodes=2: node count specification invalid: partition a has 1 node(s); --time=01:00:00"},
 		{name: "an unknown partition in the list", spec: fourGPUs("x", "a", "nosuch"),
 			err: "--partition=a,nosuch: invalid partition name specified: nosuch"},
-		{name: "a partition named twice", spec: fourGPUs("x", "a", "a"), err: "--partition=a,a: partition a is named twice"},
+		{name: "a partition named twice counts once", spec: fourGPUs("x", "b", "a", "b"), parts: []string{"b", "a"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -90,7 +90,8 @@ func (c *Controller) resolveSpec(user string, s *pb.JobSpec, capsOf func(*config
 
 // partitionList is the job's partitions: the list field, else the
 // partition field split at commas (older clients send "a,b" there), else
-// the cluster's default; an unknown or repeated name is refused.
+// the cluster's default; an unknown name is refused and a repeated one
+// counts once (as Slurm builds its list).
 func partitionList(cfg *config.Cluster, s *pb.JobSpec) ([]string, error) {
 	names := s.GetPartitions()
 	if len(names) == 0 {
@@ -109,10 +110,9 @@ func partitionList(cfg *config.Cluster, s *pb.JobSpec) ([]string, error) {
 			}
 			return nil, invalid("--partition", value, "invalid partition name specified: %s (partitions: %s)", n, partitionNames(cfg))
 		}
-		if slices.Contains(out, n) {
-			return nil, invalid("--partition", value, "partition %s is named twice", n)
+		if !slices.Contains(out, n) {
+			out = append(out, n)
 		}
-		out = append(out, n)
 	}
 	return out, nil
 }
