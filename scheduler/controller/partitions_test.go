@@ -133,6 +133,7 @@ func TestMultiPartitionSubmitChecksEachPartition(t *testing.T) {
 			err: "--partition=a,nosuch: invalid partition name specified: nosuch"},
 		{name: "a partition named twice counts once", spec: fourGPUs("x", "b", "a", "b"), parts: []string{"b", "a"}},
 	}
+	var kept []uint64
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.spec.Hold = true
@@ -154,6 +155,7 @@ func TestMultiPartitionSubmitChecksEachPartition(t *testing.T) {
 					t.Errorf("warning %q lacks %q", resp.GetWarnings()[i], w)
 				}
 			}
+			kept = append(kept, resp.GetJobId())
 			j := h.job(resp.GetJobId())
 			got := j.GetPartitions()
 			if len(got) == 0 {
@@ -172,5 +174,18 @@ func TestMultiPartitionSubmitChecksEachPartition(t *testing.T) {
 				}
 			}
 		})
+	}
+	// The lists are durable: a restarted controller still has them.
+	before := map[uint64]string{}
+	for _, id := range kept {
+		j := h.job(id)
+		before[id] = j.GetPartition() + " " + strings.Join(j.GetPartitions(), ",")
+	}
+	h.restart()
+	for _, id := range kept {
+		j := h.job(id)
+		if got := j.GetPartition() + " " + strings.Join(j.GetPartitions(), ","); got != before[id] {
+			t.Errorf("job %d after a restart: %q, before %q", id, got, before[id])
+		}
 	}
 }
