@@ -138,7 +138,13 @@ func (pr *probe) capture(p *pass, d *Decision, j *Job, pj pendingJob, bad []badR
 		return
 	}
 	if pj.shape < 0 {
-		p.suggestFix(ex, j, bad[pj.bad].reason)
+		var r Reason
+		if mi := pj.multi(); mi >= 0 {
+			r = p.multis[mi].cands[0].reason
+		} else {
+			r = bad[pj.bad].reason
+		}
+		p.suggestFix(ex, j, r)
 		return
 	}
 	sh := p.shapes[pj.shape]

@@ -34,10 +34,9 @@ func (c *cand) competing() bool { return c.reason == ReasonResources || c.reason
 
 // resolveMulti resolves a job in each partition it lists. Candidates are
 // ordered by PriorityTier (highest first), then as listed; the job's
-// primary shape is its first usable candidate's. When every partition
-// refuses the request, the job gets the first one's reason and a detail
-// naming each partition's.
-func (p *pass) resolveMulti(j *Job, ji int, bad []badRequest) (pendingJob, []badRequest) {
+// primary shape is its first usable candidate's (-1 when every partition
+// refuses the request; decideMulti then gives each one's reason).
+func (p *pass) resolveMulti(j *Job, ji int) pendingJob {
 	m := multiReq{cands: make([]cand, 0, len(j.Partitions))}
 	for _, name := range j.Partitions {
 		if slices.ContainsFunc(m.cands, func(c cand) bool { return c.name == name }) {
@@ -55,19 +54,15 @@ func (p *pass) resolveMulti(j *Job, ji int, bad []badRequest) (pendingJob, []bad
 		m.cands = append(m.cands, cd)
 	}
 	slices.SortStableFunc(m.cands, func(a, b cand) int { return cmp.Compare(p.tierOf(b.part), p.tierOf(a.part)) })
-	pj := pendingJob{ji: int32(ji), shape: -1, qos: p.qosIndex(j.QOS), multi: int32(len(p.multis))}
+	pj := pendingJob{ji: int32(ji), shape: -1, qos: p.qosIndex(j.QOS), bad: -1 - int32(len(p.multis))}
 	for _, cd := range m.cands {
 		if cd.shape >= 0 {
 			pj.shape = cd.shape
 			break
 		}
 	}
-	if pj.shape < 0 {
-		pj.bad = int32(len(bad))
-		bad = append(bad, badRequest{m.cands[0].reason, perPartition(m.cands)})
-	}
 	p.multis = append(p.multis, m)
-	return pj, bad
+	return pj
 }
 
 // tierOf is a partition's PriorityTier; unknown partitions sort last.
@@ -113,7 +108,7 @@ func jobIn(j *Job, partition string) *Job {
 // blocks every partition where it waits for room, as Slurm queues such a
 // job in each of them.
 func (p *pass) decideMulti(d *Decision, j *Job, pj pendingJob) {
-	m := &p.multis[pj.multi]
+	m := &p.multis[pj.multi()]
 	m.decided = true
 	first := -1
 	for i := range m.cands {
@@ -195,7 +190,7 @@ func (p *pass) blockAll(m *multiReq) {
 // estimateMulti gives a waiting multi-partition job the earliest expected
 // start over its partitions, and that partition's reason.
 func (p *pass) estimateMulti(d *Decision, pj pendingJob) {
-	m := &p.multis[pj.multi]
+	m := &p.multis[pj.multi()]
 	if !m.decided && d.Reason != ReasonBeginTime {
 		return // held, or waiting on dependencies: no estimate
 	}
@@ -248,10 +243,11 @@ type PartitionVerdict struct {
 
 // verdicts lists a multi-partition job's candidates, best first.
 func (p *pass) verdicts(pj pendingJob) []PartitionVerdict {
-	if pj.multi < 0 {
+	mi := pj.multi()
+	if mi < 0 {
 		return nil
 	}
-	m := &p.multis[pj.multi]
+	m := &p.multis[mi]
 	out := make([]PartitionVerdict, len(m.cands))
 	for i, cd := range m.cands {
 		out[i] = PartitionVerdict{Partition: cd.name, Reason: cd.reason, Detail: cd.detail, StartKnown: cd.startOK}

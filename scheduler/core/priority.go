@@ -78,7 +78,7 @@ func (p *pass) rank(pend []pendingJob) {
 		if k.part >= 0 {
 			jp.tier = c.snap.Partitions[k.part].PriorityTier
 		}
-		if pj.multi >= 0 {
+		if pj.multi() >= 0 {
 			jp.tier = p.multiTier(pj)
 		}
 	}
@@ -133,7 +133,7 @@ func (p *pass) prioKeyOf(j *Job, pj pendingJob) (prioKey, *shape) {
 	if pj.shape >= 0 {
 		sh := p.shapes[pj.shape]
 		k.shape, k.part, k.nodes = pj.shape, sh.part, sh.nodes
-		if pj.multi >= 0 {
+		if pj.multi() >= 0 {
 			k.part = p.bestFactorPart(pj)
 		}
 		return k, sh
@@ -149,7 +149,7 @@ func (p *pass) prioKeyOf(j *Job, pj pendingJob) (prioKey, *shape) {
 // multi-partition job the priority of its best partition).
 func (p *pass) bestFactorPart(pj pendingJob) int32 {
 	best := p.shapes[pj.shape].part
-	for _, cd := range p.multis[pj.multi].cands {
+	for _, cd := range p.multis[pj.multi()].cands {
 		if cd.shape >= 0 && p.partFactor(cd.part) > p.partFactor(best) {
 			best = cd.part
 		}
@@ -160,7 +160,7 @@ func (p *pass) bestFactorPart(pj pendingJob) int32 {
 // multiTier is the highest PriorityTier among the partitions that accept
 // the request (any listed one when none does).
 func (p *pass) multiTier(pj pendingJob) int {
-	cands := p.multis[pj.multi].cands
+	cands := p.multis[pj.multi()].cands
 	for _, cd := range cands {
 		if cd.shape >= 0 {
 			return p.tierOf(cd.part)

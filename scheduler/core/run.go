@@ -51,7 +51,7 @@ func (p *pass) decide(d *Decision, j *Job, pj pendingJob, bad []badRequest) {
 		d.Reason, d.Detail = r, detail
 		return
 	}
-	if pj.multi >= 0 {
+	if pj.bad < 0 {
 		p.decideMulti(d, j, pj)
 		return
 	}
@@ -210,7 +210,7 @@ func (p *pass) estimateAll(pend []pendingJob) {
 		if d.Action != ActionPending {
 			continue
 		}
-		if pj := pend[p.order[r]]; pj.multi >= 0 {
+		if pj := pend[p.order[r]]; pj.bad < 0 {
 			p.estimateMulti(d, pj)
 			continue
 		}
