@@ -309,6 +309,9 @@ func (s *jobsService) Explain(ctx context.Context, req *pb.ExplainRequest) (*pb.
 		}
 		pr := ex.Priority
 		out.Text, out.Reason, out.Detail, out.Facts, out.Suggestions = ex.String(), string(ex.Reason), ex.Detail, ex.Facts, ex.Suggestions
+		for _, v := range ex.Partitions {
+			out.Facts = append(out.Facts, partitionFact(v))
+		}
 		out.Priority = factorsProto(&pr)
 		if ex.StartKnown {
 			out.ExpectedStart = api.Timestamp(ex.ExpectedStart)

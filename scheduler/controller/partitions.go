@@ -1,11 +1,13 @@
 package controller
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/core"
 )
 
 // A job may name several partitions (sbatch -p a,b). While it pends,
@@ -95,4 +97,20 @@ func (c *Controller) startedIn(j *job, partition string) {
 		j.core.TimeLimit = c.defaultLimit(nil, partition)
 	}
 	j.core.Partition = partition
+}
+
+// partitionFact is one listed partition's verdict for explain's facts.
+func partitionFact(v core.PartitionVerdict) string {
+	reason := string(v.Reason)
+	if reason == "" {
+		reason = "not tried"
+	}
+	fact := fmt.Sprintf("partition %s: %s", v.Partition, reason)
+	if v.Detail != "" {
+		fact += " (" + v.Detail + ")"
+	}
+	if v.StartKnown {
+		fact += "; expected start " + v.ExpectedStart.UTC().Format(time.RFC3339)
+	}
+	return fact
 }

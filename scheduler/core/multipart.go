@@ -166,7 +166,12 @@ func (p *pass) decideMulti(d *Decision, j *Job, pj pendingJob) {
 		if !p.mayReserve(&p.parts[sh.part]) {
 			continue
 		}
-		if t, _, ok := p.earliest(sh, p.startFrom(sh), sh.resv, false); ok && (!found || t < bestT) {
+		t, _, ok := p.earliest(sh, p.startFrom(sh), sh.resv, false)
+		if !ok {
+			continue
+		}
+		cd.start, cd.startOK = t, true
+		if !found || t < bestT {
 			best, bestT, found = i, t, true
 		}
 	}

@@ -130,6 +130,20 @@ func TestMultiPartitionReservation(t *testing.T) {
 	if d := decision(t, p, 3); d.Reason != ReasonPriority {
 		t.Fatalf("job 3 in the blocked partition b: %s (%s), want Priority", d.Reason, d.Detail)
 	}
+	ex, err := Explain(snap, DefaultConfig(), t0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []PartitionVerdict{{Partition: "a", Reason: ReasonResources, ExpectedStart: t0.Add(3 * time.Hour), StartKnown: true},
+		{Partition: "b", Reason: ReasonResources, ExpectedStart: t0.Add(time.Hour), StartKnown: true}}
+	if len(ex.Partitions) != len(want) {
+		t.Fatalf("verdicts %+v", ex.Partitions)
+	}
+	for i, v := range ex.Partitions {
+		if v.Partition != want[i].Partition || v.Reason != want[i].Reason || v.StartKnown != want[i].StartKnown || !v.ExpectedStart.Equal(want[i].ExpectedStart) {
+			t.Errorf("verdict %d: %+v, want %+v", i, v, want[i])
+		}
+	}
 }
 
 func TestMultiPartitionPriorityUsesBestPartition(t *testing.T) {

@@ -102,6 +102,19 @@ func TestSubmitToSeveralPartitions(t *testing.T) {
 		t.Errorf("scontrol show job lacks Partition=b:\n%s", out)
 	}
 
+	// Both full now: a third job pends in both, and explain says why per partition.
+	third := submit("-p", "a,b", "--gres=gpu:4", "-t", "10", "--wrap", "sleep 600")
+	pollJob(t, admin, third, "pending for resources", func(j *pb.Job) bool { return j.GetReason() == "Resources" })
+	if got := strings.TrimSpace(cl.ok(alice, "squeue", "-h", "-j", fmt.Sprint(third), "-o", "%P %t %r")); got != "a,b PD Resources" {
+		t.Errorf("squeue of the waiting job: %q, want \"a,b PD Resources\"", got)
+	}
+	ex := cl.ok(alice, "parity", "explain", fmt.Sprint(third))
+	for _, want := range []string{"Partitions:", "a: Resources", "b: Resources"} {
+		if !strings.Contains(ex, want) {
+			t.Errorf("explain lacks %q:\n%s", want, ex)
+		}
+	}
+
 	out, errs, code := runCLI(alice, "sbatch", "-p", "short,b", "-t", "10", "--hold", "--wrap", "x")
 	if code != 0 || !strings.Contains(errs, "warning: partition short dropped: --time=00:10:00") || !strings.HasPrefix(out, "Submitted batch job ") {
 		t.Errorf("sbatch -p short,b -t 10: exit %d\nstdout %q\nstderr %q", code, out, errs)
