@@ -210,16 +210,16 @@ func (p *pass) estimateAll(pend []pendingJob) {
 		if d.Action != ActionPending {
 			continue
 		}
-		if pj := pend[p.order[r]]; pj.bad < 0 {
-			p.estimateMulti(d, pj)
-			continue
-		}
 		switch d.Reason {
 		case ReasonPriority, ReasonResources, ReasonBeginTime, ReasonReservation:
 		default:
 			continue
 		}
 		pj := pend[p.order[r]]
+		if pj.bad < 0 {
+			p.estimateMulti(d, pj)
+			continue
+		}
 		if pj.shape < 0 {
 			continue
 		}
