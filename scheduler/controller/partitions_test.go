@@ -175,6 +175,21 @@ func TestMultiPartitionSubmitChecksEachPartition(t *testing.T) {
 			}
 		})
 	}
+	// scontrol update Partition= takes a list too, and a single name again.
+	upd := kept[0]
+	for _, c := range []struct {
+		value string
+		want  []string
+	}{{"b,a", []string{"b", "a"}}, {"a", nil}} {
+		v := c.value
+		j, err := alice.UpdateJob(ctx, &pb.UpdateJobRequest{JobId: upd, Partition: &v})
+		if err != nil {
+			t.Fatalf("update Partition=%s: %v", v, err)
+		}
+		if !slices.Equal(j.GetPartitions(), c.want) || j.GetPartition() != strings.Split(v, ",")[0] {
+			t.Errorf("after Partition=%s: partition %q partitions %v, want %v", v, j.GetPartition(), j.GetPartitions(), c.want)
+		}
+	}
 	// The lists are durable: a restarted controller still has them.
 	before := map[uint64]string{}
 	for _, id := range kept {
