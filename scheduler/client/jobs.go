@@ -15,6 +15,12 @@ func (c *Client) Submit(ctx context.Context, spec *pb.JobSpec) (uint64, error) {
 	return r.GetJobId(), nil
 }
 
+// SubmitDetailed is Submit returning the whole answer: the id and the
+// controller's warnings (a listed partition it dropped).
+func (c *Client) SubmitDetailed(ctx context.Context, spec *pb.JobSpec) (*pb.SubmitResponse, error) {
+	return c.jobs.Submit(ctx, &pb.SubmitRequest{Spec: spec})
+}
+
 // SubmitTest validates a job without queueing it (sbatch --test-only).
 func (c *Client) SubmitTest(ctx context.Context, spec *pb.JobSpec) (*pb.SubmitResponse, error) {
 	return c.jobs.Submit(ctx, &pb.SubmitRequest{Spec: spec, TestOnly: true})

@@ -90,9 +90,9 @@ func (s *clusterService) Priority(ctx context.Context, req *pb.PriorityRequest) 
 		case j.state != StatePending:
 		case len(req.GetJobIds()) > 0 && !slices.Contains(req.GetJobIds(), uint64(j.core.ID)):
 		case len(users) > 0 && !slices.Contains(users, j.core.User):
-		case len(req.GetPartitions()) > 0 && !slices.Contains(req.GetPartitions(), j.core.Partition):
+		case len(req.GetPartitions()) > 0 && !j.inPartition(req.GetPartitions()):
 		default:
-			out.Jobs = append(out.Jobs, &pb.JobPriority{JobId: uint64(j.core.ID), Partition: j.core.Partition, User: j.core.User,
+			out.Jobs = append(out.Jobs, &pb.JobPriority{JobId: uint64(j.core.ID), Partition: j.partitionText(), User: j.core.User,
 				Account: j.core.Account, Qos: j.core.QOS, Factors: factorsProto(j.factors)})
 		}
 	}

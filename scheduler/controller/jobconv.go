@@ -26,6 +26,9 @@ func coreJob(id core.JobID, user string, s *pb.JobSpec, submit time.Time) (core.
 		Switches: int(s.GetSwitches()), SwitchWait: time.Duration(s.GetSwitchWaitSeconds()) * time.Second,
 		NodeList: s.GetNodelist(), Exclude: s.GetExclude(), Reservation: s.GetReservation(),
 		Submit: submit, Begin: api.Time(s.GetBegin())}
+	if ps := s.GetPartitions(); len(ps) > 1 {
+		j.Partitions = ps
+	}
 	if m := s.GetMemPerNodeMb(); m > 0 {
 		j.MemPerNodeMB = m
 	}
@@ -72,6 +75,9 @@ func (j *job) record() *pb.Job {
 		StartSeq: j.startSeq, EndSeq: j.endSeq}
 	if len(j.core.Alloc) > 0 {
 		p.BatchHost = j.core.Alloc[0].Node
+	}
+	if j.state == StatePending && len(j.core.Partitions) > 1 {
+		p.Partitions = j.core.Partitions
 	}
 	if j.factors != nil {
 		p.Priority = j.factors.Total

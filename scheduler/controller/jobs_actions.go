@@ -232,8 +232,9 @@ func (s *jobsService) Update(ctx context.Context, req *pb.UpdateJobRequest) (*pb
 			changed = append(changed, "Comment")
 		}
 		if trial != nil {
-			j.spec.Partition, j.spec.Qos, j.spec.Account = trial.Partition, trial.Qos, trial.Account
-			j.core.Partition, j.core.QOS, j.core.Account = trial.Partition, trial.Qos, trial.Account
+			j.spec.Qos, j.spec.Account = trial.Qos, trial.Account
+			j.core.QOS, j.core.Account = trial.Qos, trial.Account
+			j.setPartitions(specPartitions(trial))
 			changed = append(changed, "Partition", "QOS", "Account")
 		}
 		ev.Fields["changed"] = strings.Join(changed, ",")
@@ -271,7 +272,7 @@ func (c *Controller) checkUpdate(id auth.Identity, j *job, req *pb.UpdateJobRequ
 func (c *Controller) repartition(j *job, req *pb.UpdateJobRequest) (*pb.JobSpec, error) {
 	trial := proto.CloneOf(j.spec)
 	if req.Partition != nil {
-		trial.Partition = req.GetPartition()
+		trial.Partition, trial.Partitions = req.GetPartition(), nil
 	}
 	if req.Qos != nil {
 		trial.Qos = req.GetQos()
@@ -279,7 +280,7 @@ func (c *Controller) repartition(j *job, req *pb.UpdateJobRequest) (*pb.JobSpec,
 	if req.Account != nil {
 		trial.Account = req.GetAccount()
 	}
-	if err := c.resolveSpec(j.core.User, trial, c.capacities); err != nil {
+	if _, err := c.resolveSpec(j.core.User, trial, c.capacities); err != nil {
 		return nil, err
 	}
 	return trial, nil
@@ -310,6 +311,9 @@ func (s *jobsService) Explain(ctx context.Context, req *pb.ExplainRequest) (*pb.
 		}
 		pr := ex.Priority
 		out.Text, out.Reason, out.Detail, out.Facts, out.Suggestions = ex.String(), string(ex.Reason), ex.Detail, ex.Facts, ex.Suggestions
+		for _, v := range ex.Partitions {
+			out.Facts = append(out.Facts, partitionFact(v))
+		}
 		out.Priority = factorsProto(&pr)
 		if ex.StartKnown {
 			out.ExpectedStart = api.Timestamp(ex.ExpectedStart)

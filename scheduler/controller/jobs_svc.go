@@ -35,13 +35,13 @@ func (s *jobsService) Submit(ctx context.Context, req *pb.SubmitRequest) (*pb.Su
 		return nil, err
 	}
 	if req.GetTestOnly() {
-		return &pb.SubmitResponse{Message: fmt.Sprintf("Job would be submitted to partition %s", prep.job.core.Partition)}, nil
+		return &pb.SubmitResponse{Message: fmt.Sprintf("Job would be submitted to partition %s", prep.job.partitionText()), Warnings: prep.notes}, nil
 	}
 	jid, err := c.submitPrepared(ctx, prep)
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "submit: %v", err)
 	}
-	return &pb.SubmitResponse{JobId: uint64(jid), Message: fmt.Sprintf("Submitted batch job %d", jid)}, nil
+	return &pb.SubmitResponse{JobId: uint64(jid), Message: fmt.Sprintf("Submitted batch job %d", jid), Warnings: prep.notes}, nil
 }
 
 // prepared is a validated submission waiting for an id.
@@ -56,6 +56,8 @@ type prepared struct {
 	// the job's three writes, allocated with the rest of the submission.
 	keys [16]byte
 	ws   [3]write
+	// notes are warnings for the submitter (a listed partition dropped).
+	notes []string
 }
 
 // idRoom fits the id field: a one-byte tag and a varint of up to 10 bytes.
@@ -68,7 +70,7 @@ func (c *Controller) prepareSubmit(user string, spec *pb.JobSpec) (*prepared, er
 	cold := encodeCold(spec.GetScript(), spec.GetEnv(), spec.GetArgv())
 	spec.Script, spec.Env, spec.Argv = "", nil, nil
 	c.mu.Lock()
-	err := c.resolveSpec(user, spec, func(p *config.Partition) partCaps { return c.capacities(p) })
+	notes, err := c.resolveSpec(user, spec, func(p *config.Partition) partCaps { return c.capacities(p) })
 	c.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -77,19 +79,18 @@ func (c *Controller) prepareSubmit(user string, spec *pb.JobSpec) (*prepared, er
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
-	if p, ok := c.cfg.Partition(cj.Partition); ok && cj.TimeLimit == 0 {
-		// The effective limit is fixed at submit, as Slurm does.
-		cj.TimeLimit = p.DefaultTime
-		if cj.TimeLimit == 0 {
-			cj.TimeLimit = p.MaxTime
-		}
+	if cj.TimeLimit == 0 {
+		// The effective limit is fixed at submit, as Slurm does; a job
+		// listing partitions whose defaults differ gets it when it starts.
+		cj.TimeLimit = c.defaultLimit(cj.Partitions, cj.Partition)
 	}
 	j := &job{core: cj, spec: spec, state: StatePending, reason: string(core.ReasonNone)}
 	if err := prepareArray(j); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
-	err = c.checkSubmitLimitsLocked(j)
+	more, err := c.checkSubmitLimitsLocked(j)
+	notes = append(notes, more...)
 	if err == nil {
 		err = c.checkJobReservationLocked(&j.core)
 	}
@@ -101,7 +102,7 @@ func (c *Controller) prepareSubmit(user string, spec *pb.JobSpec) (*prepared, er
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "submit: %v", err)
 	}
-	return &prepared{job: j, rec: rec, cold: cold}, nil
+	return &prepared{job: j, rec: rec, cold: cold, notes: notes}, nil
 }
 
 // submitPrepared assigns the id and commits the job.
@@ -209,7 +210,7 @@ func (s *jobsService) List(ctx context.Context, req *pb.ListJobsRequest) (*pb.Li
 		case len(states) > 0 && !states[j.state]:
 		case len(users) > 0 && !slices.Contains(users, j.core.User):
 		case len(req.GetAccounts()) > 0 && !slices.Contains(req.GetAccounts(), j.core.Account):
-		case len(req.GetPartitions()) > 0 && !slices.Contains(req.GetPartitions(), j.core.Partition):
+		case len(req.GetPartitions()) > 0 && !j.inPartition(req.GetPartitions()):
 		case req.GetName() != "" && req.GetName() != j.core.Name:
 		default:
 			return true

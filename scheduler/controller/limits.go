@@ -1,6 +1,9 @@
 package controller
 
 import (
+	"fmt"
+	"strings"
+
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -14,10 +17,13 @@ import (
 // request names, typed or not) when the QOS denies on limit or the job has none. The rest of what
 // the job asks of TRES is judged at schedule time by the core's limiter,
 // so such a job pends with the limit's reason rather than being refused.
-func (c *Controller) checkSubmitLimitsLocked(j *job) error {
+// Limits may differ per partition (a partition's QOS): a job listing
+// several is checked in each, refused only when every one refuses it,
+// and otherwise keeps those that accept it (the notes say which went).
+func (c *Controller) checkSubmitLimitsLocked(j *job) ([]string, error) {
 	l := c.cfg.Limits
 	if l == nil {
-		return nil
+		return nil, nil
 	}
 	g := l.NewLedger()
 	for _, o := range c.st.active {
@@ -35,8 +41,28 @@ func (c *Controller) checkSubmitLimitsLocked(j *job) error {
 	if j.array != nil {
 		want.Jobs = j.array.Size()
 	}
-	if err := l.CheckSubmit(g, core.LimitJob(&j.core, j.core.TimeLimit), want); err != nil {
-		return status.Errorf(codes.InvalidArgument, "submit: %v", err)
+	if len(j.core.Partitions) < 2 {
+		if err := l.CheckSubmit(g, core.LimitJob(&j.core, j.core.TimeLimit), want); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "submit: %v", err)
+		}
+		return nil, nil
 	}
-	return nil
+	var kept, notes, msgs []string
+	for _, name := range j.core.Partitions {
+		lj := core.LimitJob(&j.core, j.core.TimeLimit)
+		lj.Partition = name
+		if err := l.CheckSubmit(g, lj, want); err != nil {
+			notes = append(notes, fmt.Sprintf("partition %s dropped: %v", name, err))
+			msgs = append(msgs, fmt.Sprintf("partition %s: %v", name, err))
+			continue
+		}
+		kept = append(kept, name)
+	}
+	if len(kept) == 0 {
+		return nil, status.Errorf(codes.InvalidArgument, "submit: the job fits none of its partitions: %s", strings.Join(msgs, "; "))
+	}
+	if len(notes) > 0 {
+		j.setPartitions(kept)
+	}
+	return notes, nil
 }

@@ -100,6 +100,7 @@ func (c *Controller) schedulePass(ctx context.Context) error {
 				continue // the state moved on since the snapshot
 			}
 			d, _ := plan.Decision(s.Job)
+			c.startedIn(j, s.Partition)
 			j.state, j.core.Start, j.core.Alloc, j.expected = StateRunning, started, s.Nodes, started
 			j.suspendedAt, j.suspendedFor = time.Time{}, 0 // a new run
 			j.reason, j.detail = "None", ""

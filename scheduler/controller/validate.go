@@ -22,23 +22,23 @@ func invalid(option string, value any, msg string, args ...any) error {
 
 // resolveSpec applies cluster defaults to a submitted request (partition,
 // account, QOS) and rejects what can never run, naming the option and
-// value. capsOf gives what the partition's nodes offer.
-func (c *Controller) resolveSpec(user string, s *pb.JobSpec, capsOf func(*config.Partition) partCaps) error {
+// value. capsOf gives what the partition's nodes offer. A job may name
+// several partitions (-p a,b): each is checked on its own, one where the
+// job can never run is dropped with a note (the returned notes), and the
+// job is refused only when it fits none of them.
+func (c *Controller) resolveSpec(user string, s *pb.JobSpec, capsOf func(*config.Partition) partCaps) ([]string, error) {
 	cfg := c.cfg
-	if s.GetPartition() == "" {
-		s.Partition = cfg.DefaultPartition().Name
-	}
-	part, ok := cfg.Partition(s.GetPartition())
-	if !ok {
-		return invalid("--partition", s.GetPartition(), "invalid partition name specified (partitions: %s)", partitionNames(cfg))
+	names, err := partitionList(cfg, s)
+	if err != nil {
+		return nil, err
 	}
 	if err := c.resolveAccount(user, s); err != nil {
-		return err
+		return nil, err
 	}
 	if s.GetQos() == "" {
 		s.Qos = config.DefaultQOS
 	} else if !cfg.HasQOS(s.GetQos()) {
-		return invalid("--qos", s.GetQos(), "invalid qos specification")
+		return nil, invalid("--qos", s.GetQos(), "invalid qos specification")
 	}
 	for _, f := range []struct {
 		opt string
@@ -47,15 +47,99 @@ func (c *Controller) resolveSpec(user string, s *pb.JobSpec, capsOf func(*config
 		{"--cpus-per-task", int64(s.GetCpusPerTask())}, {"--cpus-per-gpu", int64(s.GetCpusPerGpu())}, {"--mem-per-cpu", s.GetMemPerCpuMb()},
 		{"--mem-per-gpu", s.GetMemPerGpuMb()}, {"--switches", int64(s.GetSwitches())}} {
 		if f.v < 0 {
-			return invalid(f.opt, f.v, "must not be negative")
+			return nil, invalid(f.opt, f.v, "must not be negative")
 		}
 	}
 	if s.GetNice() < policy.MinNice || s.GetNice() > policy.MaxNice {
-		return invalid("--nice", s.GetNice(), "must be within %d..%d", policy.MinNice, policy.MaxNice)
+		return nil, invalid("--nice", s.GetNice(), "must be within %d..%d", policy.MinNice, policy.MaxNice)
 	}
 	if t := s.GetTimeLimitSeconds(); t < -1 {
-		return invalid("--time", t, "requested time limit is invalid")
-	} else if part.MaxTime > 0 && (t == -1 || time.Duration(t)*time.Second > part.MaxTime) {
+		return nil, invalid("--time", t, "requested time limit is invalid")
+	}
+	if dep := s.GetDependency(); dep != "" {
+		if err := c.checkDependencyLocked(dep); err != nil {
+			return nil, invalid("--dependency", dep, "job dependency problem: %v", err)
+		}
+	}
+	if len(names) == 1 {
+		part, _ := cfg.Partition(names[0])
+		s.Partition, s.Partitions = names[0], nil
+		return nil, checkInPartition(cfg, s, part, capsOf(part))
+	}
+	var kept, notes []string
+	var errs []error
+	for _, name := range names {
+		part, _ := cfg.Partition(name)
+		if err := checkInPartition(cfg, s, part, capsOf(part)); err != nil {
+			errs = append(errs, err)
+			notes = append(notes, fmt.Sprintf("partition %s dropped: %s", name, status.Convert(err).Message()))
+			continue
+		}
+		kept = append(kept, name)
+	}
+	if len(kept) == 0 {
+		return nil, status.Errorf(codes.InvalidArgument, "--partition=%s: the job fits none of its partitions: %s", strings.Join(names, ","), joinMessages(errs))
+	}
+	byTier(cfg, kept)
+	s.Partition, s.Partitions = kept[0], nil
+	if len(kept) > 1 {
+		s.Partitions = kept
+	}
+	return notes, nil
+}
+
+// partitionList is the job's partitions: the list field, else the
+// partition field split at commas (older clients send "a,b" there), else
+// the cluster's default; an unknown name is refused and a repeated one
+// counts once (as Slurm builds its list).
+func partitionList(cfg *config.Cluster, s *pb.JobSpec) ([]string, error) {
+	names := s.GetPartitions()
+	if len(names) == 0 {
+		names = strings.Split(s.GetPartition(), ",")
+	}
+	if len(names) == 1 && names[0] == "" {
+		return []string{cfg.DefaultPartition().Name}, nil
+	}
+	value := strings.Join(names, ",")
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if _, ok := cfg.Partition(n); !ok {
+			if len(names) == 1 {
+				return nil, invalid("--partition", value, "invalid partition name specified (partitions: %s)", partitionNames(cfg))
+			}
+			return nil, invalid("--partition", value, "invalid partition name specified: %s (partitions: %s)", n, partitionNames(cfg))
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// byTier orders partitions by PriorityTier, highest first, keeping the
+// order given within a tier (how Slurm lists a pending job's partitions).
+func byTier(cfg *config.Cluster, names []string) {
+	tier := func(n string) int {
+		p, _ := cfg.Partition(n)
+		return p.PriorityTier
+	}
+	slices.SortStableFunc(names, func(a, b string) int { return tier(b) - tier(a) })
+}
+
+func joinMessages(errs []error) string {
+	msgs := make([]string, len(errs))
+	for i, err := range errs {
+		msgs[i] = status.Convert(err).Message()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// checkInPartition rejects what can never run in the partition: a time
+// limit over its MaxTime, more nodes than it has or allows, nodes or
+// features outside it, GPUs none of its nodes (or all of them) offer.
+func checkInPartition(cfg *config.Cluster, s *pb.JobSpec, part *config.Partition, caps partCaps) error {
+	if t := s.GetTimeLimitSeconds(); part.MaxTime > 0 && (t == -1 || time.Duration(t)*time.Second > part.MaxTime) {
 		return invalid("--time", fmtSeconds(t), "requested time limit is invalid (missing or exceeds some limit): partition %s allows at most %s", part.Name, fmtSeconds(int64(part.MaxTime/time.Second)))
 	}
 	if n := int(s.GetNodes()); n > 0 {
@@ -71,15 +155,10 @@ func (c *Controller) resolveSpec(user string, s *pb.JobSpec, capsOf func(*config
 			return invalid("--nodelist", strings.Join(s.GetNodelist(), ","), "invalid node name specified: %s is not in partition %s", w, part.Name)
 		}
 	}
-	if dep := s.GetDependency(); dep != "" {
-		if err := c.checkDependencyLocked(dep); err != nil {
-			return invalid("--dependency", dep, "job dependency problem: %v", err)
-		}
-	}
 	if err := checkConstraint(cfg, part, s.GetConstraint()); err != nil {
 		return err
 	}
-	return checkGRES(s, part, capsOf(part))
+	return checkGRES(s, part, caps)
 }
 
 func (c *Controller) resolveAccount(user string, s *pb.JobSpec) error {

@@ -4,7 +4,9 @@
 // their nodes, device UUIDs, CPUs and memory; reservations for blocked jobs;
 // running jobs to preempt for higher-class ones (by QOS or partition tier);
 // and for every pending job a Slurm pending reason, an expected start time
-// and the decision record that explains it. Admin reservations (whole
+// and the decision record that explains it. A job may list several
+// partitions (sbatch -p a,b): it starts in the first with room, else is
+// reserved in the one where it can start earliest. Admin reservations (whole
 // nodes or TRES amounts, MAINT, IGNORE_JOBS) are validated and placed by
 // CheckReservation and PlaceReservation, and QOS/association limits from
 // scheduler/policy plug in through PolicyLimiter. Explain answers "why is my job

@@ -41,6 +41,9 @@ type Explanation struct {
 	StartKnown    bool
 	// Suggestions are request changes that would let it start now.
 	Suggestions []string
+	// Partitions says, for a job listing several partitions, what the
+	// pass found in each, best first (nil for a one-partition job).
+	Partitions []PartitionVerdict
 }
 
 // ReasonCount is how many nodes one filter rejected, with examples.
@@ -89,6 +92,12 @@ func Explain(snap Snapshot, cfg Config, now time.Time, id JobID) (Explanation, e
 	p.run(pend, bad)
 	d, _ := p.plan.Decision(id)
 	ex := p.probe.ex
+	for _, pj := range pend {
+		if p.c.snap.Jobs[pj.ji].ID == id {
+			ex.Partitions = p.verdicts(pj)
+			break
+		}
+	}
 	ex.Job, ex.Partition, ex.Action, ex.Reason, ex.Detail = id, d.Partition, d.Action, d.Reason, d.Detail
 	ex.Rank, ex.Pending, ex.Priority = d.Rank, len(p.plan.Decisions), d.Factors()
 	ex.ExpectedStart, ex.StartKnown = d.ExpectedStart, d.StartKnown
@@ -129,7 +138,13 @@ func (pr *probe) capture(p *pass, d *Decision, j *Job, pj pendingJob, bad []badR
 		return
 	}
 	if pj.shape < 0 {
-		p.suggestFix(ex, j, bad[pj.bad].reason)
+		var r Reason
+		if mi := pj.multi(); mi >= 0 {
+			r = p.multis[mi].cands[0].reason
+		} else {
+			r = bad[pj.bad].reason
+		}
+		p.suggestFix(ex, j, r)
 		return
 	}
 	sh := p.shapes[pj.shape]

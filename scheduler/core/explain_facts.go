@@ -122,7 +122,7 @@ func (p *pass) whatIfs(ex *Explanation, sh *shape, j *Job) {
 		}
 	}
 	for pi := range p.c.snap.Partitions {
-		if int32(pi) == sh.part {
+		if int32(pi) == sh.part || contains(j.Partitions, p.c.snap.Partitions[pi].Name) {
 			continue
 		}
 		k := sh.shapeKey

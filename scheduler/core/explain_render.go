@@ -29,6 +29,16 @@ func (e Explanation) String() string {
 		pr.Total, pr.Weighted.Age, pr.Weighted.FairShare, pr.Weighted.JobSize, pr.Weighted.Partition, pr.Weighted.QOS, pr.Weighted.TRES, pr.Nice)
 	fmt.Fprintf(&b, "    factors: age %.3f, fairshare %.3f, jobsize %.3f, partition %.3f, qos %.3f\n",
 		pr.Age, pr.FairShare, pr.JobSize, pr.Partition, pr.QOS)
+	if len(e.Partitions) > 0 {
+		b.WriteString("  Partitions:\n")
+		for _, v := range e.Partitions {
+			fmt.Fprintf(&b, "    %s: %s", v.Partition, verdictText(v, e.Action == ActionStart && v.Partition == e.Partition))
+			if v.StartKnown {
+				fmt.Fprintf(&b, "; expected start %s", v.ExpectedStart.UTC().Format(time.RFC3339))
+			}
+			b.WriteString("\n")
+		}
+	}
 	if e.Need != "" {
 		fmt.Fprintf(&b, "  Needs %s.\n", e.Need)
 	}
@@ -56,4 +66,18 @@ func (e Explanation) String() string {
 		fmt.Fprintf(&b, "  Try: %s.\n", s)
 	}
 	return b.String()
+}
+
+// verdictText is one partition's line: its reason and detail, or that the
+// pass did not need to look there.
+func verdictText(v PartitionVerdict, started bool) string {
+	switch {
+	case started:
+		return "starts now here"
+	case v.Reason == "":
+		return "not tried (the job starts elsewhere or has not been considered)"
+	case v.Detail != "":
+		return fmt.Sprintf("%s (%s)", v.Reason, v.Detail)
+	}
+	return string(v.Reason)
 }

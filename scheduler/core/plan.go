@@ -30,8 +30,11 @@ type Plan struct {
 
 // Start is a job the plan starts now.
 type Start struct {
-	Job   JobID
-	Nodes []NodeAlloc
+	Job JobID
+	// Partition is the partition the job starts in: one of its listed
+	// partitions when it names several.
+	Partition string
+	Nodes     []NodeAlloc
 	// End is start + time limit; zero when the job has no limit.
 	End time.Time
 	// Backfilled is set when a higher-priority job was blocked in the same

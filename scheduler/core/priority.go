@@ -78,6 +78,9 @@ func (p *pass) rank(pend []pendingJob) {
 		if k.part >= 0 {
 			jp.tier = c.snap.Partitions[k.part].PriorityTier
 		}
+		if pj.multi() >= 0 {
+			jp.tier = p.multiTier(pj)
+		}
 	}
 	p.order = p.queueOrder()
 }
@@ -130,12 +133,43 @@ func (p *pass) prioKeyOf(j *Job, pj pendingJob) (prioKey, *shape) {
 	if pj.shape >= 0 {
 		sh := p.shapes[pj.shape]
 		k.shape, k.part, k.nodes = pj.shape, sh.part, sh.nodes
+		if pj.multi() >= 0 {
+			k.part = p.bestFactorPart(pj)
+		}
 		return k, sh
 	}
 	if pi, ok := p.partIndex(j.Partition); ok {
 		k.part = int32(pi)
 	}
 	return k, nil
+}
+
+// bestFactorPart is the listed partition with the highest
+// PriorityJobFactor among those that accept the request (Slurm gives a
+// multi-partition job the priority of its best partition).
+func (p *pass) bestFactorPart(pj pendingJob) int32 {
+	best := p.shapes[pj.shape].part
+	for _, cd := range p.multis[pj.multi()].cands {
+		if cd.shape >= 0 && p.partFactor(cd.part) > p.partFactor(best) {
+			best = cd.part
+		}
+	}
+	return best
+}
+
+// multiTier is the highest PriorityTier among the partitions that accept
+// the request (any listed one when none does).
+func (p *pass) multiTier(pj pendingJob) int {
+	cands := p.multis[pj.multi()].cands
+	for _, cd := range cands {
+		if cd.shape >= 0 {
+			return p.tierOf(cd.part)
+		}
+	}
+	if cands[0].part >= 0 {
+		return p.tierOf(cands[0].part)
+	}
+	return 0
 }
 
 func jobTRES(sh *shape) map[string]float64 {

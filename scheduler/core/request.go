@@ -11,10 +11,16 @@ import (
 // it can never run as asked. It allocates nothing on the common path: it
 // runs once per pending job per pass.
 func (p *pass) resolve(j *Job, ji int) (shapeKey, Reason, string) {
+	return p.resolveIn(j, ji, j.Partition)
+}
+
+// resolveIn is resolve for the job in the named partition (one of the
+// several a job may list).
+func (p *pass) resolveIn(j *Job, ji int, partition string) (shapeKey, Reason, string) {
 	c := p.c
-	pi, ok := p.partIndex(j.Partition)
+	pi, ok := p.partIndex(partition)
 	if !ok {
-		return shapeKey{}, ReasonPartitionConfig, fmt.Sprintf("unknown partition %q", j.Partition)
+		return shapeKey{}, ReasonPartitionConfig, fmt.Sprintf("unknown partition %q", partition)
 	}
 	part := &c.snap.Partitions[pi]
 	nodes := max(j.Nodes, 1)

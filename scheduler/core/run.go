@@ -47,9 +47,12 @@ func gate(j *Job, now int64) (Reason, string) {
 
 // decide settles one job in pass order.
 func (p *pass) decide(d *Decision, j *Job, pj pendingJob, bad []badRequest) {
-	c := p.c
-	if r, detail := gate(j, c.now); r != "" {
+	if r, detail := gate(j, p.c.now); r != "" {
 		d.Reason, d.Detail = r, detail
+		return
+	}
+	if pj.bad < 0 {
+		p.decideMulti(d, j, pj)
 		return
 	}
 	if pj.shape < 0 {
@@ -57,49 +60,10 @@ func (p *pass) decide(d *Decision, j *Job, pj pendingJob, bad []badRequest) {
 		return
 	}
 	sh := p.shapes[pj.shape]
-	if sh.static != "" {
-		d.Reason, d.Detail = sh.static, sh.staticDetail
+	if !p.attempt(d, j, sh, pj.qos) {
 		return
 	}
-	part, ps := &c.snap.Partitions[sh.part], &p.parts[sh.part]
-	if part.Down {
-		d.Reason, d.Detail = ReasonPartitionDown, fmt.Sprintf("partition %s is down", part.Name)
-		return
-	}
-	if sh.resv >= 0 && c.now < c.resv[sh.resv].start {
-		d.Reason, d.Detail = ReasonReservation, fmt.Sprintf("reservation %s starts at %s", j.Reservation, timeOf(c.resv[sh.resv].start).Format(time.RFC3339))
-		return
-	}
-	if dl := unixS(j.Deadline); dl > 0 && (sh.limit >= forever || c.now+sh.limit > dl) {
-		d.Reason, d.Detail = ReasonDeadline, fmt.Sprintf("with a time limit of %s it cannot end by its deadline %s", limitText(sh.limit), j.Deadline.UTC().Format(time.RFC3339))
-		return
-	}
-	want := p.jobTally(sh)
-	if r, fact, ok := p.admit(j, pj.qos, want); !ok {
-		d.Reason, d.Detail = r, fact
-		return
-	}
-	blocked := ReasonResources
-	if ps.blocked {
-		blocked = ReasonPriority
-	}
-	if p.cfg.Backfill == BackfillNone && ps.blocked {
-		d.Reason = ReasonPriority
-		return
-	}
-	end := forever
-	if sh.limit < forever {
-		end = c.now + sh.limit
-	}
-	if sh.failed {
-		p.stats.MemoHits++
-	} else if nodes, why := p.findNodes(sh, end, sh.resv); nodes != nil {
-		p.start(d, j, sh, nodes, end, ps, want)
-		return
-	} else {
-		sh.failed, sh.failDetail = true, why
-	}
-	d.Reason, d.Detail = blocked, sh.failDetail
+	ps := &p.parts[sh.part]
 	if p.tryPreempt(d, j, sh, ps) {
 		ps.blocked = true
 		return
@@ -110,10 +74,64 @@ func (p *pass) decide(d *Decision, j *Job, pj pendingJob, bad []badRequest) {
 	ps.blocked = true
 }
 
+// attempt tries to start the job as the shape (one partition) now. It
+// reports true when the job waits only for room there (reason Resources
+// or Priority, the caller may preempt or reserve); false when it started
+// or the partition refuses it for now (d says why).
+func (p *pass) attempt(d *Decision, j *Job, sh *shape, qi int32) bool {
+	c := p.c
+	d.Reason, d.Detail = "", ""
+	if sh.static != "" {
+		d.Reason, d.Detail = sh.static, sh.staticDetail
+		return false
+	}
+	part, ps := &c.snap.Partitions[sh.part], &p.parts[sh.part]
+	if part.Down {
+		d.Reason, d.Detail = ReasonPartitionDown, fmt.Sprintf("partition %s is down", part.Name)
+		return false
+	}
+	if sh.resv >= 0 && c.now < c.resv[sh.resv].start {
+		d.Reason, d.Detail = ReasonReservation, fmt.Sprintf("reservation %s starts at %s", j.Reservation, timeOf(c.resv[sh.resv].start).Format(time.RFC3339))
+		return false
+	}
+	if dl := unixS(j.Deadline); dl > 0 && (sh.limit >= forever || c.now+sh.limit > dl) {
+		d.Reason, d.Detail = ReasonDeadline, fmt.Sprintf("with a time limit of %s it cannot end by its deadline %s", limitText(sh.limit), j.Deadline.UTC().Format(time.RFC3339))
+		return false
+	}
+	want := p.jobTally(sh)
+	if r, fact, ok := p.admit(j, qi, want); !ok {
+		d.Reason, d.Detail = r, fact
+		return false
+	}
+	blocked := ReasonResources
+	if ps.blocked {
+		blocked = ReasonPriority
+	}
+	if p.cfg.Backfill == BackfillNone && ps.blocked {
+		d.Reason = ReasonPriority
+		return false
+	}
+	end := forever
+	if sh.limit < forever {
+		end = c.now + sh.limit
+	}
+	if sh.failed {
+		p.stats.MemoHits++
+	} else if nodes, why := p.findNodes(sh, end, sh.resv); nodes != nil {
+		p.start(d, j, sh, nodes, end, ps, want)
+		return false
+	} else {
+		sh.failed, sh.failDetail = true, why
+	}
+	d.Reason, d.Detail = blocked, sh.failDetail
+	return true
+}
+
 func (p *pass) start(d *Decision, j *Job, sh *shape, nodes []int32, end int64, ps *partState, want Tally) {
 	allocs := p.commit(sh, nodes, end, sh.resv)
-	p.plan.Starts = append(p.plan.Starts, Start{Job: j.ID, Nodes: allocs, End: timeOf(end), Backfilled: ps.blocked})
-	d.Action, d.ExpectedStart, d.StartKnown = ActionStart, timeOf(p.c.now), true
+	part := p.c.snap.Partitions[sh.part].Name
+	p.plan.Starts = append(p.plan.Starts, Start{Job: j.ID, Partition: part, Nodes: allocs, End: timeOf(end), Backfilled: ps.blocked})
+	d.Action, d.ExpectedStart, d.StartKnown, d.Partition = ActionStart, timeOf(p.c.now), true, part
 	d.Nodes = allocNames(allocs)
 	if ps.blocked {
 		d.Shadow = timeOf(ps.shadow)
@@ -198,6 +216,10 @@ func (p *pass) estimateAll(pend []pendingJob) {
 			continue
 		}
 		pj := pend[p.order[r]]
+		if pj.bad < 0 {
+			p.estimateMulti(d, pj)
+			continue
+		}
 		if pj.shape < 0 {
 			continue
 		}

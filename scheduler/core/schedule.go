@@ -27,8 +27,9 @@ type pass struct {
 	stats     Stats
 	plan      *Plan
 	probe     *probe
-	prio      []jobPrio // per pending job, indexed like the pending list
-	order     []int32   // pending list indices in pass order
+	prio      []jobPrio  // per pending job, indexed like the pending list
+	multis    []multiReq // jobs that list several partitions
+	order     []int32    // pending list indices in pass order
 	// scratch
 	pick, fit []int32
 	quota     []int
@@ -51,8 +52,20 @@ type partState struct {
 type pendingJob struct {
 	ji    int32 // index in Snapshot.Jobs
 	shape int32 // -1 when the request itself is refused
-	bad   int32 // index into pass.bad when shape < 0
-	qos   int32 // index into Snapshot.QOS, -1 when undefined
+	// bad indexes pass.bad when shape < 0; for a job listing several
+	// partitions it is -1-i for pass.multis[i] (shape is then its first
+	// usable one). Packing both keeps the record 16 bytes: the pass reads
+	// it in random order, so its size shows in the 100k-job pass.
+	bad int32
+	qos int32 // index into Snapshot.QOS, -1 when undefined
+}
+
+// multi is the job's index in pass.multis, or -1 for a one-partition job.
+func (pj pendingJob) multi() int32 {
+	if pj.bad < 0 {
+		return -1 - pj.bad
+	}
+	return -1
 }
 
 // names resolves partition and QOS names, remembering the last hit:
@@ -296,6 +309,10 @@ func (p *pass) resolveAll() ([]pendingJob, []badRequest) {
 		if j.State != JobPending {
 			continue
 		}
+		if len(j.Partitions) > 1 {
+			pend = append(pend, p.resolveMulti(j, ji))
+			continue
+		}
 		key, reason, detail := p.resolve(j, ji)
 		qi := p.qosIndex(j.QOS)
 		if reason != "" {
@@ -303,19 +320,24 @@ func (p *pass) resolveAll() ([]pendingJob, []badRequest) {
 			bad = append(bad, badRequest{reason, detail})
 			continue
 		}
-		si, ok := p.shapeIdx[key]
-		if !ok {
-			si = int32(len(p.shapes))
-			p.shapes = append(p.shapes, p.buildShape(key, j))
-			p.shapeIdx[key] = si
-		}
-		pend = append(pend, pendingJob{ji: int32(ji), shape: si, qos: qi})
+		pend = append(pend, pendingJob{ji: int32(ji), shape: p.shapeOf(key, j), qos: qi})
 	}
 	p.stats.Pending = len(pend)
 	p.stats.Shapes = len(p.shapes)
 	p.stats.NodeClasses = len(p.c.classes)
 	p.stats.Nodes = p.c.n
 	return pend, bad
+}
+
+// shapeOf returns the index of the key's shape, building it on first use.
+func (p *pass) shapeOf(key shapeKey, j *Job) int32 {
+	si, ok := p.shapeIdx[key]
+	if !ok {
+		si = int32(len(p.shapes))
+		p.shapes = append(p.shapes, p.buildShape(key, j))
+		p.shapeIdx[key] = si
+	}
+	return si
 }
 
 func (p *pass) jobTally(sh *shape) Tally {

@@ -118,10 +118,17 @@ const (
 // Nodes 0 = 1 (or what --gpus needs), Tasks 0 = one per node, CPUsPerTask 0 = 1,
 // TimeLimit 0 = the partition's DefaultTime (else MaxTime, else unlimited).
 type Job struct {
-	ID                       JobID
-	Name                     string
-	User, Account, QOS       string
-	Partition                string
+	ID                 JobID
+	Name               string
+	User, Account, QOS string
+	// Partition is the partition a running job runs in, and a pending
+	// job's only partition when Partitions is empty.
+	Partition string
+	// Partitions lists every partition a pending job may start in (sbatch
+	// -p a,b): the pass starts it in whichever lets it start earliest,
+	// trying them by PriorityTier (highest first), then in the order
+	// given. Empty or one entry: Partition alone.
+	Partitions               []string
 	State                    JobState
 	Nodes, Tasks             int
 	TasksPerNode             int

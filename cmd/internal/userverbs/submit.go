@@ -123,6 +123,9 @@ func runSubmit(cmd *cobra.Command, env userEnv, args []string) error {
 		if f.json {
 			return writeMessageJSON(out, resp)
 		}
+		for _, w := range resp.GetWarnings() {
+			fmt.Fprintf(errw, "parity: submit: warning: %s\n", w)
+		}
 		msg := resp.GetMessage()
 		if resp.GetExpectedStart() != nil {
 			msg += "; expected to start at " + format.Stamp(resp.GetExpectedStart(), env.loc, "")
@@ -130,11 +133,15 @@ func runSubmit(cmd *cobra.Command, env userEnv, args []string) error {
 		_, err = fmt.Fprintln(out, msg)
 		return err
 	}
-	id, err := s.c.Submit(s.ctx, spec)
+	got, err := s.c.SubmitDetailed(s.ctx, spec)
 	if err != nil {
 		return fail(s.fail(err))
 	}
-	resp := &pb.SubmitResponse{JobId: id, Message: fmt.Sprintf("Submitted batch job %d", id)}
+	id := got.GetJobId()
+	for _, w := range got.GetWarnings() {
+		fmt.Fprintf(errw, "parity: submit: warning: %s\n", w)
+	}
+	resp := &pb.SubmitResponse{JobId: id, Message: fmt.Sprintf("Submitted batch job %d", id), Warnings: got.GetWarnings()}
 	switch {
 	case f.json:
 		err = writeMessageJSON(out, resp)

@@ -80,6 +80,9 @@ type SubmitResponse struct {
 	JobId         uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`                                  // e.g. "Submitted batch job 42"
 	ExpectedStart *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=expected_start,json=expectedStart,proto3" json:"expected_start,omitempty"` // test_only
+	// warnings are notes on the accepted job, e.g. a listed partition it
+	// can never run in, dropped ("partition debug dropped: ...").
+	Warnings      []string `protobuf:"bytes,4,rep,name=warnings,proto3" json:"warnings,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -131,6 +134,13 @@ func (x *SubmitResponse) GetMessage() string {
 func (x *SubmitResponse) GetExpectedStart() *timestamppb.Timestamp {
 	if x != nil {
 		return x.ExpectedStart
+	}
+	return nil
+}
+
+func (x *SubmitResponse) GetWarnings() []string {
+	if x != nil {
+		return x.Warnings
 	}
 	return nil
 }
@@ -860,11 +870,12 @@ const file_parity_v1_jobs_proto_rawDesc = "" +
 	"\x14parity/v1/jobs.proto\x12\tparity.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15parity/v1/types.proto\"T\n" +
 	"\rSubmitRequest\x12&\n" +
 	"\x04spec\x18\x01 \x01(\v2\x12.parity.v1.JobSpecR\x04spec\x12\x1b\n" +
-	"\ttest_only\x18\x02 \x01(\bR\btestOnly\"\x84\x01\n" +
+	"\ttest_only\x18\x02 \x01(\bR\btestOnly\"\xa0\x01\n" +
 	"\x0eSubmitResponse\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12A\n" +
-	"\x0eexpected_start\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\rexpectedStart\"\x82\x01\n" +
+	"\x0eexpected_start\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\rexpectedStart\x12\x1a\n" +
+	"\bwarnings\x18\x04 \x03(\tR\bwarnings\"\x82\x01\n" +
 	"\rGetJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x1f\n" +
 	"\vwith_script\x18\x02 \x01(\bR\n" +

@@ -218,7 +218,12 @@ type JobSpec struct {
 	// interactive marks a job a person is attached to (srun, salloc): the
 	// idle-GPU reclaimer leaves it alone when the cluster's reclaim policy
 	// exempts interactive jobs (the default). Not an sbatch option.
-	Interactive   bool `protobuf:"varint,51,opt,name=interactive,proto3" json:"interactive,omitempty"`
+	Interactive bool `protobuf:"varint,51,opt,name=interactive,proto3" json:"interactive,omitempty"`
+	// partitions lists every partition the job may run in (sbatch -p a,b),
+	// in the order given; when set, partition is its first entry (what a
+	// controller that predates the list reads). A partition holding a
+	// comma list ("a,b", as older clients send it) means the same.
+	Partitions    []string `protobuf:"bytes,52,rep,name=partitions,proto3" json:"partitions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -610,6 +615,13 @@ func (x *JobSpec) GetInteractive() bool {
 	return false
 }
 
+func (x *JobSpec) GetPartitions() []string {
+	if x != nil {
+		return x.Partitions
+	}
+	return nil
+}
+
 // NodeAlloc is what a job holds on one node.
 type NodeAlloc struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -751,8 +763,12 @@ type Job struct {
 	Usage []*NodeUsage `protobuf:"bytes,41,rep,name=usage,proto3" json:"usage,omitempty"`
 	// start_seq and end_seq are the decision log entries that started and
 	// ended the current (or last) run, for its accounting line.
-	StartSeq      uint64 `protobuf:"varint,42,opt,name=start_seq,json=startSeq,proto3" json:"start_seq,omitempty"`
-	EndSeq        uint64 `protobuf:"varint,43,opt,name=end_seq,json=endSeq,proto3" json:"end_seq,omitempty"`
+	StartSeq uint64 `protobuf:"varint,42,opt,name=start_seq,json=startSeq,proto3" json:"start_seq,omitempty"`
+	EndSeq   uint64 `protobuf:"varint,43,opt,name=end_seq,json=endSeq,proto3" json:"end_seq,omitempty"`
+	// partitions: a pending job that may run in several partitions lists
+	// them here, best first (PriorityTier, then as given); partition is
+	// then the first, and once the job starts, the one it runs in.
+	Partitions    []string `protobuf:"bytes,44,rep,name=partitions,proto3" json:"partitions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1086,6 +1102,13 @@ func (x *Job) GetEndSeq() uint64 {
 		return x.EndSeq
 	}
 	return 0
+}
+
+func (x *Job) GetPartitions() []string {
+	if x != nil {
+		return x.Partitions
+	}
+	return nil
 }
 
 // JobUsage is what a job consumed on one node: CPU time and peak memory
@@ -2852,7 +2875,7 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\vGRESRequest\x12,\n" +
 	"\aper_job\x18\x01 \x03(\v2\x13.parity.v1.GRESTermR\x06perJob\x12.\n" +
 	"\bper_node\x18\x02 \x03(\v2\x13.parity.v1.GRESTermR\aperNode\x12.\n" +
-	"\bper_task\x18\x03 \x03(\v2\x13.parity.v1.GRESTermR\aperTask\"\xa3\r\n" +
+	"\bper_task\x18\x03 \x03(\v2\x13.parity.v1.GRESTermR\aperTask\"\xc3\r\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aaccount\x18\x02 \x01(\tR\aaccount\x12\x1c\n" +
@@ -2915,7 +2938,10 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\fget_user_env\x181 \x01(\bR\n" +
 	"getUserEnv\x12\x12\n" +
 	"\x04argv\x182 \x03(\tR\x04argv\x12 \n" +
-	"\vinteractive\x183 \x01(\bR\vinteractive\x1a6\n" +
+	"\vinteractive\x183 \x01(\bR\vinteractive\x12\x1e\n" +
+	"\n" +
+	"partitions\x184 \x03(\tR\n" +
+	"partitions\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"j\n" +
@@ -2923,7 +2949,7 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x12\n" +
 	"\x04cpus\x18\x02 \x01(\tR\x04cpus\x12\x18\n" +
 	"\adevices\x18\x03 \x03(\tR\adevices\x12\x1b\n" +
-	"\tmemory_mb\x18\x04 \x01(\x03R\bmemoryMb\"\xd0\f\n" +
+	"\tmemory_mb\x18\x04 \x01(\x03R\bmemoryMb\"\xf0\f\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12&\n" +
@@ -2978,7 +3004,10 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\x11suspended_seconds\x18( \x01(\x03R\x10suspendedSeconds\x12*\n" +
 	"\x05usage\x18) \x03(\v2\x14.parity.v1.NodeUsageR\x05usage\x12\x1b\n" +
 	"\tstart_seq\x18* \x01(\x04R\bstartSeq\x12\x17\n" +
-	"\aend_seq\x18+ \x01(\x04R\x06endSeq\"\xb6\x01\n" +
+	"\aend_seq\x18+ \x01(\x04R\x06endSeq\x12\x1e\n" +
+	"\n" +
+	"partitions\x18, \x03(\tR\n" +
+	"partitions\"\xb6\x01\n" +
 	"\bJobUsage\x12\x1e\n" +
 	"\vcpu_time_ms\x18\x01 \x01(\x03R\tcpuTimeMs\x12*\n" +
 	"\x11memory_peak_bytes\x18\x02 \x01(\x04R\x0fmemoryPeakBytes\x12\x1b\n" +

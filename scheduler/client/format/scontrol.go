@@ -93,7 +93,7 @@ func jobRecord(j *pb.Job, o ShowOptions) record {
 		{{"SubmitTime", Stamp(j.GetSubmitTime(), loc, "Unknown")}, {"EligibleTime", Stamp(j.GetEligibleTime(), loc, "Unknown")}},
 		{{"StartTime", Stamp(StartTime(j), loc, "Unknown")}, {"EndTime", endTime(j, loc)}, {"Deadline", deadline}},
 		{{"SuspendTime", Stamp(j.GetSuspendTime(), loc, "None")}, {"SecsPreSuspend", strconv.FormatInt(secsPreSuspend(j), 10)}},
-		{{"Partition", j.GetPartition()}},
+		{{"Partition", Partition(j)}},
 		{{"ReqNodeList", orNull(jobspec.CompressHostlist(s.GetNodelist()))}, {"ExcNodeList", orNull(jobspec.CompressHostlist(s.GetExclude()))}},
 		{{"NodeList", orNull(NodeList(j))}},
 	}

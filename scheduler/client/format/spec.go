@@ -10,13 +10,14 @@ import (
 )
 
 // Spec is the wire form of a resolved sbatch request, what the command
-// line submits. Several partitions, QOS or reservations travel as one
-// comma-separated value, as sbatch sends them; the controller decides
-// what it accepts.
+// line submits. Several partitions travel as the partitions list, with
+// the first in partition (what a controller that predates the list
+// reads); several QOS or reservations travel as one comma-separated
+// value, as sbatch sends them; the controller decides what it accepts.
 func Spec(r *jobspec.Request) *pb.JobSpec {
 	s := &pb.JobSpec{
 		Name: r.Name, Account: r.Account,
-		Partition: strings.Join(r.Partitions, ","), Qos: strings.Join(r.QOS, ","), Reservation: strings.Join(r.Reservations, ","),
+		Partition: first(r.Partitions), Qos: strings.Join(r.QOS, ","), Reservation: strings.Join(r.Reservations, ","),
 		Nodes: int32(r.Nodes.Min), MaxNodes: int32(r.Nodes.Max),
 		Ntasks: int32(r.NTasks), NtasksPerNode: int32(r.NTasksPerNode), CpusPerTask: int32(r.CPUsPerTask), CpusPerGpu: int32(r.CPUsPerGPU),
 		Gres: api.GRESToProto(r.GRES), GresOption: r.GPU.GRES, GpusOption: r.GPU.GPUs,
@@ -29,6 +30,9 @@ func Spec(r *jobspec.Request) *pb.JobSpec {
 		Hold: r.Hold, Requeue: r.Requeue, NoKill: r.NoKill, Comment: r.Comment, MailType: r.MailType, MailUser: r.MailUser,
 		Script: string(r.Script), Env: r.Env, Workdir: r.WorkDir, Output: r.Output, Error: r.Error, Input: r.Input,
 		OpenMode: r.OpenMode, GetUserEnv: r.GetUserEnv, Argv: r.ScriptArgs,
+	}
+	if len(r.Partitions) > 1 {
+		s.Partitions = r.Partitions
 	}
 	switch {
 	case r.Mem.IsZero():
@@ -62,4 +66,11 @@ func seconds(d time.Duration) int64 {
 		return -1
 	}
 	return int64(d / time.Second)
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
 }

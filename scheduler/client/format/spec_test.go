@@ -1,6 +1,7 @@
 package format
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -22,7 +23,8 @@ func TestSpecFromParsedScript(t *testing.T) {
 		got, want any
 	}{
 		{"name", s.GetName(), "train"},
-		{"partition", s.GetPartition(), "gpu,debug"},
+		{"partition", s.GetPartition(), "gpu"},
+		{"partitions", strings.Join(s.GetPartitions(), ","), "gpu,debug"},
 		{"nodes", s.GetNodes(), int32(2)},
 		{"max nodes", s.GetMaxNodes(), int32(2)},
 		{"ntasks per node", s.GetNtasksPerNode(), int32(4)},

@@ -63,7 +63,7 @@ func SortJobs(jobs []*pb.Job, byStart bool) {
 				}
 			}
 		}
-		return cmp.Or(cmp.Compare(a.GetPartition(), b.GetPartition()),
+		return cmp.Or(cmp.Compare(Partition(a), Partition(b)),
 			cmp.Compare(rank(a.GetState()), rank(b.GetState())),
 			cmp.Compare(b.GetPriority(), a.GetPriority()),
 			cmp.Compare(a.GetId(), b.GetId()))
@@ -80,7 +80,7 @@ func jobColumns(e Env) map[byte]column[*pb.Job] {
 		'A': {"JOBID", id},
 		'F': {"ARRAY_JOB_ID", func(j *pb.Job) string { return strconv.FormatUint(cmp.Or(j.GetArrayJobId(), j.GetId()), 10) }},
 		'K': {"ARRAY_TASK_ID", ArrayTaskID},
-		'P': {"PARTITION", (*pb.Job).GetPartition},
+		'P': {"PARTITION", Partition},
 		'j': {"NAME", func(j *pb.Job) string { return j.GetSpec().GetName() }},
 		'u': {"USER", (*pb.Job).GetUser},
 		'a': {"ACCOUNT", (*pb.Job).GetAccount},
@@ -235,4 +235,13 @@ func gresTerms(ts []*pb.GRESTerm, prefix string) string {
 		parts = append(parts, p+":"+strconv.FormatInt(t.GetCount(), 10))
 	}
 	return strings.Join(parts, ",")
+}
+
+// Partition is the job's partition as squeue and scontrol show it: the
+// list a pending job may still run in ("gpu,debug"), else the one.
+func Partition(j *pb.Job) string {
+	if ps := j.GetPartitions(); len(ps) > 0 {
+		return strings.Join(ps, ",")
+	}
+	return j.GetPartition()
 }

@@ -8,9 +8,10 @@ import (
 	"github.com/parityhpc/parity/scheduler/jobspec"
 )
 
-// Spec converts a resolved request. Parity schedules a job in one
-// partition, under one QOS and one reservation: when several are named,
-// the first is sent (the controller names it in any error).
+// Spec converts a resolved request. Several partitions travel as the
+// partitions list (the first also in partition); a job runs under one
+// QOS and one reservation: when several are named, the first is sent
+// (the controller names it in any error).
 func Spec(r *jobspec.Request) *pb.JobSpec {
 	s := &pb.JobSpec{
 		Name: r.Name, Account: r.Account, Partition: first(r.Partitions), Qos: first(r.QOS), Reservation: first(r.Reservations),
@@ -25,6 +26,9 @@ func Spec(r *jobspec.Request) *pb.JobSpec {
 		Hold: r.Hold, Requeue: r.Requeue, NoKill: r.NoKill, Comment: r.Comment, MailType: r.MailType, MailUser: r.MailUser,
 		Script: string(r.Script), Env: r.Env, Workdir: r.WorkDir, Output: r.Output, Error: r.Error, Input: r.Input,
 		OpenMode: r.OpenMode, GetUserEnv: r.GetUserEnv, Argv: r.ScriptArgs,
+	}
+	if len(r.Partitions) > 1 {
+		s.Partitions = r.Partitions
 	}
 	switch m := r.Mem; {
 	case m.IsZero():

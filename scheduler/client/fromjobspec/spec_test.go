@@ -29,6 +29,8 @@ srun python train.py
 	switch {
 	case s.GetName() != "train", s.GetPartition() != "gpu", s.GetNodes() != 2, s.GetNtasksPerNode() != 4:
 		t.Fatalf("basic fields: %v", s)
+	case len(s.GetPartitions()) != 2 || s.GetPartitions()[1] != "debug":
+		t.Fatalf("partitions: %v", s.GetPartitions())
 	case s.GetMemPerCpuMb() != 4096 || s.GetMemPerNodeMb() != 0:
 		t.Fatalf("memory: %v", s)
 	case s.GetTimeLimitSeconds() != int64((26*time.Hour)/time.Second):

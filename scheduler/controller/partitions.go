@@ -1,0 +1,116 @@
+package controller
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/core"
+)
+
+// A job may name several partitions (sbatch -p a,b). While it pends,
+// core.Job.Partitions and JobSpec.partitions list them best first and
+// Partition is the first; once it starts, Partition is the one the pass
+// chose, which the record, the ledger and the agent's environment carry.
+
+// partitionText is how squeue shows the job's partition: the list while
+// it may still run in several, else the one.
+func (j *job) partitionText() string {
+	if j.state == StatePending && len(j.core.Partitions) > 1 {
+		return strings.Join(j.core.Partitions, ",")
+	}
+	return j.core.Partition
+}
+
+// inPartition reports whether a partition filter selects the job: the
+// partition it runs in, or while pending any it may run in.
+func (j *job) inPartition(names []string) bool {
+	if slices.Contains(names, j.core.Partition) {
+		return true
+	}
+	if j.state != StatePending {
+		return false
+	}
+	for _, p := range j.core.Partitions {
+		if slices.Contains(names, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// setPartitions replaces the partitions a pending job may run in (a
+// non-empty list, best first).
+func (j *job) setPartitions(names []string) {
+	j.core.Partition, j.spec.Partition = names[0], names[0]
+	j.core.Partitions, j.spec.Partitions = nil, nil
+	if len(names) > 1 {
+		j.core.Partitions, j.spec.Partitions = names, names
+	}
+}
+
+// specPartitions is a resolved spec's partitions, best first.
+func specPartitions(s *pb.JobSpec) []string {
+	if len(s.GetPartitions()) > 1 {
+		return s.GetPartitions()
+	}
+	return []string{s.GetPartition()}
+}
+
+// defaultLimit is the time limit a job without one gets: the partition's
+// DefaultTime, else its MaxTime (0 = unlimited). A job listing several
+// partitions gets it at submit only when they all agree; otherwise 0,
+// and the core applies each partition's default until the job starts
+// (see startedIn).
+func (c *Controller) defaultLimit(parts []string, part string) time.Duration {
+	if len(parts) < 2 {
+		parts = []string{part}
+	}
+	var out time.Duration
+	for i, name := range parts {
+		p, ok := c.cfg.Partition(name)
+		if !ok {
+			return 0
+		}
+		d := p.DefaultTime
+		if d == 0 {
+			d = p.MaxTime
+		}
+		if i > 0 && d != out {
+			return 0
+		}
+		out = d
+	}
+	return out
+}
+
+// startedIn records the partition a started job got and, for a job that
+// listed several without a time limit of its own, that partition's
+// default limit.
+func (c *Controller) startedIn(j *job, partition string) {
+	if partition == "" {
+		return
+	}
+	if j.core.TimeLimit == 0 && len(j.core.Partitions) > 1 {
+		j.core.TimeLimit = c.defaultLimit(nil, partition)
+	}
+	j.core.Partition = partition
+}
+
+// partitionFact is one listed partition's verdict for explain's facts.
+func partitionFact(v core.PartitionVerdict) string {
+	reason := string(v.Reason)
+	if reason == "" {
+		reason = "not tried"
+	}
+	fact := fmt.Sprintf("partition %s: %s", v.Partition, reason)
+	if v.Detail != "" {
+		fact += " (" + v.Detail + ")"
+	}
+	if v.StartKnown {
+		fact += "; expected start " + v.ExpectedStart.UTC().Format(time.RFC3339)
+	}
+	return fact
+}
