@@ -1,0 +1,24 @@
+package client
+
+import (
+	"context"
+
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+)
+
+// RunStep starts a job step (srun) and returns the stream of its
+// events; cancelling ctx before the "end" event cancels the step.
+func (c *Client) RunStep(ctx context.Context, req *pb.StepRequest) (pb.Steps_RunStepClient, error) {
+	return pb.NewStepsClient(c.conn).RunStep(ctx, &pb.RunStepRequest{Step: req})
+}
+
+// EndAllocation ends an interactive job with its command's exit status.
+func (c *Client) EndAllocation(ctx context.Context, id uint64, exitCode, signal int32) (*pb.Job, error) {
+	r, err := pb.NewStepsClient(c.conn).EndAllocation(ctx, &pb.EndAllocationRequest{JobId: id, ExitCode: exitCode, Signal: signal})
+	return r.GetJob(), err
+}
+
+// StepOutput opens an agent's stream of step output (agents only).
+func (c *Client) StepOutput(ctx context.Context) (pb.Agent_StepOutputClient, error) {
+	return c.agent.StepOutput(ctx)
+}
