@@ -114,12 +114,15 @@ func (a *Agent) runStep(ctx context.Context, so *pb.StepOrder) error {
 		st, err = a.steps.runner.Launch(ctx, spec, launch.StepIO{Output: out.output, Exit: out.exit})
 		if err == nil {
 			go func() {
-				defer cancel()
-				defer releaseDevices()
 				<-st.Done()
+				releaseDevices()
 				out.finish("")
 			}()
-			go out.run(func() { a.steps.runner.Kill(so.GetJobId(), so.GetStepId()) })
+			// The stream's context ends only once everything was sent.
+			go func() {
+				defer cancel()
+				out.run(func() { a.steps.runner.Kill(so.GetJobId(), so.GetStepId()) })
+			}()
 			return nil
 		}
 		releaseDevices()
