@@ -162,6 +162,10 @@ func TestSrunAndSallocEndToEnd(t *testing.T) {
 	if want := "step 0 of job " + strconvU(id) + "\n"; out != want || code != 0 {
 		t.Errorf("srun inside job %d: exit %d, stdout %q (stderr %q), want %q", id, code, out, errOut, want)
 	}
+	shown, _, _ := runCLI(env, "scontrol", "show", "job", strconvU(id))
+	if want := "Step=" + strconvU(id) + ".0 Name=sh State=COMPLETED ExitCode=0:0 NodeList=h100-1 NumTasks=1"; !strings.Contains(shown, want) {
+		t.Errorf("scontrol show job lacks %q:\n%s", want, shown)
+	}
 	cl.CancelJob(ctx, id)
 
 	out, errOut, code = runCLI(env, "salloc", "-N1", "-A", cluster.ExemptAccount, "--mem=256M",
