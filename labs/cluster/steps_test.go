@@ -306,3 +306,57 @@ func stepsIdle() bool {
 	}
 	return true
 }
+
+// Cancelling the job kills its running steps (srun sees the tasks end by
+// SIGTERM and the step recorded CANCELLED), and a step's processes are
+// bound by the job's memory limit: the job group's, which holds them.
+func TestJobCancelEndsStepsAndJobLimitsBindThem(t *testing.T) {
+	l := upStepLab(t)
+	if !l.c.Isolation {
+		t.Skipf("skipped: jobs run without cgroups here (%s)", l.c.IsolationOf)
+	}
+	id := l.allocate(false)
+	// tail keeps a line without a newline in memory: 1 GiB of zeros
+	// overruns the job's 512 MiB on the node.
+	hog := l.runStep(&pb.StepRequest{JobId: id, Nodes: 1, Argv: []string{"/bin/sh", "-c", "head -c 1G /dev/zero | tail -n 1 >/dev/null"},
+		Env: map[string]string{"PATH": "/usr/bin:/bin"}})
+	if hog.end.GetState() != "FAILED" || (hog.end.GetExitCode() != 128+9 && hog.end.GetSignal() != 9) {
+		t.Errorf("a step over the job's memory limit ended %v, want FAILED by SIGKILL (the OOM killer)", hog.end)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	stream, err := l.cl.RunStep(ctx, &pb.StepRequest{JobId: id, Argv: []string{"/bin/sh", "-c", "echo up; exec sleep 6071"},
+		Env: map[string]string{"PATH": "/usr/bin:/bin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var end *pb.StepEvent
+	cancelled := false
+	for end == nil {
+		ev, err := stream.Recv()
+		if err != nil {
+			t.Fatalf("step stream: %v", err)
+		}
+		switch ev.GetKind() {
+		case "output":
+			if !cancelled {
+				if _, err := l.cl.CancelJob(context.Background(), id); err != nil {
+					t.Fatal(err)
+				}
+				cancelled = true
+			}
+		case "end":
+			end = ev
+		}
+	}
+	if end.GetState() != "CANCELLED" || end.GetSignal() != 15 {
+		t.Errorf("step of a cancelled job ended %v, want CANCELLED by signal 15", end)
+	}
+	if !stepsIdle() {
+		t.Error("the step's sleep survived the job's cancel")
+	}
+	j := l.waitState(id, "CANCELLED")
+	if n := len(j.GetSteps()); n != 2 || j.GetSteps()[1].GetState() != "CANCELLED" {
+		t.Errorf("job steps after cancel: %v", j.GetSteps())
+	}
+}
