@@ -27,6 +27,11 @@ type StepStreamer interface {
 	StepOutput(ctx context.Context) (pb.Agent_StepOutputClient, error)
 }
 
+// StepStdinOpener feeds --pty steps; *client.Client implements it.
+type StepStdinOpener interface {
+	StepStdin(ctx context.Context, req *pb.StepStdinRequest) (pb.Agent_StepStdinClient, error)
+}
+
 // stepState is the agent's part in job steps: the step launcher and the
 // allocations this node holds without running a batch step (other nodes
 // of a multi-node job, interactive jobs), which it reports as running so
@@ -113,6 +118,9 @@ func (a *Agent) runStep(ctx context.Context, so *pb.StepOrder) error {
 		var st *launch.Step
 		st, err = a.steps.runner.Launch(ctx, spec, launch.StepIO{Output: out.output, Exit: out.exit})
 		if err == nil {
+			if spec.PTY {
+				go a.feedStdin(sctx, so, st)
+			}
 			go func() {
 				<-st.Done()
 				releaseDevices()
@@ -175,7 +183,8 @@ func (a *Agent) stepSpec(ctx context.Context, so *pb.StepOrder) (launch.StepSpec
 	}
 	spec := launch.StepSpec{JobID: so.GetJobId(), StepID: so.GetStepId(), User: j.GetUser(), UID: who.UID, GID: who.GID,
 		Groups: who.Groups, Argv: req.GetArgv(), WorkDir: wd, CPUs: cpus, DeviceFiles: stepPrep.DeviceFiles,
-		JobCPUs: jobCPUs, JobMemoryBytes: alloc.GetMemoryMb() << 20, JobDeviceFiles: jobPrep.DeviceFiles}
+		JobCPUs: jobCPUs, JobMemoryBytes: alloc.GetMemoryMb() << 20, JobDeviceFiles: jobPrep.DeviceFiles,
+		PTY: req.GetPty() && so.GetFirstTask() == 0}
 	if spec.DeviceFiles == nil {
 		spec.DeviceFiles = []gres.DeviceFile{} // no devices: deny them all, not inherit
 	}
@@ -229,6 +238,44 @@ func (a *Agent) releaseDevices(ctx context.Context, id string) {
 	for _, drv := range a.cfg.Drivers {
 		if err := drv.Release(ctx, id); err != nil {
 			a.log.Warn("device release failed", "step", id, "driver", drv.Info().Name, "err", err)
+		}
+	}
+}
+
+// feedStdin copies srun's input to a --pty step's terminal until the
+// step ends; srun's end of input becomes a Ctrl-D, as a terminal's would.
+func (a *Agent) feedStdin(ctx context.Context, so *pb.StepOrder, st *launch.Step) {
+	op, ok := a.cfg.Controller.(StepStdinOpener)
+	if !ok {
+		a.log.Warn("this controller client cannot carry a --pty step's input", "job", so.GetJobId(), "step", so.GetStepId())
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		<-st.Done()
+		cancel()
+	}()
+	in, err := op.StepStdin(ctx, &pb.StepStdinRequest{Node: a.cfg.Node, JobId: so.GetJobId(), StepId: so.GetStepId()})
+	if err != nil {
+		a.log.Warn("no input for a --pty step", "job", so.GetJobId(), "step", so.GetStepId(), "err", err)
+		return
+	}
+	w := st.Stdin()
+	if w == nil {
+		return
+	}
+	for {
+		ch, err := in.Recv()
+		if err != nil {
+			return
+		}
+		data := ch.GetData()
+		if ch.GetEof() {
+			data = append(data, 0x04)
+		}
+		if _, err := w.Write(data); err != nil {
+			return
 		}
 	}
 }

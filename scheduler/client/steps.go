@@ -22,3 +22,13 @@ func (c *Client) EndAllocation(ctx context.Context, id uint64, exitCode, signal 
 func (c *Client) StepOutput(ctx context.Context) (pb.Agent_StepOutputClient, error) {
 	return c.agent.StepOutput(ctx)
 }
+
+// StepStdin opens the input of a --pty step's first task (agents only).
+func (c *Client) StepStdin(ctx context.Context, req *pb.StepStdinRequest) (pb.Agent_StepStdinClient, error) {
+	return c.agent.StepStdin(ctx, req)
+}
+
+// StepInput opens the stream that carries srun's stdin to a --pty step.
+func (c *Client) StepInput(ctx context.Context) (pb.Steps_StepInputClient, error) {
+	return pb.NewStepsClient(c.conn).StepInput(ctx)
+}

@@ -26,6 +26,9 @@ type stepRelay struct {
 	id    stepID
 	nodes []string
 	ch    chan *pb.StepOutputChunk
+	// stdin carries srun's input to a --pty step's first task (nil
+	// without --pty).
+	stdin chan *pb.StepInputChunk
 	done  chan struct{}
 	once  sync.Once
 }
@@ -34,8 +37,11 @@ type stepRelay struct {
 // agents' streams (and so the tasks) rather than losing output.
 const relayQueue = 256
 
-func (rs *stepRelays) open(job uint64, step uint32, nodes []string) *stepRelay {
+func (rs *stepRelays) open(job uint64, step uint32, nodes []string, pty bool) *stepRelay {
 	r := &stepRelay{id: stepID{job, step}, nodes: nodes, ch: make(chan *pb.StepOutputChunk, relayQueue), done: make(chan struct{})}
+	if pty {
+		r.stdin = make(chan *pb.StepInputChunk, relayQueue)
+	}
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if rs.m == nil {
@@ -71,4 +77,11 @@ func (rs *stepRelays) deliver(c *pb.StepOutputChunk) bool {
 	case <-r.done:
 		return false
 	}
+}
+
+// get returns a running step's relay, or nil.
+func (rs *stepRelays) get(job uint64, step uint32) *stepRelay {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.m[stepID{job, step}]
 }

@@ -120,7 +120,7 @@ func (c *Controller) startStepLocked(id auth.Identity, r *pb.StepRequest) (start
 	step := &pb.JobStep{Id: stepNo, Name: name, State: StateRunning, Nodes: nodes, Ntasks: int32(total),
 		StartTime: api.Timestamp(c.now()), Argv: r.GetArgv()}
 	j.steps = append(slices.Clone(j.steps), step)
-	st := startedStep{step: step, relay: c.steps.open(r.GetJobId(), stepNo, nodes)}
+	st := startedStep{step: step, relay: c.steps.open(r.GetJobId(), stepNo, nodes, r.GetPty())}
 	for i, p := range parts {
 		so := &pb.StepOrder{JobId: r.GetJobId(), StepId: stepNo, Job: rec, Alloc: rec.GetAlloc()[p.alloc], Step: r,
 			StepNodes: nodes, NodeIndex: uint32(i), FirstTask: uint32(p.first), Tasks: uint32(p.tasks), TotalTasks: int32(total),

@@ -40,8 +40,8 @@ func runSalloc(cmd *cobra.Command, env userEnv, args []string) error {
 	if a.help {
 		return cmd.Help()
 	}
-	if a.label || a.jobID != 0 {
-		return usageError("salloc", "-l/--label and --jobid are srun options")
+	if a.label || a.pty || a.jobID != 0 {
+		return usageError("salloc", "-l/--label, --pty and --jobid are srun options")
 	}
 	argv := a.argv
 	if len(argv) == 0 {

@@ -38,7 +38,8 @@ Interrupting srun (Ctrl-C, SIGTERM) cancels the step.
   -l, --label         prefix each output line with its task number ("0: ")
   --jobid=N           run in job N instead of $SLURM_JOB_ID
   -u, --unbuffered, --overlap, --exact   accepted; output is always line-buffered
-  --pty               not supported yet (no pseudo-terminal; stdin is /dev/null)
+  --pty               run the first task on a pseudo-terminal fed by srun's
+                      stdin (srun --pty bash); other tasks' stdin is /dev/null
 
 Parity's own flags (--controller, --token, --ca) may appear before COMMAND.`,
 		DisableFlagParsing: true,
@@ -52,6 +53,7 @@ Parity's own flags (--controller, --token, --ca) may appear before COMMAND.`,
 type srunArgs struct {
 	client clientFlags
 	label  bool
+	pty    bool
 	jobID  uint64
 	help   bool
 	// opts are the sbatch-style resource options, argv the command.
@@ -71,7 +73,7 @@ func parseSrunArgs(verb string, args []string) (srunArgs, error) {
 			a.label = true
 		case w == "-u" || w == "--unbuffered" || w == "--overlap" || w == "--exact":
 		case w == "--pty":
-			return a, usageError(verb, "--pty is not supported yet: there is no pseudo-terminal, and stdin is /dev/null")
+			a.pty = true
 		case w == "-h" || w == "--help" || w == "--usage":
 			a.help = true
 			return a, nil
@@ -215,7 +217,14 @@ func runSrun(cmd *cobra.Command, env userEnv, args []string) error {
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("srun: %w", err)}
 	}
-	code, runErr := runStep(ctx, s, step, a.label, cmd.OutOrStdout(), errw)
+	step.Pty = a.pty
+	var in io.Reader
+	if a.pty {
+		in = env.stdin
+		restore := rawTerminal(env.stdin)
+		defer restore()
+	}
+	code, runErr := runStep(ctx, s, step, a.label, in, cmd.OutOrStdout(), errw)
 	if ownJob {
 		releaseAllocation(s, a.jobID, code, "srun", errw)
 	}
@@ -230,7 +239,7 @@ func runSrun(cmd *cobra.Command, env userEnv, args []string) error {
 
 // runStep runs one step and copies its output; it returns srun's exit
 // status. Interrupting ctx cancels the step.
-func runStep(ctx context.Context, s *session, req *pb.StepRequest, label bool, stdout, stderr io.Writer) (int, error) {
+func runStep(ctx context.Context, s *session, req *pb.StepRequest, label bool, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	stream, err := s.c.RunStep(ctx, req)
 	if err != nil {
 		return 1, s.fail(err)
@@ -249,13 +258,17 @@ func runStep(ctx context.Context, s *session, req *pb.StepRequest, label bool, s
 			return 1, s.fail(err)
 		}
 		switch ev.GetKind() {
+		case "started":
+			if stdin != nil {
+				go sendInput(ctx, s, req.GetJobId(), ev.GetStepId(), stdin, stderr)
+			}
 		case "output":
 			w := stdout
 			if ev.GetStream() == 2 {
 				w = stderr
 			}
 			data := ev.GetData()
-			if label {
+			if label && !req.GetPty() {
 				data = append([]byte(fmt.Sprintf("%d: ", ev.GetTask())), data...)
 			}
 			mu.Lock()

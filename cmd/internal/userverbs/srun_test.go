@@ -32,7 +32,7 @@ func TestParseSrunArgs(t *testing.T) {
 	cases := []struct {
 		in          []string
 		opts, argv  []string
-		label       bool
+		label, pty  bool
 		jobID       uint64
 		controller  string
 		errContains string
@@ -40,7 +40,7 @@ func TestParseSrunArgs(t *testing.T) {
 		{in: []string{"-N2", "-n", "4", "-l", "hostname", "-f"}, opts: []string{"-N2", "-n", "4"}, argv: []string{"hostname", "-f"}, label: true},
 		{in: []string{"--jobid=7", "--controller", "h:1", "-u", "--", "-weird"}, argv: []string{"-weird"}, jobID: 7, controller: "h:1"},
 		{in: []string{"--gpus-per-task=1", "--label", "sh", "-l"}, opts: []string{"--gpus-per-task=1"}, argv: []string{"sh", "-l"}, label: true},
-		{in: []string{"--pty", "bash"}, errContains: "--pty is not supported"},
+		{in: []string{"--pty", "bash"}, argv: []string{"bash"}, pty: true},
 		{in: []string{"--jobid=x", "true"}, errContains: `--jobid="x" is not a job id`},
 		{in: []string{"--controller"}, errContains: "--controller requires a value"},
 	}
@@ -56,7 +56,7 @@ func TestParseSrunArgs(t *testing.T) {
 			t.Errorf("%q: %v", tc.in, err)
 			continue
 		}
-		if !slices.Equal(a.opts, tc.opts) || !slices.Equal(a.argv, tc.argv) || a.label != tc.label || a.jobID != tc.jobID || a.client.controller != tc.controller {
+		if !slices.Equal(a.opts, tc.opts) || !slices.Equal(a.argv, tc.argv) || a.label != tc.label || a.pty != tc.pty || a.jobID != tc.jobID || a.client.controller != tc.controller {
 			t.Errorf("%q: opts %q argv %q label %v job %d controller %q", tc.in, a.opts, a.argv, a.label, a.jobID, a.client.controller)
 		}
 	}
@@ -167,6 +167,12 @@ func TestSrunAndSallocEndToEnd(t *testing.T) {
 		t.Errorf("scontrol show job lacks %q:\n%s", want, shown)
 	}
 	cl.CancelJob(ctx, id)
+
+	ptyEnv := testEnv(work, vars, "echo pty-$((6*7)); [ -t 0 ] && echo is-a-tty\nexit 3\n")
+	out, errOut, code = runCLI(ptyEnv, "srun", "-N1", "--pty", "-A", cluster.ExemptAccount, "--mem=256M", "/bin/sh")
+	if !strings.Contains(out, "pty-42") || !strings.Contains(out, "is-a-tty") || code != 3 {
+		t.Errorf("srun --pty: exit %d, stdout %q, stderr %q; want the shell to run the input on a terminal and exit 3", code, out, errOut)
+	}
 
 	out, errOut, code = runCLI(env, "salloc", "-N1", "-A", cluster.ExemptAccount, "--mem=256M",
 		"/bin/sh", "-c", "echo job=$SLURM_JOB_ID nodes=$SLURM_JOB_NODELIST; exit 4")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -47,6 +48,10 @@ type StepSpec struct {
 	JobCPUs        topology.CPUSet
 	JobMemoryBytes int64
 	JobDeviceFiles []gres.DeviceFile
+	// PTY runs the task of rank 0 on a pseudo-terminal (srun --pty): its
+	// stdin, stdout and stderr, read and written through Step.Stdin and
+	// IO.Output as raw bytes on stream 1.
+	PTY bool
 }
 
 // Validate checks what a step cannot run without, naming the field.
@@ -89,6 +94,7 @@ type Step struct {
 	done   chan struct{}
 
 	mu      sync.Mutex
+	pty     *os.File // master of the first task's terminal (PTY)
 	pids    []int
 	killing bool
 	exits   []TaskExit

@@ -70,17 +70,11 @@ func (st *Step) startTask(t StepTask, cred *shim.Credential, sio StepIO) (*taskP
 		return nil, nil, fmt.Errorf("launch: step %s: release pipe: %w", id, err)
 	}
 	defer relR.Close()
-	outR, outW, err := os.Pipe()
+	pty := st.spec.PTY && t.Rank == 0
+	outR, outW, errR, errW, err := taskOutputs(pty, cred)
 	if err != nil {
 		relW.Close()
-		return nil, nil, fmt.Errorf("launch: step %s: output pipe: %w", id, err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		relW.Close()
-		outR.Close()
-		outW.Close()
-		return nil, nil, fmt.Errorf("launch: step %s: error pipe: %w", id, err)
+		return nil, nil, fmt.Errorf("launch: step %s: %w", id, err)
 	}
 	env := make(map[string]string, len(t.Env))
 	for k, v := range t.Env {
@@ -98,23 +92,46 @@ func (st *Step) startTask(t StepTask, cred *shim.Credential, sio StepIO) (*taskP
 	// Its own process group: a terminal's signals to the agent do not
 	// reach it, and without a cgroup the group is what a kill reaches.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if pty {
+		// Its own session, with the terminal as its controlling one.
+		cmd.Stdin, cmd.Stderr = outW, outW
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	}
 	if cred != nil {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: cred.UID, Gid: cred.GID, Groups: cred.Groups}
 	}
 	err = cmd.Start()
 	outW.Close()
-	errW.Close()
+	if errW != nil {
+		errW.Close()
+	}
 	if err != nil {
 		relW.Close()
 		outR.Close()
-		errR.Close()
+		if errR != nil {
+			errR.Close()
+		}
 		return nil, nil, fmt.Errorf("launch: step %s: start: %w", id, err)
 	}
 	tp := &taskProc{rank: t.Rank, cmd: cmd}
 	st.mu.Lock()
 	st.pids = append(st.pids, cmd.Process.Pid)
 	st.mu.Unlock()
+	if pty {
+		st.mu.Lock()
+		st.pty = outR
+		st.mu.Unlock()
+		tp.readers.Add(1)
+		go func() {
+			defer tp.readers.Done()
+			// The master stays open for Stdin until the step is forgotten.
+			forwardRaw(outR, func(b []byte) { sio.Output(t.Rank, 1, b) })
+		}()
+	}
 	for stream, r := range map[int]*os.File{1: outR, 2: errR} {
+		if pty {
+			break
+		}
 		tp.readers.Add(1)
 		go func() {
 			defer tp.readers.Done()
@@ -129,6 +146,36 @@ func (st *Step) startTask(t StepTask, cred *shim.Credential, sio StepIO) (*taskP
 		}
 	}
 	return tp, relW, nil
+}
+
+// taskOutputs makes a task's stdout and stderr: two pipes, or one
+// pseudo-terminal (errR and errW nil) owned by the task's user.
+func taskOutputs(pty bool, cred *shim.Credential) (outR, outW, errR, errW *os.File, err error) {
+	if pty {
+		master, slave, err := openPTY()
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		if cred != nil {
+			if err := chownPTY(slave, cred.UID, cred.GID); err != nil {
+				master.Close()
+				slave.Close()
+				return nil, nil, nil, nil, err
+			}
+		}
+		return master, slave, nil, nil, nil
+	}
+	outR, outW, err = os.Pipe()
+	if err != nil {
+		return nil, nil, nil, nil, fmt.Errorf("output pipe: %w", err)
+	}
+	errR, errW, err = os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, nil, nil, nil, fmt.Errorf("error pipe: %w", err)
+	}
+	return outR, outW, errR, errW, nil
 }
 
 // joinGroup writes pid into each cgroup.procs file.
@@ -185,6 +232,10 @@ func (st *Step) supervise(tasks []*taskProc, sio StepIO) {
 	}
 	st.mu.Lock()
 	st.exits = exits
+	if st.pty != nil {
+		st.pty.Close()
+		st.pty = nil
+	}
 	st.mu.Unlock()
 	for _, e := range exits {
 		sio.Exit(e.Task, e.ExitCode, e.Signal)

@@ -142,3 +142,33 @@ func TestStepSpecValidate(t *testing.T) {
 		t.Errorf("valid spec: %v", err)
 	}
 }
+
+// A --pty step's first task runs on a terminal: it is a tty, reads what
+// is written to Stdin, and its output comes back raw.
+func TestStepPTY(t *testing.T) {
+	mgr := requireCgroups(t)
+	e := newEnv(t, mgr, nil)
+	sr := NewStepRunner(e.rt)
+	var col stepCollector
+	spec := e.stepSpec(9, 0, 1, "/bin/sh", "-c", `if [ -t 0 ]; then echo tty; fi; read x; echo "got $x"; exit 5`)
+	spec.PTY, spec.Tasks[0].Rank = true, 0
+	st, err := sr.Launch(context.Background(), spec, col.io())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Stdin().Write([]byte("hello\n")); err != nil {
+		t.Fatal(err)
+	}
+	waitStep(t, st)
+	col.mu.Lock()
+	out := strings.Join(col.lines[0], "")
+	col.mu.Unlock()
+	for _, want := range []string{"tty", "got hello"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("pty output %q lacks %q", out, want)
+		}
+	}
+	if want := []TaskExit{{Task: 0, ExitCode: 5}}; !slices.Equal(st.Exits(), want) {
+		t.Errorf("exits %v, want %v", st.Exits(), want)
+	}
+}

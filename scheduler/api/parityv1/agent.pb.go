@@ -767,14 +767,15 @@ const file_parity_v1_agent_proto_rawDesc = "" +
 	"\bend_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\x12\x16\n" +
 	"\x06reason\x18\a \x01(\tR\x06reason\x12)\n" +
 	"\x05usage\x18\b \x01(\v2\x13.parity.v1.JobUsageR\x05usage\"\x12\n" +
-	"\x10JobEndedResponse2\xdc\x02\n" +
+	"\x10JobEndedResponse2\xa3\x03\n" +
 	"\x05Agent\x12C\n" +
 	"\bRegister\x12\x1a.parity.v1.RegisterRequest\x1a\x1b.parity.v1.RegisterResponse\x12F\n" +
 	"\tHeartbeat\x12\x1b.parity.v1.HeartbeatRequest\x1a\x1c.parity.v1.HeartbeatResponse\x126\n" +
 	"\x06Orders\x12\x18.parity.v1.OrdersRequest\x1a\x10.parity.v1.Order0\x01\x12C\n" +
 	"\bJobEnded\x12\x1a.parity.v1.JobEndedRequest\x1a\x1b.parity.v1.JobEndedResponse\x12I\n" +
 	"\n" +
-	"StepOutput\x12\x1a.parity.v1.StepOutputChunk\x1a\x1d.parity.v1.StepOutputResponse(\x01B=Z;github.com/parityhpc/parity/scheduler/api/parityv1;parityv1b\x06proto3"
+	"StepOutput\x12\x1a.parity.v1.StepOutputChunk\x1a\x1d.parity.v1.StepOutputResponse(\x01\x12E\n" +
+	"\tStepStdin\x12\x1b.parity.v1.StepStdinRequest\x1a\x19.parity.v1.StepInputChunk0\x01B=Z;github.com/parityhpc/parity/scheduler/api/parityv1;parityv1b\x06proto3"
 
 var (
 	file_parity_v1_agent_proto_rawDescOnce sync.Once
@@ -811,7 +812,9 @@ var file_parity_v1_agent_proto_goTypes = []any{
 	(*StepOrder)(nil),             // 18: parity.v1.StepOrder
 	(*JobUsage)(nil),              // 19: parity.v1.JobUsage
 	(*StepOutputChunk)(nil),       // 20: parity.v1.StepOutputChunk
-	(*StepOutputResponse)(nil),    // 21: parity.v1.StepOutputResponse
+	(*StepStdinRequest)(nil),      // 21: parity.v1.StepStdinRequest
+	(*StepOutputResponse)(nil),    // 22: parity.v1.StepOutputResponse
+	(*StepInputChunk)(nil),        // 23: parity.v1.StepInputChunk
 }
 var file_parity_v1_agent_proto_depIdxs = []int32{
 	10, // 0: parity.v1.RunningJob.start_time:type_name -> google.protobuf.Timestamp
@@ -836,13 +839,15 @@ var file_parity_v1_agent_proto_depIdxs = []int32{
 	5,  // 19: parity.v1.Agent.Orders:input_type -> parity.v1.OrdersRequest
 	8,  // 20: parity.v1.Agent.JobEnded:input_type -> parity.v1.JobEndedRequest
 	20, // 21: parity.v1.Agent.StepOutput:input_type -> parity.v1.StepOutputChunk
-	2,  // 22: parity.v1.Agent.Register:output_type -> parity.v1.RegisterResponse
-	4,  // 23: parity.v1.Agent.Heartbeat:output_type -> parity.v1.HeartbeatResponse
-	7,  // 24: parity.v1.Agent.Orders:output_type -> parity.v1.Order
-	9,  // 25: parity.v1.Agent.JobEnded:output_type -> parity.v1.JobEndedResponse
-	21, // 26: parity.v1.Agent.StepOutput:output_type -> parity.v1.StepOutputResponse
-	22, // [22:27] is the sub-list for method output_type
-	17, // [17:22] is the sub-list for method input_type
+	21, // 22: parity.v1.Agent.StepStdin:input_type -> parity.v1.StepStdinRequest
+	2,  // 23: parity.v1.Agent.Register:output_type -> parity.v1.RegisterResponse
+	4,  // 24: parity.v1.Agent.Heartbeat:output_type -> parity.v1.HeartbeatResponse
+	7,  // 25: parity.v1.Agent.Orders:output_type -> parity.v1.Order
+	9,  // 26: parity.v1.Agent.JobEnded:output_type -> parity.v1.JobEndedResponse
+	22, // 27: parity.v1.Agent.StepOutput:output_type -> parity.v1.StepOutputResponse
+	23, // 28: parity.v1.Agent.StepStdin:output_type -> parity.v1.StepInputChunk
+	23, // [23:29] is the sub-list for method output_type
+	17, // [17:23] is the sub-list for method input_type
 	17, // [17:17] is the sub-list for extension type_name
 	17, // [17:17] is the sub-list for extension extendee
 	0,  // [0:17] is the sub-list for field type_name

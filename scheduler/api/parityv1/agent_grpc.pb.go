@@ -24,6 +24,7 @@ const (
 	Agent_Orders_FullMethodName     = "/parity.v1.Agent/Orders"
 	Agent_JobEnded_FullMethodName   = "/parity.v1.Agent/JobEnded"
 	Agent_StepOutput_FullMethodName = "/parity.v1.Agent/StepOutput"
+	Agent_StepStdin_FullMethodName  = "/parity.v1.Agent/StepStdin"
 )
 
 // AgentClient is the client API for Agent service.
@@ -47,6 +48,9 @@ type AgentClient interface {
 	// StepOutput streams a job step's task output and ends from this node
 	// (steps.proto); the controller relays them to the srun that runs it.
 	StepOutput(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[StepOutputChunk, StepOutputResponse], error)
+	// StepStdin streams srun's stdin to the first task of a --pty step
+	// running on this node.
+	StepStdin(ctx context.Context, in *StepStdinRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StepInputChunk], error)
 }
 
 type agentClient struct {
@@ -119,6 +123,25 @@ func (c *agentClient) StepOutput(ctx context.Context, opts ...grpc.CallOption) (
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Agent_StepOutputClient = grpc.ClientStreamingClient[StepOutputChunk, StepOutputResponse]
 
+func (c *agentClient) StepStdin(ctx context.Context, in *StepStdinRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StepInputChunk], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Agent_ServiceDesc.Streams[2], Agent_StepStdin_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[StepStdinRequest, StepInputChunk]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Agent_StepStdinClient = grpc.ServerStreamingClient[StepInputChunk]
+
 // AgentServer is the server API for Agent service.
 // All implementations must embed UnimplementedAgentServer
 // for forward compatibility.
@@ -140,6 +163,9 @@ type AgentServer interface {
 	// StepOutput streams a job step's task output and ends from this node
 	// (steps.proto); the controller relays them to the srun that runs it.
 	StepOutput(grpc.ClientStreamingServer[StepOutputChunk, StepOutputResponse]) error
+	// StepStdin streams srun's stdin to the first task of a --pty step
+	// running on this node.
+	StepStdin(*StepStdinRequest, grpc.ServerStreamingServer[StepInputChunk]) error
 	mustEmbedUnimplementedAgentServer()
 }
 
@@ -164,6 +190,9 @@ func (UnimplementedAgentServer) JobEnded(context.Context, *JobEndedRequest) (*Jo
 }
 func (UnimplementedAgentServer) StepOutput(grpc.ClientStreamingServer[StepOutputChunk, StepOutputResponse]) error {
 	return status.Errorf(codes.Unimplemented, "method StepOutput not implemented")
+}
+func (UnimplementedAgentServer) StepStdin(*StepStdinRequest, grpc.ServerStreamingServer[StepInputChunk]) error {
+	return status.Errorf(codes.Unimplemented, "method StepStdin not implemented")
 }
 func (UnimplementedAgentServer) mustEmbedUnimplementedAgentServer() {}
 func (UnimplementedAgentServer) testEmbeddedByValue()               {}
@@ -258,6 +287,17 @@ func _Agent_StepOutput_Handler(srv interface{}, stream grpc.ServerStream) error 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Agent_StepOutputServer = grpc.ClientStreamingServer[StepOutputChunk, StepOutputResponse]
 
+func _Agent_StepStdin_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(StepStdinRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(AgentServer).StepStdin(m, &grpc.GenericServerStream[StepStdinRequest, StepInputChunk]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Agent_StepStdinServer = grpc.ServerStreamingServer[StepInputChunk]
+
 // Agent_ServiceDesc is the grpc.ServiceDesc for Agent service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -288,6 +328,11 @@ var Agent_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "StepOutput",
 			Handler:       _Agent_StepOutput_Handler,
 			ClientStreams: true,
+		},
+		{
+			StreamName:    "StepStdin",
+			Handler:       _Agent_StepStdin_Handler,
+			ServerStreams: true,
 		},
 	},
 	Metadata: "parity/v1/agent.proto",

@@ -38,6 +38,8 @@ type StepRequest struct {
 	CpusPerTask   int32             `protobuf:"varint,9,opt,name=cpus_per_task,json=cpusPerTask,proto3" json:"cpus_per_task,omitempty"`       // -c
 	GpusPerNode   int32             `protobuf:"varint,10,opt,name=gpus_per_node,json=gpusPerNode,proto3" json:"gpus_per_node,omitempty"`      // --gpus-per-node / --gres gpu:N
 	GpusPerTask   int32             `protobuf:"varint,11,opt,name=gpus_per_task,json=gpusPerTask,proto3" json:"gpus_per_task,omitempty"`      // --gpus-per-task
+	// pty gives the first task a pseudo-terminal fed by StepInput (--pty).
+	Pty           bool `protobuf:"varint,12,opt,name=pty,proto3" json:"pty,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -147,6 +149,13 @@ func (x *StepRequest) GetGpusPerTask() int32 {
 		return x.GpusPerTask
 	}
 	return 0
+}
+
+func (x *StepRequest) GetPty() bool {
+	if x != nil {
+		return x.Pty
+	}
+	return false
 }
 
 type RunStepRequest struct {
@@ -738,11 +747,178 @@ func (x *EndAllocationResponse) GetJob() *Job {
 	return nil
 }
 
+// StepInputChunk is stdin for a --pty step's first task: data, then eof.
+type StepInputChunk struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	StepId        uint32                 `protobuf:"varint,2,opt,name=step_id,json=stepId,proto3" json:"step_id,omitempty"`
+	Data          []byte                 `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	Eof           bool                   `protobuf:"varint,4,opt,name=eof,proto3" json:"eof,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StepInputChunk) Reset() {
+	*x = StepInputChunk{}
+	mi := &file_parity_v1_steps_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StepInputChunk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StepInputChunk) ProtoMessage() {}
+
+func (x *StepInputChunk) ProtoReflect() protoreflect.Message {
+	mi := &file_parity_v1_steps_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StepInputChunk.ProtoReflect.Descriptor instead.
+func (*StepInputChunk) Descriptor() ([]byte, []int) {
+	return file_parity_v1_steps_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *StepInputChunk) GetJobId() uint64 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *StepInputChunk) GetStepId() uint32 {
+	if x != nil {
+		return x.StepId
+	}
+	return 0
+}
+
+func (x *StepInputChunk) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *StepInputChunk) GetEof() bool {
+	if x != nil {
+		return x.Eof
+	}
+	return false
+}
+
+type StepInputResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StepInputResponse) Reset() {
+	*x = StepInputResponse{}
+	mi := &file_parity_v1_steps_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StepInputResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StepInputResponse) ProtoMessage() {}
+
+func (x *StepInputResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_parity_v1_steps_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StepInputResponse.ProtoReflect.Descriptor instead.
+func (*StepInputResponse) Descriptor() ([]byte, []int) {
+	return file_parity_v1_steps_proto_rawDescGZIP(), []int{9}
+}
+
+// StepStdinRequest opens the stdin of a --pty step's first task, which
+// runs on the asking node.
+type StepStdinRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Node          string                 `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
+	JobId         uint64                 `protobuf:"varint,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	StepId        uint32                 `protobuf:"varint,3,opt,name=step_id,json=stepId,proto3" json:"step_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StepStdinRequest) Reset() {
+	*x = StepStdinRequest{}
+	mi := &file_parity_v1_steps_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StepStdinRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StepStdinRequest) ProtoMessage() {}
+
+func (x *StepStdinRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_parity_v1_steps_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StepStdinRequest.ProtoReflect.Descriptor instead.
+func (*StepStdinRequest) Descriptor() ([]byte, []int) {
+	return file_parity_v1_steps_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *StepStdinRequest) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *StepStdinRequest) GetJobId() uint64 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *StepStdinRequest) GetStepId() uint32 {
+	if x != nil {
+		return x.StepId
+	}
+	return 0
+}
+
 var File_parity_v1_steps_proto protoreflect.FileDescriptor
 
 const file_parity_v1_steps_proto_rawDesc = "" +
 	"\n" +
-	"\x15parity/v1/steps.proto\x12\tparity.v1\x1a\x15parity/v1/types.proto\"\x93\x03\n" +
+	"\x15parity/v1/steps.proto\x12\tparity.v1\x1a\x15parity/v1/types.proto\"\xa5\x03\n" +
 	"\vStepRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x12\n" +
 	"\x04argv\x18\x02 \x03(\tR\x04argv\x121\n" +
@@ -755,7 +931,8 @@ const file_parity_v1_steps_proto_rawDesc = "" +
 	"\rcpus_per_task\x18\t \x01(\x05R\vcpusPerTask\x12\"\n" +
 	"\rgpus_per_node\x18\n" +
 	" \x01(\x05R\vgpusPerNode\x12\"\n" +
-	"\rgpus_per_task\x18\v \x01(\x05R\vgpusPerTask\x1a6\n" +
+	"\rgpus_per_task\x18\v \x01(\x05R\vgpusPerTask\x12\x10\n" +
+	"\x03pty\x18\f \x01(\bR\x03pty\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"<\n" +
@@ -813,10 +990,21 @@ const file_parity_v1_steps_proto_rawDesc = "" +
 	"\texit_code\x18\x02 \x01(\x05R\bexitCode\x12\x16\n" +
 	"\x06signal\x18\x03 \x01(\x05R\x06signal\"9\n" +
 	"\x15EndAllocationResponse\x12 \n" +
-	"\x03job\x18\x01 \x01(\v2\x0e.parity.v1.JobR\x03job2\x99\x01\n" +
+	"\x03job\x18\x01 \x01(\v2\x0e.parity.v1.JobR\x03job\"f\n" +
+	"\x0eStepInputChunk\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x17\n" +
+	"\astep_id\x18\x02 \x01(\rR\x06stepId\x12\x12\n" +
+	"\x04data\x18\x03 \x01(\fR\x04data\x12\x10\n" +
+	"\x03eof\x18\x04 \x01(\bR\x03eof\"\x13\n" +
+	"\x11StepInputResponse\"V\n" +
+	"\x10StepStdinRequest\x12\x12\n" +
+	"\x04node\x18\x01 \x01(\tR\x04node\x12\x15\n" +
+	"\x06job_id\x18\x02 \x01(\x04R\x05jobId\x12\x17\n" +
+	"\astep_id\x18\x03 \x01(\rR\x06stepId2\xe1\x01\n" +
 	"\x05Steps\x12<\n" +
 	"\aRunStep\x12\x19.parity.v1.RunStepRequest\x1a\x14.parity.v1.StepEvent0\x01\x12R\n" +
-	"\rEndAllocation\x12\x1f.parity.v1.EndAllocationRequest\x1a .parity.v1.EndAllocationResponseB=Z;github.com/parityhpc/parity/scheduler/api/parityv1;parityv1b\x06proto3"
+	"\rEndAllocation\x12\x1f.parity.v1.EndAllocationRequest\x1a .parity.v1.EndAllocationResponse\x12F\n" +
+	"\tStepInput\x12\x19.parity.v1.StepInputChunk\x1a\x1c.parity.v1.StepInputResponse(\x01B=Z;github.com/parityhpc/parity/scheduler/api/parityv1;parityv1b\x06proto3"
 
 var (
 	file_parity_v1_steps_proto_rawDescOnce sync.Once
@@ -830,7 +1018,7 @@ func file_parity_v1_steps_proto_rawDescGZIP() []byte {
 	return file_parity_v1_steps_proto_rawDescData
 }
 
-var file_parity_v1_steps_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_parity_v1_steps_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_parity_v1_steps_proto_goTypes = []any{
 	(*StepRequest)(nil),           // 0: parity.v1.StepRequest
 	(*RunStepRequest)(nil),        // 1: parity.v1.RunStepRequest
@@ -840,23 +1028,28 @@ var file_parity_v1_steps_proto_goTypes = []any{
 	(*StepOutputResponse)(nil),    // 5: parity.v1.StepOutputResponse
 	(*EndAllocationRequest)(nil),  // 6: parity.v1.EndAllocationRequest
 	(*EndAllocationResponse)(nil), // 7: parity.v1.EndAllocationResponse
-	nil,                           // 8: parity.v1.StepRequest.EnvEntry
-	(*Job)(nil),                   // 9: parity.v1.Job
-	(*NodeAlloc)(nil),             // 10: parity.v1.NodeAlloc
+	(*StepInputChunk)(nil),        // 8: parity.v1.StepInputChunk
+	(*StepInputResponse)(nil),     // 9: parity.v1.StepInputResponse
+	(*StepStdinRequest)(nil),      // 10: parity.v1.StepStdinRequest
+	nil,                           // 11: parity.v1.StepRequest.EnvEntry
+	(*Job)(nil),                   // 12: parity.v1.Job
+	(*NodeAlloc)(nil),             // 13: parity.v1.NodeAlloc
 }
 var file_parity_v1_steps_proto_depIdxs = []int32{
-	8,  // 0: parity.v1.StepRequest.env:type_name -> parity.v1.StepRequest.EnvEntry
+	11, // 0: parity.v1.StepRequest.env:type_name -> parity.v1.StepRequest.EnvEntry
 	0,  // 1: parity.v1.RunStepRequest.step:type_name -> parity.v1.StepRequest
-	9,  // 2: parity.v1.StepOrder.job:type_name -> parity.v1.Job
-	10, // 3: parity.v1.StepOrder.alloc:type_name -> parity.v1.NodeAlloc
+	12, // 2: parity.v1.StepOrder.job:type_name -> parity.v1.Job
+	13, // 3: parity.v1.StepOrder.alloc:type_name -> parity.v1.NodeAlloc
 	0,  // 4: parity.v1.StepOrder.step:type_name -> parity.v1.StepRequest
-	9,  // 5: parity.v1.EndAllocationResponse.job:type_name -> parity.v1.Job
+	12, // 5: parity.v1.EndAllocationResponse.job:type_name -> parity.v1.Job
 	1,  // 6: parity.v1.Steps.RunStep:input_type -> parity.v1.RunStepRequest
 	6,  // 7: parity.v1.Steps.EndAllocation:input_type -> parity.v1.EndAllocationRequest
-	2,  // 8: parity.v1.Steps.RunStep:output_type -> parity.v1.StepEvent
-	7,  // 9: parity.v1.Steps.EndAllocation:output_type -> parity.v1.EndAllocationResponse
-	8,  // [8:10] is the sub-list for method output_type
-	6,  // [6:8] is the sub-list for method input_type
+	8,  // 8: parity.v1.Steps.StepInput:input_type -> parity.v1.StepInputChunk
+	2,  // 9: parity.v1.Steps.RunStep:output_type -> parity.v1.StepEvent
+	7,  // 10: parity.v1.Steps.EndAllocation:output_type -> parity.v1.EndAllocationResponse
+	9,  // 11: parity.v1.Steps.StepInput:output_type -> parity.v1.StepInputResponse
+	9,  // [9:12] is the sub-list for method output_type
+	6,  // [6:9] is the sub-list for method input_type
 	6,  // [6:6] is the sub-list for extension type_name
 	6,  // [6:6] is the sub-list for extension extendee
 	0,  // [0:6] is the sub-list for field type_name
@@ -874,7 +1067,7 @@ func file_parity_v1_steps_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_parity_v1_steps_proto_rawDesc), len(file_parity_v1_steps_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

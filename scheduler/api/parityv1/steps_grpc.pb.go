@@ -21,6 +21,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	Steps_RunStep_FullMethodName       = "/parity.v1.Steps/RunStep"
 	Steps_EndAllocation_FullMethodName = "/parity.v1.Steps/EndAllocation"
+	Steps_StepInput_FullMethodName     = "/parity.v1.Steps/StepInput"
 )
 
 // StepsClient is the client API for Steps service.
@@ -38,6 +39,8 @@ type StepsClient interface {
 	// EndAllocation ends an interactive job with the exit status of the
 	// command that held it (salloc's shell, srun's step).
 	EndAllocation(ctx context.Context, in *EndAllocationRequest, opts ...grpc.CallOption) (*EndAllocationResponse, error)
+	// StepInput carries srun's stdin to the first task of a --pty step.
+	StepInput(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[StepInputChunk, StepInputResponse], error)
 }
 
 type stepsClient struct {
@@ -77,6 +80,19 @@ func (c *stepsClient) EndAllocation(ctx context.Context, in *EndAllocationReques
 	return out, nil
 }
 
+func (c *stepsClient) StepInput(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[StepInputChunk, StepInputResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Steps_ServiceDesc.Streams[1], Steps_StepInput_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[StepInputChunk, StepInputResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Steps_StepInputClient = grpc.ClientStreamingClient[StepInputChunk, StepInputResponse]
+
 // StepsServer is the server API for Steps service.
 // All implementations must embed UnimplementedStepsServer
 // for forward compatibility.
@@ -92,6 +108,8 @@ type StepsServer interface {
 	// EndAllocation ends an interactive job with the exit status of the
 	// command that held it (salloc's shell, srun's step).
 	EndAllocation(context.Context, *EndAllocationRequest) (*EndAllocationResponse, error)
+	// StepInput carries srun's stdin to the first task of a --pty step.
+	StepInput(grpc.ClientStreamingServer[StepInputChunk, StepInputResponse]) error
 	mustEmbedUnimplementedStepsServer()
 }
 
@@ -107,6 +125,9 @@ func (UnimplementedStepsServer) RunStep(*RunStepRequest, grpc.ServerStreamingSer
 }
 func (UnimplementedStepsServer) EndAllocation(context.Context, *EndAllocationRequest) (*EndAllocationResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method EndAllocation not implemented")
+}
+func (UnimplementedStepsServer) StepInput(grpc.ClientStreamingServer[StepInputChunk, StepInputResponse]) error {
+	return status.Errorf(codes.Unimplemented, "method StepInput not implemented")
 }
 func (UnimplementedStepsServer) mustEmbedUnimplementedStepsServer() {}
 func (UnimplementedStepsServer) testEmbeddedByValue()               {}
@@ -158,6 +179,13 @@ func _Steps_EndAllocation_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Steps_StepInput_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(StepsServer).StepInput(&grpc.GenericServerStream[StepInputChunk, StepInputResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Steps_StepInputServer = grpc.ClientStreamingServer[StepInputChunk, StepInputResponse]
+
 // Steps_ServiceDesc is the grpc.ServiceDesc for Steps service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -175,6 +203,11 @@ var Steps_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "RunStep",
 			Handler:       _Steps_RunStep_Handler,
 			ServerStreams: true,
+		},
+		{
+			StreamName:    "StepInput",
+			Handler:       _Steps_StepInput_Handler,
+			ClientStreams: true,
 		},
 	},
 	Metadata: "parity/v1/steps.proto",
