@@ -87,14 +87,21 @@ func upStepLab(t *testing.T) *stepLab {
 // until it runs.
 func (l *stepLab) allocate(interactive bool) uint64 {
 	l.t.Helper()
-	spec := &pb.JobSpec{Name: "steps", Account: ExemptAccount, Partition: "gpu", Nodes: 2, Ntasks: 2, TimeLimitSeconds: 600, MemPerNodeMb: 512,
+	id := l.submit(interactive, 600)
+	l.waitState(id, "RUNNING")
+	return id
+}
+
+// submit queues a job on both nodes with two GPUs each.
+func (l *stepLab) submit(interactive bool, limit int64) uint64 {
+	l.t.Helper()
+	spec := &pb.JobSpec{Name: "steps", Account: ExemptAccount, Partition: "gpu", Nodes: 2, Ntasks: 2, TimeLimitSeconds: limit, MemPerNodeMb: 512,
 		Script: "#!/bin/sh\nsleep 600\n", Workdir: l.work, Interactive: interactive,
 		Gres: api.GRESToProto(gres.JobRequest{PerNode: gres.Requests{{Name: "gpu", Type: "h100", Count: 2}}})}
 	id, err := l.cl.Submit(context.Background(), spec)
 	if err != nil {
 		l.t.Fatalf("submit: %v", err)
 	}
-	l.waitState(id, "RUNNING")
 	return id
 }
 
@@ -291,6 +298,13 @@ func TestStepCancelledWhenSrunGoesAwayAndInteractiveEnd(t *testing.T) {
 	}
 	if j.GetState() != "COMPLETED" {
 		t.Errorf("interactive job ended %s, want COMPLETED", j.GetState())
+	}
+	// No batch step enforces an interactive job's time limit: the
+	// controller does.
+	short := l.submit(true, 2)
+	l.waitState(short, "RUNNING")
+	if j := l.waitState(short, "TIMEOUT"); j.GetReason() != "TimeLimit" {
+		t.Errorf("interactive job past its limit: %s (%s)", j.GetState(), j.GetReason())
 	}
 }
 

@@ -339,3 +339,23 @@ func (s *stepsService) EndAllocation(ctx context.Context, req *pb.EndAllocationR
 	}
 	return &pb.EndAllocationResponse{Job: out}, nil
 }
+
+// expireInteractiveLocked ends interactive jobs past their time limit as
+// TIMEOUT (c.mu held): no batch step runs for them, so no agent enforces
+// it. Their nodes are told to kill what is left (the steps).
+func (c *Controller) expireInteractiveLocked(now time.Time) ([]write, []func()) {
+	var ws []write
+	var afters []func()
+	for _, j := range c.st.active {
+		if !j.spec.GetInteractive() || j.state != StateRunning || j.core.TimeLimit <= 0 {
+			continue
+		}
+		if now.Before(j.core.Start.Add(j.core.TimeLimit + j.suspendedFor)) {
+			continue
+		}
+		w, after := c.endLocked(j, StateTimeout, "TimeLimit", 0, 0, "scheduler", "")
+		ws = append(ws, w...)
+		afters = append(afters, after)
+	}
+	return ws, afters
+}
