@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/parityhpc/parity/gres"
 	"github.com/parityhpc/parity/scheduler/agent/launch"
@@ -31,6 +32,9 @@ type StepStreamer interface {
 type StepStdinOpener interface {
 	StepStdin(ctx context.Context, req *pb.StepStdinRequest) (pb.Agent_StepStdinClient, error)
 }
+
+// stepStreamPatience bounds the retries of opening a step's output stream.
+const stepStreamPatience = 30 * time.Second
 
 // stepState is the agent's part in job steps: the step launcher and the
 // allocations this node holds without running a batch step (other nodes
@@ -105,9 +109,22 @@ func (a *Agent) runStep(ctx context.Context, so *pb.StepOrder) error {
 	if !ok {
 		return fmt.Errorf("agent: step %d.%d: this controller client cannot stream step output", so.GetJobId(), so.GetStepId())
 	}
+	if a.steps.runner.Has(so.GetJobId(), so.GetStepId()) {
+		a.log.Info("step order for a step running here; ignored", "job", so.GetJobId(), "step", so.GetStepId())
+		return nil
+	}
 	// The stream outlives the order's handling: it ends with the step.
 	sctx, cancel := context.WithCancel(ctx)
-	stream, err := ss.StepOutput(sctx)
+	var stream pb.Agent_StepOutputClient
+	// A controller that does not hear from this node leaves srun waiting
+	// until the job ends: a brief outage is retried, for a while.
+	octx, ocancel := context.WithTimeout(ctx, stepStreamPatience)
+	err := a.retry(octx, "open step output stream", func() error {
+		var err error
+		stream, err = ss.StepOutput(sctx)
+		return err
+	})
+	ocancel()
 	if err != nil {
 		cancel()
 		return fmt.Errorf("agent: step %d.%d: open output stream: %w", so.GetJobId(), so.GetStepId(), err)

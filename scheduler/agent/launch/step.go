@@ -211,6 +211,14 @@ func (sr *StepRunner) KillJob(jobID uint64) {
 	}
 }
 
+// Has reports whether a step runs on this node.
+func (sr *StepRunner) Has(jobID uint64, stepID uint32) bool {
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	_, ok := sr.steps[stepKey{jobID, stepID}]
+	return ok
+}
+
 // Running counts the steps running on this node.
 func (sr *StepRunner) Running() int {
 	sr.mu.Lock()
