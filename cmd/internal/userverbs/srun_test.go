@@ -19,11 +19,19 @@ import (
 	"github.com/parityhpc/parity/scheduler/client"
 )
 
-const labShimArg = "__parity_userverbs_shim__"
+const (
+	labShimArg = "__parity_userverbs_shim__"
+	// srunArg makes the test binary act as srun, for batch scripts.
+	srunArg = "__parity_userverbs_srun__"
+)
 
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == labShimArg {
 		os.Exit(shim.Main(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == srunArg {
+		root := testRoot(realUserEnv(), os.Stdout, os.Stderr)
+		os.Exit(Execute(context.Background(), root, append([]string{"srun"}, os.Args[2:]...), os.Stderr))
 	}
 	os.Exit(m.Run())
 }
@@ -168,6 +176,27 @@ func TestSrunAndSallocEndToEnd(t *testing.T) {
 	}
 	cl.CancelJob(ctx, id)
 
+	// A batch script's srun finds its allocation by $SLURM_JOB_ID and runs
+	// a step on every node; the script goes on with the step's status.
+	srunBin := filepath.Join(work, "srun-test")
+	copyExecutable(t, exe, srunBin)
+	script := "#!/bin/sh\n" + srunBin + " " + srunArg + " -l sh -c 'echo batch step $SLURM_STEP_ID on $SLURMD_NODENAME'\necho srun exit $?\n"
+	bid, err := cl.Submit(ctx, &pb.JobSpec{Name: "batch-srun", Account: cluster.ExemptAccount, Nodes: 2, Ntasks: 2, MemPerNodeMb: 256,
+		TimeLimitSeconds: 600, Script: script, Workdir: work, Output: filepath.Join(work, "batch-srun.out"),
+		Env: map[string]string{"PATH": "/usr/bin:/bin", client.EnvToken: tok, client.EnvController: c.Addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := waitEnded(t, cl, bid); j.GetState() != "COMPLETED" || len(j.GetSteps()) != 1 || j.GetSteps()[0].GetState() != "COMPLETED" {
+		t.Errorf("batch job calling srun: %s, steps %v", j.GetState(), j.GetSteps())
+	}
+	got, _ := os.ReadFile(filepath.Join(work, "batch-srun.out"))
+	for _, want := range []string{"0: batch step 0 on h100-1", "1: batch step 0 on h100-2", "srun exit 0"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("batch output lacks %q:\n%s", want, got)
+		}
+	}
+
 	ptyEnv := testEnv(work, vars, "echo pty-$((6*7)); [ -t 0 ] && echo is-a-tty\nexit 3\n")
 	out, errOut, code = runCLI(ptyEnv, "srun", "-N1", "--pty", "-A", cluster.ExemptAccount, "--mem=256M", "/bin/sh")
 	if !strings.Contains(out, "pty-42") || !strings.Contains(out, "is-a-tty") || code != 3 {
@@ -212,3 +241,30 @@ func mergeVars(a, b map[string]string) map[string]string {
 }
 
 func strconvU(id uint64) string { return strconv.FormatUint(id, 10) }
+
+func waitEnded(t *testing.T, cl *client.Client, id uint64) *pb.Job {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		j, err := cl.GetJob(context.Background(), id, false)
+		if err == nil && j.GetEndTime() != nil && j.GetState() != "RUNNING" && j.GetState() != "PENDING" && j.GetState() != "COMPLETING" {
+			return j
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %d is %s (%v), want it ended", id, j.GetState(), err)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the controller, bounded by the deadline
+	}
+}
+
+// copyExecutable copies the test binary where a job's user can run it.
+func copyExecutable(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
