@@ -16,9 +16,11 @@ import (
 
 	"github.com/parityhpc/parity/gres"
 	"github.com/parityhpc/parity/labs/labfile"
+	"github.com/parityhpc/parity/scheduler/accounting"
 	"github.com/parityhpc/parity/scheduler/api"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/client"
+	"github.com/parityhpc/parity/scheduler/store"
 )
 
 const stepsLab = `name: steps
@@ -219,10 +221,41 @@ exit $SLURM_PROCID`
 	if want := []string{"0:FAILED:3", "1:COMPLETED:0"}; !slices.Equal(states, want) {
 		t.Errorf("job steps %v, want %v", states, want)
 	}
+	l.waitLedgerSteps(id, []string{"0:FAILED:3", "1:COMPLETED:0"})
 	if _, err := l.cl.CancelJob(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
 	l.waitState(id, "CANCELLED")
+}
+
+// waitLedgerSteps waits until the accounting ledger holds the job's step
+// lines (sacct's JOBID.N) as "step:state:exit".
+func (l *stepLab) waitLedgerSteps(id uint64, want []string) {
+	l.t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var got []string
+		db, err := store.OpenSQLite(ctx, l.c.LedgerPath, store.Options{ReadOnly: true})
+		if err != nil {
+			l.t.Fatal(err)
+		}
+		recs, err := db.Query(ctx, accounting.Filter{})
+		db.Close()
+		for _, r := range recs {
+			if r.JobID == id && r.Step != "" {
+				got = append(got, fmt.Sprintf("%s:%s:%d", r.Step, r.State, r.ExitCode))
+			}
+		}
+		sort.Strings(got)
+		if err == nil && slices.Equal(got, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			l.t.Fatalf("ledger step lines of job %d: %v (%v), want %v", id, got, err, want)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the ledger writer, bounded by the deadline
+	}
 }
 
 // A step sees only its own GPUs: with one GPU per node, the job's other

@@ -12,10 +12,12 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/parityhpc/parity/scheduler/accounting"
 	"github.com/parityhpc/parity/scheduler/api"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
 	"github.com/parityhpc/parity/scheduler/core"
+	ledger "github.com/parityhpc/parity/scheduler/store"
 )
 
 // Decision log kinds of job steps.
@@ -272,7 +274,8 @@ func (c *Controller) finishStep(jobID uint64, stepNo uint32, state, reason strin
 		ev.Nodes, ev.Reason = upd.GetNodes(), reason
 		ev.Detail = fmt.Sprintf("step %d.%d %s, exit %d:%d", jobID, stepNo, state, exit, sig)
 		ev.Fields["step"] = strconv.FormatUint(uint64(stepNo), 10)
-		return append(c.record(ev), c.jobWrites(j)...), nil, nil
+		line := c.stepLedgerRecord(j, upd)
+		return append(c.record(ev), c.jobWrites(j)...), func() { c.sendLedger(line) }, nil
 	})
 	if err != nil {
 		c.log.Error("could not record a step's end", "job", jobID, "step", stepNo, "err", err)
@@ -358,4 +361,18 @@ func (c *Controller) expireInteractiveLocked(now time.Time) ([]write, []func()) 
 		afters = append(afters, after)
 	}
 	return ws, afters
+}
+
+// stepLedgerRecord is a step's accounting line (sacct's JOBID.N), with the
+// job's identity and the step's own times, state and nodes (c.mu held).
+func (c *Controller) stepLedgerRecord(j *job, s *pb.JobStep) ledger.JobRecord {
+	r := c.ledgerRecord(j)
+	r.Step = strconv.FormatUint(uint64(s.GetId()), 10)
+	r.Name = s.GetName()
+	r.Start, r.End = api.Time(s.GetStartTime()), api.Time(s.GetEndTime())
+	r.State, r.CancelledBy = accounting.JobState(s.GetState()), ""
+	r.ExitCode, r.ExitSignal = int(s.GetExitCode()), int(s.GetSignal())
+	r.NodeList, r.NNodes = compressHosts(s.GetNodes()), len(s.GetNodes())
+	r.GPUUUIDs, r.Usage, r.StartDecision, r.EndDecision = nil, accounting.JobUsage{}, "", ""
+	return r
 }
