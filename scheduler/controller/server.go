@@ -147,6 +147,9 @@ func New(opts Options) (*Controller, error) {
 	c.metrics = newMetrics(c)
 	c.mu.Lock()
 	err = c.reloadLocked()
+	if err == nil {
+		c.settleLostStepsLocked()
+	}
 	c.mu.Unlock()
 	if err != nil {
 		c.store.close()

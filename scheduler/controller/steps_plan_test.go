@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/core"
@@ -57,5 +58,20 @@ func TestPlanStep(t *testing.T) {
 	}
 	if _, err := planStep(nil, &pb.StepRequest{}); err == nil {
 		t.Error("a step in an empty allocation was placed")
+	}
+}
+
+func TestSettleLostSteps(t *testing.T) {
+	c := &Controller{st: newState(), now: func() time.Time { return time.Unix(100, 0) }}
+	running := &pb.JobStep{Id: 1, State: StateRunning}
+	done := &pb.JobStep{Id: 0, State: StateCompleted}
+	c.st.jobs[7] = &job{steps: []*pb.JobStep{done, running}}
+	c.settleLostStepsLocked()
+	got := c.st.jobs[7].steps
+	if got[0] != done || got[1].GetState() != StateCancelled || got[1].GetReason() != "controller restarted" || got[1].GetEndTime().GetSeconds() != 100 {
+		t.Errorf("steps after a restart: %v", got)
+	}
+	if running.GetState() != StateRunning {
+		t.Error("the record handed out before was changed in place")
 	}
 }

@@ -376,3 +376,28 @@ func (c *Controller) stepLedgerRecord(j *job, s *pb.JobStep) ledger.JobRecord {
 	r.GPUUUIDs, r.Usage, r.StartDecision, r.EndDecision = nil, accounting.JobUsage{}, "", ""
 	return r
 }
+
+// settleLostStepsLocked marks steps a previous controller left RUNNING as
+// CANCELLED (c.mu held): their srun lost its stream with that controller
+// and the agents killed them when theirs broke. The records are written
+// with the jobs' next change.
+func (c *Controller) settleLostStepsLocked() {
+	now := api.Timestamp(c.now())
+	for _, j := range c.st.jobs {
+		var steps []*pb.JobStep
+		for i, s := range j.steps {
+			if s.GetState() != StateRunning {
+				continue
+			}
+			if steps == nil {
+				steps = slices.Clone(j.steps)
+			}
+			upd := cloneStep(s)
+			upd.State, upd.Reason, upd.EndTime = StateCancelled, "controller restarted", now
+			steps[i] = upd
+		}
+		if steps != nil {
+			j.steps = steps
+		}
+	}
+}
