@@ -172,10 +172,19 @@ func (sr *StepRunner) Launch(ctx context.Context, spec StepSpec, io StepIO) (*St
 	}
 	tasks, err := st.start(cred, io)
 	if err != nil {
+		// Nothing may reach io once Launch has failed: the tasks die and
+		// their output readers end before it returns.
 		st.killAll()
 		for _, t := range tasks {
 			t.cmd.Wait()
+			t.readers.Wait()
 		}
+		st.mu.Lock()
+		if st.pty != nil {
+			st.pty.Close()
+			st.pty = nil
+		}
+		st.mu.Unlock()
 		sr.forget(st)
 		return nil, err
 	}

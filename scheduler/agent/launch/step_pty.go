@@ -1,12 +1,10 @@
 package launch
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -55,10 +53,7 @@ func forwardRaw(r io.Reader, out func([]byte)) {
 			out(append([]byte(nil), buf[:n]...))
 		}
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, syscall.EIO) {
-				return
-			}
-			return
+			return // EOF, or EIO once the terminal has no holder left
 		}
 	}
 }
