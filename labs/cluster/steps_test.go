@@ -170,14 +170,14 @@ func (l *stepLab) runStep(req *pb.StepRequest) stepRun {
 }
 
 // A step runs one task per GPU across both nodes of the allocation, each
-// with its rank, node and step environment, inside a step cgroup nested
+// with its rank, node and step environment and bound to its own GPU, inside a step cgroup nested
 // in the job's, seeing only its GPUs; srun gets the highest exit code,
 // and the job's record lists the step.
 func TestStepRunsTasksAcrossTheAllocation(t *testing.T) {
 	l := upStepLab(t)
 	id := l.allocate(false)
 	script := `echo "rank=$SLURM_PROCID local=$SLURM_LOCALID node=$SLURM_NODEID ntasks=$SLURM_NTASKS step=$SLURM_STEP_ID host=$SLURMD_NODENAME nodes=$SLURM_STEP_NODELIST gpus=$CUDA_VISIBLE_DEVICES"
-grep -E 'cpuset|devices' /proc/self/cgroup | head -1
+grep -E ':devices:|^0::' /proc/self/cgroup | head -1
 exit $SLURM_PROCID`
 	run := l.runStep(&pb.StepRequest{JobId: id, Argv: []string{"/bin/sh", "-c", script}, Ntasks: 4, GpusPerTask: 1,
 		Env: map[string]string{"PATH": "/usr/bin:/bin"}})
@@ -190,12 +190,14 @@ exit $SLURM_PROCID`
 			t.Fatalf("task %d printed nothing; all output: %v", rank, run.lines)
 		}
 		node := rank / 2
-		want := fmt.Sprintf("rank=%d local=%d node=%d ntasks=4 step=0 host=h100-%d nodes=h100-[1-2] gpus=0,1", rank, rank%2, node, node+1)
+		// --gpus-per-task binds each task to its own GPU, the only one
+		// its task group lets it see, so CUDA numbers it 0.
+		want := fmt.Sprintf("rank=%d local=%d node=%d ntasks=4 step=0 host=h100-%d nodes=h100-[1-2] gpus=0", rank, rank%2, node, node+1)
 		if lines[0] != want {
 			t.Errorf("task %d env line\n got %q\nwant %q", rank, lines[0], want)
 		}
 		if l.c.Isolation {
-			if len(lines) < 2 || !strings.Contains(lines[1], fmt.Sprintf("/job_%d/step_0", id)) {
+			if len(lines) < 2 || !strings.Contains(lines[1], fmt.Sprintf("/job_%d/step_0/task_%d", id, rank)) {
 				t.Errorf("task %d is not in the step's group under the job's: %v", rank, lines)
 			}
 		}
@@ -284,6 +286,16 @@ func TestStepDevicesAreASubsetOfTheJobs(t *testing.T) {
 	got := strings.Join(run.lines[0], "\n")
 	if !strings.Contains(got, paths[0]+" No such device") || !strings.Contains(got, paths[1]+" not permitted") {
 		t.Errorf("device probe in a 1-GPU step:\n%s\nwant %s allowed (ENXIO) and %s denied (EPERM)", got, paths[0], paths[1])
+	}
+	// Bound tasks see only their own GPU.
+	bound := l.runStep(&pb.StepRequest{JobId: id, Nodes: 1, Ntasks: 2, GpusPerTask: 1, Env: map[string]string{"PATH": "/usr/bin:/bin"},
+		Argv: append([]string{"/bin/sh", "-c", script, "probe"}, paths...)})
+	for task, own := range []int{0, 1} {
+		got := strings.Join(bound.lines[uint32(task)], "\n")
+		other := paths[1-own]
+		if !strings.Contains(got, paths[own]+" No such device") || !strings.Contains(got, other+" not permitted") {
+			t.Errorf("task %d bound to %s:\n%s\nwant its GPU allowed and %s denied", task, paths[own], got, other)
+		}
 	}
 	l.cl.CancelJob(context.Background(), id)
 }

@@ -185,10 +185,12 @@ func (a *Agent) stepSpec(ctx context.Context, so *pb.StepOrder) (launch.StepSpec
 		return launch.StepSpec{}, noop, err
 	}
 	stepPrep, err := a.prepareDevices(ctx, base, so.GetDevices())
+	ids := []string{base + ".job", base}
 	release := func() {
 		rctx := context.WithoutCancel(ctx)
-		a.releaseDevices(rctx, base+".job")
-		a.releaseDevices(rctx, base)
+		for _, id := range ids {
+			a.releaseDevices(rctx, id)
+		}
 	}
 	if err != nil {
 		release()
@@ -216,7 +218,21 @@ func (a *Agent) stepSpec(ctx context.Context, so *pb.StepOrder) (launch.StepSpec
 		rank := so.GetFirstTask() + i
 		env["SLURM_PROCID"] = strconv.FormatUint(uint64(rank), 10)
 		env["SLURM_LOCALID"] = strconv.FormatUint(uint64(i), 10)
-		spec.Tasks = append(spec.Tasks, launch.StepTask{Rank: rank, Env: env})
+		var bound []gres.DeviceFile
+		if k := int(req.GetGpusPerTask()); k > 0 && len(so.GetDevices()) >= int(i+1)*k {
+			// --gpus-per-task binds, as Slurm's does: each task sees
+			// only its own GPUs, numbered from 0 in its task group.
+			id := fmt.Sprintf("%s.%d", base, rank)
+			ids = append(ids, id)
+			p, err := a.prepareDevices(ctx, id, so.GetDevices()[int(i)*k:int(i+1)*k])
+			if err != nil {
+				release()
+				return launch.StepSpec{}, noop, err
+			}
+			maps.Copy(env, p.Env)
+			bound = append([]gres.DeviceFile{}, p.DeviceFiles...)
+		}
+		spec.Tasks = append(spec.Tasks, launch.StepTask{Rank: rank, Env: env, DeviceFiles: bound})
 	}
 	return spec, release, nil
 }

@@ -23,6 +23,10 @@ type StepTask struct {
 	Rank uint32
 	// Env is the task's complete environment.
 	Env map[string]string
+	// DeviceFiles, when not nil, bind the task to these devices (srun
+	// --gpus-per-task): it runs in a task group below the step's that
+	// allows only them.
+	DeviceFiles []gres.DeviceFile
 }
 
 // StepSpec is a job step's part on this node (srun): its tasks run the
@@ -94,7 +98,8 @@ type Step struct {
 	done   chan struct{}
 
 	mu      sync.Mutex
-	pty     *os.File // master of the first task's terminal (PTY)
+	tasks   []cgroup.Group // task groups of bound tasks
+	pty     *os.File       // master of the first task's terminal (PTY)
 	pids    []int
 	killing bool
 	exits   []TaskExit
@@ -322,6 +327,14 @@ func (sr *StepRunner) forget(st *Step) {
 	delete(sr.steps, stepKey{st.spec.JobID, st.spec.StepID})
 	sr.mu.Unlock()
 	if st.group != nil {
+		st.mu.Lock()
+		tasks := st.tasks
+		st.mu.Unlock()
+		for _, g := range tasks {
+			if err := g.Delete(); err != nil {
+				sr.log.Warn("could not remove a task group", "group", g.Path(), "err", err)
+			}
+		}
 		if err := st.group.Delete(); err != nil {
 			sr.log.Warn("could not remove a step group", "group", st.group.Path(), "err", err)
 		}

@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"syscall"
 
+	"github.com/parityhpc/parity/scheduler/agent/cgroup"
 	"github.com/parityhpc/parity/scheduler/agent/shim"
 )
 
@@ -140,12 +142,33 @@ func (st *Step) startTask(t StepTask, cred *shim.Credential, sio StepIO) (*taskP
 		}()
 	}
 	if st.group != nil {
-		if err := joinGroup(st.group.ProcsFiles(), cmd.Process.Pid); err != nil {
+		g, err := st.taskGroup(t)
+		if err != nil {
+			relW.Close()
+			return tp, nil, fmt.Errorf("launch: step %s: %w", id, err)
+		}
+		if err := joinGroup(g.ProcsFiles(), cmd.Process.Pid); err != nil {
 			relW.Close() // stage 2 exits 125 unreleased
 			return tp, nil, fmt.Errorf("launch: step %s: %w", id, err)
 		}
 	}
 	return tp, relW, nil
+}
+
+// taskGroup is the group a task joins: the step's, or for a task bound
+// to devices a task group below it that allows only those.
+func (st *Step) taskGroup(t StepTask) (cgroup.Group, error) {
+	if t.DeviceFiles == nil {
+		return st.group, nil
+	}
+	g, err := st.group.Child("task_"+strconv.FormatUint(uint64(t.Rank), 10), cgroup.Resources{Devices: cgroup.DeviceRules(t.DeviceFiles)})
+	if err != nil {
+		return nil, err
+	}
+	st.mu.Lock()
+	st.tasks = append(st.tasks, g)
+	st.mu.Unlock()
+	return g, nil
 }
 
 // taskOutputs makes a task's stdout and stderr: two pipes, or one
