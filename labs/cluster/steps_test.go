@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/parityhpc/parity/gres"
 	"github.com/parityhpc/parity/labs/labfile"
 	"github.com/parityhpc/parity/scheduler/accounting"
@@ -224,6 +227,22 @@ exit $SLURM_PROCID`
 		t.Errorf("job steps %v, want %v", states, want)
 	}
 	l.waitLedgerSteps(id, []string{"0:FAILED:3", "1:COMPLETED:0"})
+	if _, err := l.cl.EndAllocation(context.Background(), id, 0, 0); status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("EndAllocation of a batch job: %v, want FailedPrecondition", err)
+	}
+	for name, req := range map[string]*pb.StepRequest{
+		"no command":  {JobId: id},
+		"too many":    {JobId: id, Argv: []string{"true"}, Nodes: 3},
+		"unknown job": {JobId: id + 100, Argv: []string{"true"}},
+	} {
+		stream, err := l.cl.RunStep(context.Background(), req)
+		if err == nil {
+			_, err = stream.Recv()
+		}
+		if err == nil || status.Code(err) == codes.OK {
+			t.Errorf("%s: step accepted", name)
+		}
+	}
 	if _, err := l.cl.CancelJob(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
