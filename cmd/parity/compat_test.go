@@ -13,14 +13,15 @@ import (
 
 func TestSlurmCompatVerb(t *testing.T) {
 	cases := map[string]string{"sbatch": "submit", "squeue": "queue", "sinfo": "nodes", "scancel": "cancel",
-		"scontrol": "scontrol", "sprio": "prio", "sacct": "acct", "sshare": "share", "sreport": "report"}
+		"scontrol": "scontrol", "sprio": "prio", "sacct": "acct", "sshare": "share", "sreport": "report",
+		"srun": "srun", "salloc": "salloc"}
 	for name, want := range cases {
 		got, ok := slurmCompatVerb(name)
 		if !ok || got != want {
 			t.Errorf("slurmCompatVerb(%q) = %q, %v; want %q", name, got, ok, want)
 		}
 	}
-	for _, name := range []string{"parity", "parity-lite", "srun", "salloc", "SBATCH", "sbatch.sh", ""} {
+	for _, name := range []string{"parity", "parity-lite", "SBATCH", "sbatch.sh", ""} {
 		if v, ok := slurmCompatVerb(name); ok {
 			t.Errorf("slurmCompatVerb(%q) = %q, want no mapping", name, v)
 		}

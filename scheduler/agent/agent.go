@@ -86,6 +86,8 @@ type Agent struct {
 	// launch of the same job (requeued onto this node) waits for it, or
 	// the runtime would take the order for one it already has.
 	settling map[uint64]chan struct{}
+	// steps runs job steps (srun) and tracks allocations held here.
+	steps *stepState
 }
 
 // maxQueuedConditions bounds conditions kept for the next heartbeat.
@@ -120,7 +122,8 @@ func New(cfg Config) (*Agent, error) {
 		cfg.DiagnoseTimeout = 15 * time.Minute
 	}
 	return &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.Node), samples: map[string]gres.Sample{}, interval: 30 * time.Second,
-		diagnosing: map[string]bool{}, wake: make(chan struct{}, 1), settling: map[uint64]chan struct{}{}}, nil
+		diagnosing: map[string]bool{}, wake: make(chan struct{}, 1), settling: map[uint64]chan struct{}{},
+		steps: newStepState(cfg.Runtime)}, nil
 }
 
 // Run re-attaches to the node's jobs, reports ends the controller has not
@@ -202,7 +205,7 @@ func (a *Agent) running() []*pb.RunningJob {
 	for _, j := range a.cfg.Runtime.Running() {
 		out = append(out, &pb.RunningJob{JobId: j.JobID, StartTime: api.Timestamp(j.Started), Pid: int32(j.Pid)})
 	}
-	return out
+	return append(out, a.steps.heldJobs(out)...)
 }
 
 // serveOrders keeps the order stream open, re-registering when the

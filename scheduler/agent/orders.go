@@ -79,6 +79,8 @@ func (a *Agent) handle(ctx context.Context, o *pb.Order) {
 	case orderKill:
 		// The controller knows why (cancel, requeue, preemption, limit)
 		// and settles the job itself; to the runtime it is a cancel.
+		a.steps.hold(id, false)
+		a.steps.runner.KillJob(id)
 		err := a.cfg.Runtime.Terminate(ctx, id, accounting.StateCancelled)
 		if err != nil && !errors.Is(err, launch.ErrUnknownJob) {
 			a.log.Error("kill failed", "job", id, "err", err)
@@ -107,6 +109,8 @@ func (a *Agent) handle(ctx context.Context, o *pb.Order) {
 		a.log.Info("job order", "job", id, "kind", o.GetKind(), "reason", o.GetReason(), "running", err == nil)
 	case orderDiagnose:
 		a.diagnose(ctx, o.GetDevice(), int(o.GetLevel()))
+	case orderStep, orderStepKill:
+		a.handleStep(ctx, o)
 	default:
 		a.log.Warn("unknown order kind; ignored", "kind", o.GetKind(), "job", id)
 	}
@@ -119,8 +123,10 @@ func (a *Agent) launch(ctx context.Context, o *pb.LaunchOrder) error {
 	if j == nil || o.GetAlloc() == nil {
 		return fmt.Errorf("agent: launch order without job or allocation")
 	}
-	if batch := batchHost(o); batch != a.cfg.Node {
-		a.log.Info("allocation held for a job whose batch step runs elsewhere", "job", j.GetId(), "batchHost", batch)
+	if batch := batchHost(o); batch != a.cfg.Node || j.GetSpec().GetInteractive() {
+		// Held for steps (srun); an interactive job (salloc) has no batch step.
+		a.steps.hold(j.GetId(), true)
+		a.log.Info("allocation held for steps", "job", j.GetId(), "batchHost", batch, "interactive", j.GetSpec().GetInteractive())
 		return nil
 	}
 	spec, err := a.spec(ctx, o)

@@ -72,7 +72,7 @@ func (j *job) record() *pb.Job {
 		TimeLimitSeconds: int64(j.core.TimeLimit / time.Second), CancelledBy: j.cancelledBy,
 		RequeuePending: j.requeueOnEnd, HoldOnRequeue: j.holdOnEnd, FaultReason: j.faultReason, FaultState: j.faultState,
 		LastRequeueReason: j.lastRequeueReason, AdminComment: j.adminComment, Usage: j.usage,
-		StartSeq: j.startSeq, EndSeq: j.endSeq}
+		StartSeq: j.startSeq, EndSeq: j.endSeq, Steps: j.steps}
 	if len(j.core.Alloc) > 0 {
 		p.BatchHost = j.core.Alloc[0].Node
 	}
@@ -123,7 +123,7 @@ func jobFromRecord(p *pb.Job) (*job, error) {
 		restarts: p.GetRestarts(), cancelledBy: p.GetCancelledBy(), launchSent: true,
 		requeueOnEnd: p.GetRequeuePending(), holdOnEnd: p.GetHoldOnRequeue(), faultReason: p.GetFaultReason(), faultState: p.GetFaultState(),
 		lastRequeueReason: p.GetLastRequeueReason(), adminComment: p.GetAdminComment(), usage: p.GetUsage(),
-		startSeq: p.GetStartSeq(), endSeq: p.GetEndSeq()}
+		startSeq: p.GetStartSeq(), endSeq: p.GetEndSeq(), steps: p.GetSteps()}
 	j.preemptFromRecord(p)
 	if p.GetSuspendTime() != nil {
 		j.suspendedAt = api.Time(p.GetSuspendTime())

@@ -40,6 +40,8 @@ func (c *Controller) maintain(ctx context.Context) error {
 		} else {
 			ws = append(ws, uw...)
 		}
+		iw, ia := c.expireInteractiveLocked(now)
+		ws, afters = append(ws, iw...), append(afters, ia...)
 		hw, ha := c.evaluateHealthLocked(now)
 		rw, ra := c.reclaimLocked(now)
 		ws = append(append(ws, hw...), rw...)

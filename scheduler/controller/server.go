@@ -84,6 +84,8 @@ type Controller struct {
 	billing    accounting.BillingPolicy
 	ledgerCh   chan ledger.JobRecord
 	ledgerDone chan struct{}
+	// steps relay job step output from agents to srun (steps_relay.go).
+	steps stepRelays
 
 	lis      net.Listener
 	grpc     *grpc.Server
@@ -145,6 +147,9 @@ func New(opts Options) (*Controller, error) {
 	c.metrics = newMetrics(c)
 	c.mu.Lock()
 	err = c.reloadLocked()
+	if err == nil {
+		c.settleLostStepsLocked()
+	}
 	c.mu.Unlock()
 	if err != nil {
 		c.store.close()
@@ -258,6 +263,7 @@ func (c *Controller) Start(ctx context.Context) error {
 	pb.RegisterAgentServer(c.grpc, &agentService{c: c})
 	pb.RegisterReservationsServer(c.grpc, &reservationsService{c: c})
 	pb.RegisterAccountingServer(c.grpc, &accountingService{c: c})
+	pb.RegisterStepsServer(c.grpc, &stepsService{c: c})
 	ctx, c.cancel = context.WithCancel(ctx)
 	c.wg.Add(2)
 	go func() { defer c.wg.Done(); c.writer() }()

@@ -88,6 +88,8 @@ type job struct {
 	// three belong to the run and are cleared by a requeue.
 	usage            []*pb.NodeUsage
 	startSeq, endSeq uint64
+	// steps are the job's steps (srun) in id order.
+	steps []*pb.JobStep
 }
 
 // node is the in-memory record of one configured node.

@@ -27,13 +27,17 @@ func SlurmVerb(name string) (string, bool) {
 		return "scontrol", true
 	case "sprio":
 		return "prio", true
+	case "srun":
+		return "srun", true
+	case "salloc":
+		return "salloc", true
 	}
 	return "", false
 }
 
 // SlurmNames lists the Slurm names SlurmVerb serves, sorted.
 func SlurmNames() []string {
-	return []string{"sbatch", "scancel", "scontrol", "sinfo", "sprio", "squeue"}
+	return []string{"salloc", "sbatch", "scancel", "scontrol", "sinfo", "sprio", "squeue", "srun"}
 }
 
 // CompatArgs turns argv into the arguments of the root command: under a

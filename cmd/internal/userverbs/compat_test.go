@@ -53,7 +53,7 @@ func testEnv(dir string, vars map[string]string, stdin string) userEnv {
 
 func TestSlurmVerb(t *testing.T) {
 	cases := map[string]string{"sbatch": "submit", "squeue": "queue", "sinfo": "nodes", "scancel": "cancel",
-		"scontrol": "scontrol", "sprio": "prio"}
+		"scontrol": "scontrol", "sprio": "prio", "srun": "srun", "salloc": "salloc"}
 	for name, want := range cases {
 		got, ok := SlurmVerb(name)
 		if !ok || got != want {
@@ -61,7 +61,7 @@ func TestSlurmVerb(t *testing.T) {
 		}
 	}
 	// Accounting names read the ledger: the full binary serves them.
-	for _, name := range []string{"parity", "srun", "salloc", "SBATCH", "sbatch.sh", "", "sacct", "sshare", "sreport"} {
+	for _, name := range []string{"parity", "SBATCH", "sbatch.sh", "", "sacct", "sshare", "sreport"} {
 		if v, ok := SlurmVerb(name); ok {
 			t.Errorf("SlurmVerb(%q) = %q, want no mapping", name, v)
 		}

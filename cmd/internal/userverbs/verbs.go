@@ -18,6 +18,7 @@ func commandsWith(env userEnv) []*cobra.Command {
 		newCancelCmdWith(env), newUpdateCmdWith(env), newHoldCmdWith(env), newReleaseCmdWith(env),
 		newRequeueCmdWith(env), newExplainCmdWith(env), newPrioCmdWith(env), newEventsCmdWith(env),
 		newScontrolCmdWith(env), newReservationCmdWith(env), newSuspendCmdWith(env), newResumeCmdWith(env),
+		newSrunCmdWith(env), newSallocCmdWith(env),
 	}
 }
 

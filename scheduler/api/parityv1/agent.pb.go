@@ -464,7 +464,8 @@ func (x *LaunchOrder) GetTimeLimitSeconds() int64 {
 
 type Order struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// kind: "launch", "kill", "signal", "diagnose".
+	// kind: "launch", "kill", "signal", "diagnose", "step" (launch a job
+	// step's tasks here), "step_kill" (end that step here).
 	Kind   string       `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
 	JobId  uint64       `protobuf:"varint,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	Launch *LaunchOrder `protobuf:"bytes,3,opt,name=launch,proto3" json:"launch,omitempty"`
@@ -472,8 +473,11 @@ type Order struct {
 	Reason string       `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
 	// device and level: a diagnose order runs the owning driver's active
 	// check at this level on this device and reports it in a heartbeat.
-	Device        string `protobuf:"bytes,6,opt,name=device,proto3" json:"device,omitempty"`
-	Level         int32  `protobuf:"varint,7,opt,name=level,proto3" json:"level,omitempty"`
+	Device string `protobuf:"bytes,6,opt,name=device,proto3" json:"device,omitempty"`
+	Level  int32  `protobuf:"varint,7,opt,name=level,proto3" json:"level,omitempty"`
+	// step: the step a "step" or "step_kill" order is about. A high number
+	// leaves room for other additions.
+	Step          *StepOrder `protobuf:"bytes,20,opt,name=step,proto3" json:"step,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -555,6 +559,13 @@ func (x *Order) GetLevel() int32 {
 		return x.Level
 	}
 	return 0
+}
+
+func (x *Order) GetStep() *StepOrder {
+	if x != nil {
+		return x.Step
+	}
+	return nil
 }
 
 type JobEndedRequest struct {
@@ -701,7 +712,7 @@ var File_parity_v1_agent_proto protoreflect.FileDescriptor
 
 const file_parity_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x15parity/v1/agent.proto\x12\tparity.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15parity/v1/types.proto\"p\n" +
+	"\x15parity/v1/agent.proto\x12\tparity.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15parity/v1/steps.proto\x1a\x15parity/v1/types.proto\"p\n" +
 	"\n" +
 	"RunningJob\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x129\n" +
@@ -737,7 +748,7 @@ const file_parity_v1_agent_proto_rawDesc = "" +
 	"\x03job\x18\x01 \x01(\v2\x0e.parity.v1.JobR\x03job\x12*\n" +
 	"\x05alloc\x18\x02 \x01(\v2\x14.parity.v1.NodeAllocR\x05alloc\x12&\n" +
 	"\x03all\x18\x03 \x03(\v2\x14.parity.v1.NodeAllocR\x03all\x12,\n" +
-	"\x12time_limit_seconds\x18\x04 \x01(\x03R\x10timeLimitSeconds\"\xc0\x01\n" +
+	"\x12time_limit_seconds\x18\x04 \x01(\x03R\x10timeLimitSeconds\"\xea\x01\n" +
 	"\x05Order\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\x04R\x05jobId\x12.\n" +
@@ -745,7 +756,8 @@ const file_parity_v1_agent_proto_rawDesc = "" +
 	"\x06signal\x18\x04 \x01(\x05R\x06signal\x12\x16\n" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\x12\x16\n" +
 	"\x06device\x18\x06 \x01(\tR\x06device\x12\x14\n" +
-	"\x05level\x18\a \x01(\x05R\x05level\"\x81\x02\n" +
+	"\x05level\x18\a \x01(\x05R\x05level\x12(\n" +
+	"\x04step\x18\x14 \x01(\v2\x14.parity.v1.StepOrderR\x04step\"\x81\x02\n" +
 	"\x0fJobEndedRequest\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\x04R\x05jobId\x12\x1b\n" +
@@ -755,12 +767,15 @@ const file_parity_v1_agent_proto_rawDesc = "" +
 	"\bend_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\x12\x16\n" +
 	"\x06reason\x18\a \x01(\tR\x06reason\x12)\n" +
 	"\x05usage\x18\b \x01(\v2\x13.parity.v1.JobUsageR\x05usage\"\x12\n" +
-	"\x10JobEndedResponse2\x91\x02\n" +
+	"\x10JobEndedResponse2\xa3\x03\n" +
 	"\x05Agent\x12C\n" +
 	"\bRegister\x12\x1a.parity.v1.RegisterRequest\x1a\x1b.parity.v1.RegisterResponse\x12F\n" +
 	"\tHeartbeat\x12\x1b.parity.v1.HeartbeatRequest\x1a\x1c.parity.v1.HeartbeatResponse\x126\n" +
 	"\x06Orders\x12\x18.parity.v1.OrdersRequest\x1a\x10.parity.v1.Order0\x01\x12C\n" +
-	"\bJobEnded\x12\x1a.parity.v1.JobEndedRequest\x1a\x1b.parity.v1.JobEndedResponseB=Z;github.com/parityhpc/parity/scheduler/api/parityv1;parityv1b\x06proto3"
+	"\bJobEnded\x12\x1a.parity.v1.JobEndedRequest\x1a\x1b.parity.v1.JobEndedResponse\x12I\n" +
+	"\n" +
+	"StepOutput\x12\x1a.parity.v1.StepOutputChunk\x1a\x1d.parity.v1.StepOutputResponse(\x01\x12E\n" +
+	"\tStepStdin\x12\x1b.parity.v1.StepStdinRequest\x1a\x19.parity.v1.StepInputChunk0\x01B=Z;github.com/parityhpc/parity/scheduler/api/parityv1;parityv1b\x06proto3"
 
 var (
 	file_parity_v1_agent_proto_rawDescOnce sync.Once
@@ -794,7 +809,12 @@ var file_parity_v1_agent_proto_goTypes = []any{
 	(*NodeCheck)(nil),             // 15: parity.v1.NodeCheck
 	(*Job)(nil),                   // 16: parity.v1.Job
 	(*NodeAlloc)(nil),             // 17: parity.v1.NodeAlloc
-	(*JobUsage)(nil),              // 18: parity.v1.JobUsage
+	(*StepOrder)(nil),             // 18: parity.v1.StepOrder
+	(*JobUsage)(nil),              // 19: parity.v1.JobUsage
+	(*StepOutputChunk)(nil),       // 20: parity.v1.StepOutputChunk
+	(*StepStdinRequest)(nil),      // 21: parity.v1.StepStdinRequest
+	(*StepOutputResponse)(nil),    // 22: parity.v1.StepOutputResponse
+	(*StepInputChunk)(nil),        // 23: parity.v1.StepInputChunk
 }
 var file_parity_v1_agent_proto_depIdxs = []int32{
 	10, // 0: parity.v1.RunningJob.start_time:type_name -> google.protobuf.Timestamp
@@ -811,21 +831,26 @@ var file_parity_v1_agent_proto_depIdxs = []int32{
 	17, // 11: parity.v1.LaunchOrder.alloc:type_name -> parity.v1.NodeAlloc
 	17, // 12: parity.v1.LaunchOrder.all:type_name -> parity.v1.NodeAlloc
 	6,  // 13: parity.v1.Order.launch:type_name -> parity.v1.LaunchOrder
-	10, // 14: parity.v1.JobEndedRequest.end_time:type_name -> google.protobuf.Timestamp
-	18, // 15: parity.v1.JobEndedRequest.usage:type_name -> parity.v1.JobUsage
-	1,  // 16: parity.v1.Agent.Register:input_type -> parity.v1.RegisterRequest
-	3,  // 17: parity.v1.Agent.Heartbeat:input_type -> parity.v1.HeartbeatRequest
-	5,  // 18: parity.v1.Agent.Orders:input_type -> parity.v1.OrdersRequest
-	8,  // 19: parity.v1.Agent.JobEnded:input_type -> parity.v1.JobEndedRequest
-	2,  // 20: parity.v1.Agent.Register:output_type -> parity.v1.RegisterResponse
-	4,  // 21: parity.v1.Agent.Heartbeat:output_type -> parity.v1.HeartbeatResponse
-	7,  // 22: parity.v1.Agent.Orders:output_type -> parity.v1.Order
-	9,  // 23: parity.v1.Agent.JobEnded:output_type -> parity.v1.JobEndedResponse
-	20, // [20:24] is the sub-list for method output_type
-	16, // [16:20] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	18, // 14: parity.v1.Order.step:type_name -> parity.v1.StepOrder
+	10, // 15: parity.v1.JobEndedRequest.end_time:type_name -> google.protobuf.Timestamp
+	19, // 16: parity.v1.JobEndedRequest.usage:type_name -> parity.v1.JobUsage
+	1,  // 17: parity.v1.Agent.Register:input_type -> parity.v1.RegisterRequest
+	3,  // 18: parity.v1.Agent.Heartbeat:input_type -> parity.v1.HeartbeatRequest
+	5,  // 19: parity.v1.Agent.Orders:input_type -> parity.v1.OrdersRequest
+	8,  // 20: parity.v1.Agent.JobEnded:input_type -> parity.v1.JobEndedRequest
+	20, // 21: parity.v1.Agent.StepOutput:input_type -> parity.v1.StepOutputChunk
+	21, // 22: parity.v1.Agent.StepStdin:input_type -> parity.v1.StepStdinRequest
+	2,  // 23: parity.v1.Agent.Register:output_type -> parity.v1.RegisterResponse
+	4,  // 24: parity.v1.Agent.Heartbeat:output_type -> parity.v1.HeartbeatResponse
+	7,  // 25: parity.v1.Agent.Orders:output_type -> parity.v1.Order
+	9,  // 26: parity.v1.Agent.JobEnded:output_type -> parity.v1.JobEndedResponse
+	22, // 27: parity.v1.Agent.StepOutput:output_type -> parity.v1.StepOutputResponse
+	23, // 28: parity.v1.Agent.StepStdin:output_type -> parity.v1.StepInputChunk
+	23, // [23:29] is the sub-list for method output_type
+	17, // [17:23] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_parity_v1_agent_proto_init() }
@@ -833,6 +858,7 @@ func file_parity_v1_agent_proto_init() {
 	if File_parity_v1_agent_proto != nil {
 		return
 	}
+	file_parity_v1_steps_proto_init()
 	file_parity_v1_types_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{

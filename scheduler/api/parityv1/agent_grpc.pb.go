@@ -19,10 +19,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Agent_Register_FullMethodName  = "/parity.v1.Agent/Register"
-	Agent_Heartbeat_FullMethodName = "/parity.v1.Agent/Heartbeat"
-	Agent_Orders_FullMethodName    = "/parity.v1.Agent/Orders"
-	Agent_JobEnded_FullMethodName  = "/parity.v1.Agent/JobEnded"
+	Agent_Register_FullMethodName   = "/parity.v1.Agent/Register"
+	Agent_Heartbeat_FullMethodName  = "/parity.v1.Agent/Heartbeat"
+	Agent_Orders_FullMethodName     = "/parity.v1.Agent/Orders"
+	Agent_JobEnded_FullMethodName   = "/parity.v1.Agent/JobEnded"
+	Agent_StepOutput_FullMethodName = "/parity.v1.Agent/StepOutput"
+	Agent_StepStdin_FullMethodName  = "/parity.v1.Agent/StepStdin"
 )
 
 // AgentClient is the client API for Agent service.
@@ -43,6 +45,12 @@ type AgentClient interface {
 	// them idempotently (by job id and kind).
 	Orders(ctx context.Context, in *OrdersRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[Order], error)
 	JobEnded(ctx context.Context, in *JobEndedRequest, opts ...grpc.CallOption) (*JobEndedResponse, error)
+	// StepOutput streams a job step's task output and ends from this node
+	// (steps.proto); the controller relays them to the srun that runs it.
+	StepOutput(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[StepOutputChunk, StepOutputResponse], error)
+	// StepStdin streams srun's stdin to the first task of a --pty step
+	// running on this node.
+	StepStdin(ctx context.Context, in *StepStdinRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StepInputChunk], error)
 }
 
 type agentClient struct {
@@ -102,6 +110,38 @@ func (c *agentClient) JobEnded(ctx context.Context, in *JobEndedRequest, opts ..
 	return out, nil
 }
 
+func (c *agentClient) StepOutput(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[StepOutputChunk, StepOutputResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Agent_ServiceDesc.Streams[1], Agent_StepOutput_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[StepOutputChunk, StepOutputResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Agent_StepOutputClient = grpc.ClientStreamingClient[StepOutputChunk, StepOutputResponse]
+
+func (c *agentClient) StepStdin(ctx context.Context, in *StepStdinRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StepInputChunk], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Agent_ServiceDesc.Streams[2], Agent_StepStdin_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[StepStdinRequest, StepInputChunk]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Agent_StepStdinClient = grpc.ServerStreamingClient[StepInputChunk]
+
 // AgentServer is the server API for Agent service.
 // All implementations must embed UnimplementedAgentServer
 // for forward compatibility.
@@ -120,6 +160,12 @@ type AgentServer interface {
 	// them idempotently (by job id and kind).
 	Orders(*OrdersRequest, grpc.ServerStreamingServer[Order]) error
 	JobEnded(context.Context, *JobEndedRequest) (*JobEndedResponse, error)
+	// StepOutput streams a job step's task output and ends from this node
+	// (steps.proto); the controller relays them to the srun that runs it.
+	StepOutput(grpc.ClientStreamingServer[StepOutputChunk, StepOutputResponse]) error
+	// StepStdin streams srun's stdin to the first task of a --pty step
+	// running on this node.
+	StepStdin(*StepStdinRequest, grpc.ServerStreamingServer[StepInputChunk]) error
 	mustEmbedUnimplementedAgentServer()
 }
 
@@ -141,6 +187,12 @@ func (UnimplementedAgentServer) Orders(*OrdersRequest, grpc.ServerStreamingServe
 }
 func (UnimplementedAgentServer) JobEnded(context.Context, *JobEndedRequest) (*JobEndedResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method JobEnded not implemented")
+}
+func (UnimplementedAgentServer) StepOutput(grpc.ClientStreamingServer[StepOutputChunk, StepOutputResponse]) error {
+	return status.Errorf(codes.Unimplemented, "method StepOutput not implemented")
+}
+func (UnimplementedAgentServer) StepStdin(*StepStdinRequest, grpc.ServerStreamingServer[StepInputChunk]) error {
+	return status.Errorf(codes.Unimplemented, "method StepStdin not implemented")
 }
 func (UnimplementedAgentServer) mustEmbedUnimplementedAgentServer() {}
 func (UnimplementedAgentServer) testEmbeddedByValue()               {}
@@ -228,6 +280,24 @@ func _Agent_JobEnded_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Agent_StepOutput_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(AgentServer).StepOutput(&grpc.GenericServerStream[StepOutputChunk, StepOutputResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Agent_StepOutputServer = grpc.ClientStreamingServer[StepOutputChunk, StepOutputResponse]
+
+func _Agent_StepStdin_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(StepStdinRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(AgentServer).StepStdin(m, &grpc.GenericServerStream[StepStdinRequest, StepInputChunk]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Agent_StepStdinServer = grpc.ServerStreamingServer[StepInputChunk]
+
 // Agent_ServiceDesc is the grpc.ServiceDesc for Agent service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -252,6 +322,16 @@ var Agent_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "Orders",
 			Handler:       _Agent_Orders_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "StepOutput",
+			Handler:       _Agent_StepOutput_Handler,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "StepStdin",
+			Handler:       _Agent_StepStdin_Handler,
 			ServerStreams: true,
 		},
 	},

@@ -768,7 +768,10 @@ type Job struct {
 	// partitions: a pending job that may run in several partitions lists
 	// them here, best first (PriorityTier, then as given); partition is
 	// then the first, and once the job starts, the one it runs in.
-	Partitions    []string `protobuf:"bytes,44,rep,name=partitions,proto3" json:"partitions,omitempty"`
+	Partitions []string `protobuf:"bytes,44,rep,name=partitions,proto3" json:"partitions,omitempty"`
+	// steps are the job's steps (srun) in id order; a high number leaves
+	// room for other additions.
+	Steps         []*JobStep `protobuf:"bytes,90,rep,name=steps,proto3" json:"steps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1111,6 +1114,139 @@ func (x *Job) GetPartitions() []string {
 	return nil
 }
 
+func (x *Job) GetSteps() []*JobStep {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
+// JobStep is a step's record in its job (parity show job, accounting).
+type JobStep struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    uint32                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name  string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// state: RUNNING, COMPLETED, FAILED, CANCELLED.
+	State         string                 `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	Nodes         []string               `protobuf:"bytes,4,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	Ntasks        int32                  `protobuf:"varint,5,opt,name=ntasks,proto3" json:"ntasks,omitempty"`
+	StartTime     *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
+	EndTime       *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
+	ExitCode      int32                  `protobuf:"varint,8,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
+	Signal        int32                  `protobuf:"varint,9,opt,name=signal,proto3" json:"signal,omitempty"`
+	Argv          []string               `protobuf:"bytes,10,rep,name=argv,proto3" json:"argv,omitempty"`
+	Reason        string                 `protobuf:"bytes,11,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobStep) Reset() {
+	*x = JobStep{}
+	mi := &file_parity_v1_types_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobStep) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobStep) ProtoMessage() {}
+
+func (x *JobStep) ProtoReflect() protoreflect.Message {
+	mi := &file_parity_v1_types_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobStep.ProtoReflect.Descriptor instead.
+func (*JobStep) Descriptor() ([]byte, []int) {
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *JobStep) GetId() uint32 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *JobStep) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *JobStep) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *JobStep) GetNodes() []string {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
+}
+
+func (x *JobStep) GetNtasks() int32 {
+	if x != nil {
+		return x.Ntasks
+	}
+	return 0
+}
+
+func (x *JobStep) GetStartTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartTime
+	}
+	return nil
+}
+
+func (x *JobStep) GetEndTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EndTime
+	}
+	return nil
+}
+
+func (x *JobStep) GetExitCode() int32 {
+	if x != nil {
+		return x.ExitCode
+	}
+	return 0
+}
+
+func (x *JobStep) GetSignal() int32 {
+	if x != nil {
+		return x.Signal
+	}
+	return 0
+}
+
+func (x *JobStep) GetArgv() []string {
+	if x != nil {
+		return x.Argv
+	}
+	return nil
+}
+
+func (x *JobStep) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 // JobUsage is what a job consumed on one node: CPU time and peak memory
 // from its cgroup, and per-GPU aggregates of the driver's samples.
 type JobUsage struct {
@@ -1127,7 +1263,7 @@ type JobUsage struct {
 
 func (x *JobUsage) Reset() {
 	*x = JobUsage{}
-	mi := &file_parity_v1_types_proto_msgTypes[5]
+	mi := &file_parity_v1_types_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1139,7 +1275,7 @@ func (x *JobUsage) String() string {
 func (*JobUsage) ProtoMessage() {}
 
 func (x *JobUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[5]
+	mi := &file_parity_v1_types_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1152,7 +1288,7 @@ func (x *JobUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobUsage.ProtoReflect.Descriptor instead.
 func (*JobUsage) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{5}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *JobUsage) GetCpuTimeMs() int64 {
@@ -1205,7 +1341,7 @@ type GPUUsage struct {
 
 func (x *GPUUsage) Reset() {
 	*x = GPUUsage{}
-	mi := &file_parity_v1_types_proto_msgTypes[6]
+	mi := &file_parity_v1_types_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1217,7 +1353,7 @@ func (x *GPUUsage) String() string {
 func (*GPUUsage) ProtoMessage() {}
 
 func (x *GPUUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[6]
+	mi := &file_parity_v1_types_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1230,7 +1366,7 @@ func (x *GPUUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GPUUsage.ProtoReflect.Descriptor instead.
 func (*GPUUsage) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{6}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *GPUUsage) GetUuid() string {
@@ -1286,7 +1422,7 @@ type NodeUsage struct {
 
 func (x *NodeUsage) Reset() {
 	*x = NodeUsage{}
-	mi := &file_parity_v1_types_proto_msgTypes[7]
+	mi := &file_parity_v1_types_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1298,7 +1434,7 @@ func (x *NodeUsage) String() string {
 func (*NodeUsage) ProtoMessage() {}
 
 func (x *NodeUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[7]
+	mi := &file_parity_v1_types_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1311,7 +1447,7 @@ func (x *NodeUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeUsage.ProtoReflect.Descriptor instead.
 func (*NodeUsage) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{7}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *NodeUsage) GetNode() string {
@@ -1355,7 +1491,7 @@ type GPU struct {
 
 func (x *GPU) Reset() {
 	*x = GPU{}
-	mi := &file_parity_v1_types_proto_msgTypes[8]
+	mi := &file_parity_v1_types_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1367,7 +1503,7 @@ func (x *GPU) String() string {
 func (*GPU) ProtoMessage() {}
 
 func (x *GPU) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[8]
+	mi := &file_parity_v1_types_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1380,7 +1516,7 @@ func (x *GPU) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GPU.ProtoReflect.Descriptor instead.
 func (*GPU) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{8}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GPU) GetUuid() string {
@@ -1497,7 +1633,7 @@ type Node struct {
 
 func (x *Node) Reset() {
 	*x = Node{}
-	mi := &file_parity_v1_types_proto_msgTypes[9]
+	mi := &file_parity_v1_types_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1509,7 +1645,7 @@ func (x *Node) String() string {
 func (*Node) ProtoMessage() {}
 
 func (x *Node) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[9]
+	mi := &file_parity_v1_types_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1522,7 +1658,7 @@ func (x *Node) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Node.ProtoReflect.Descriptor instead.
 func (*Node) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{9}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Node) GetName() string {
@@ -1655,7 +1791,7 @@ type DeviceFile struct {
 
 func (x *DeviceFile) Reset() {
 	*x = DeviceFile{}
-	mi := &file_parity_v1_types_proto_msgTypes[10]
+	mi := &file_parity_v1_types_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1667,7 +1803,7 @@ func (x *DeviceFile) String() string {
 func (*DeviceFile) ProtoMessage() {}
 
 func (x *DeviceFile) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[10]
+	mi := &file_parity_v1_types_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1680,7 +1816,7 @@ func (x *DeviceFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeviceFile.ProtoReflect.Descriptor instead.
 func (*DeviceFile) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{10}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *DeviceFile) GetPath() string {
@@ -1716,7 +1852,7 @@ type DeviceLink struct {
 
 func (x *DeviceLink) Reset() {
 	*x = DeviceLink{}
-	mi := &file_parity_v1_types_proto_msgTypes[11]
+	mi := &file_parity_v1_types_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1728,7 +1864,7 @@ func (x *DeviceLink) String() string {
 func (*DeviceLink) ProtoMessage() {}
 
 func (x *DeviceLink) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[11]
+	mi := &file_parity_v1_types_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1741,7 +1877,7 @@ func (x *DeviceLink) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeviceLink.ProtoReflect.Descriptor instead.
 func (*DeviceLink) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{11}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *DeviceLink) GetPeer() string {
@@ -1796,7 +1932,7 @@ type Device struct {
 
 func (x *Device) Reset() {
 	*x = Device{}
-	mi := &file_parity_v1_types_proto_msgTypes[12]
+	mi := &file_parity_v1_types_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1808,7 +1944,7 @@ func (x *Device) String() string {
 func (*Device) ProtoMessage() {}
 
 func (x *Device) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[12]
+	mi := &file_parity_v1_types_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1821,7 +1957,7 @@ func (x *Device) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Device.ProtoReflect.Descriptor instead.
 func (*Device) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{12}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Device) GetUuid() string {
@@ -1940,7 +2076,7 @@ type NUMANode struct {
 
 func (x *NUMANode) Reset() {
 	*x = NUMANode{}
-	mi := &file_parity_v1_types_proto_msgTypes[13]
+	mi := &file_parity_v1_types_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1952,7 +2088,7 @@ func (x *NUMANode) String() string {
 func (*NUMANode) ProtoMessage() {}
 
 func (x *NUMANode) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[13]
+	mi := &file_parity_v1_types_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1965,7 +2101,7 @@ func (x *NUMANode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NUMANode.ProtoReflect.Descriptor instead.
 func (*NUMANode) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{13}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *NUMANode) GetId() int32 {
@@ -2003,7 +2139,7 @@ type Host struct {
 
 func (x *Host) Reset() {
 	*x = Host{}
-	mi := &file_parity_v1_types_proto_msgTypes[14]
+	mi := &file_parity_v1_types_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2015,7 +2151,7 @@ func (x *Host) String() string {
 func (*Host) ProtoMessage() {}
 
 func (x *Host) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[14]
+	mi := &file_parity_v1_types_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2028,7 +2164,7 @@ func (x *Host) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Host.ProtoReflect.Descriptor instead.
 func (*Host) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{14}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Host) GetHostname() string {
@@ -2087,7 +2223,7 @@ type Inventory struct {
 
 func (x *Inventory) Reset() {
 	*x = Inventory{}
-	mi := &file_parity_v1_types_proto_msgTypes[15]
+	mi := &file_parity_v1_types_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2099,7 +2235,7 @@ func (x *Inventory) String() string {
 func (*Inventory) ProtoMessage() {}
 
 func (x *Inventory) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[15]
+	mi := &file_parity_v1_types_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2112,7 +2248,7 @@ func (x *Inventory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Inventory.ProtoReflect.Descriptor instead.
 func (*Inventory) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{15}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Inventory) GetVendor() string {
@@ -2169,7 +2305,7 @@ type Sample struct {
 
 func (x *Sample) Reset() {
 	*x = Sample{}
-	mi := &file_parity_v1_types_proto_msgTypes[16]
+	mi := &file_parity_v1_types_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2181,7 +2317,7 @@ func (x *Sample) String() string {
 func (*Sample) ProtoMessage() {}
 
 func (x *Sample) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[16]
+	mi := &file_parity_v1_types_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2194,7 +2330,7 @@ func (x *Sample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sample.ProtoReflect.Descriptor instead.
 func (*Sample) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{16}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Sample) GetUuid() string {
@@ -2283,7 +2419,7 @@ type Condition struct {
 
 func (x *Condition) Reset() {
 	*x = Condition{}
-	mi := &file_parity_v1_types_proto_msgTypes[17]
+	mi := &file_parity_v1_types_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2295,7 +2431,7 @@ func (x *Condition) String() string {
 func (*Condition) ProtoMessage() {}
 
 func (x *Condition) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[17]
+	mi := &file_parity_v1_types_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2308,7 +2444,7 @@ func (x *Condition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Condition.ProtoReflect.Descriptor instead.
 func (*Condition) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{17}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Condition) GetUuid() string {
@@ -2372,7 +2508,7 @@ type DiagnosisTest struct {
 
 func (x *DiagnosisTest) Reset() {
 	*x = DiagnosisTest{}
-	mi := &file_parity_v1_types_proto_msgTypes[18]
+	mi := &file_parity_v1_types_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2384,7 +2520,7 @@ func (x *DiagnosisTest) String() string {
 func (*DiagnosisTest) ProtoMessage() {}
 
 func (x *DiagnosisTest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[18]
+	mi := &file_parity_v1_types_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2397,7 +2533,7 @@ func (x *DiagnosisTest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiagnosisTest.ProtoReflect.Descriptor instead.
 func (*DiagnosisTest) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{18}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DiagnosisTest) GetName() string {
@@ -2435,7 +2571,7 @@ type Diagnosis struct {
 
 func (x *Diagnosis) Reset() {
 	*x = Diagnosis{}
-	mi := &file_parity_v1_types_proto_msgTypes[19]
+	mi := &file_parity_v1_types_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2447,7 +2583,7 @@ func (x *Diagnosis) String() string {
 func (*Diagnosis) ProtoMessage() {}
 
 func (x *Diagnosis) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[19]
+	mi := &file_parity_v1_types_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2460,7 +2596,7 @@ func (x *Diagnosis) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Diagnosis.ProtoReflect.Descriptor instead.
 func (*Diagnosis) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{19}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Diagnosis) GetUuid() string {
@@ -2512,7 +2648,7 @@ type NodeCheck struct {
 
 func (x *NodeCheck) Reset() {
 	*x = NodeCheck{}
-	mi := &file_parity_v1_types_proto_msgTypes[20]
+	mi := &file_parity_v1_types_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2524,7 +2660,7 @@ func (x *NodeCheck) String() string {
 func (*NodeCheck) ProtoMessage() {}
 
 func (x *NodeCheck) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[20]
+	mi := &file_parity_v1_types_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2537,7 +2673,7 @@ func (x *NodeCheck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeCheck.ProtoReflect.Descriptor instead.
 func (*NodeCheck) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{20}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *NodeCheck) GetName() string {
@@ -2591,7 +2727,7 @@ type PriorityFactors struct {
 
 func (x *PriorityFactors) Reset() {
 	*x = PriorityFactors{}
-	mi := &file_parity_v1_types_proto_msgTypes[21]
+	mi := &file_parity_v1_types_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2603,7 +2739,7 @@ func (x *PriorityFactors) String() string {
 func (*PriorityFactors) ProtoMessage() {}
 
 func (x *PriorityFactors) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[21]
+	mi := &file_parity_v1_types_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2616,7 +2752,7 @@ func (x *PriorityFactors) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PriorityFactors.ProtoReflect.Descriptor instead.
 func (*PriorityFactors) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{21}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PriorityFactors) GetTotal() float64 {
@@ -2744,7 +2880,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_parity_v1_types_proto_msgTypes[22]
+	mi := &file_parity_v1_types_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2756,7 +2892,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_types_proto_msgTypes[22]
+	mi := &file_parity_v1_types_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2769,7 +2905,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_parity_v1_types_proto_rawDescGZIP(), []int{22}
+	return file_parity_v1_types_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Event) GetSeq() uint64 {
@@ -2949,7 +3085,7 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x12\n" +
 	"\x04cpus\x18\x02 \x01(\tR\x04cpus\x12\x18\n" +
 	"\adevices\x18\x03 \x03(\tR\adevices\x12\x1b\n" +
-	"\tmemory_mb\x18\x04 \x01(\x03R\bmemoryMb\"\xf0\f\n" +
+	"\tmemory_mb\x18\x04 \x01(\x03R\bmemoryMb\"\x9a\r\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12&\n" +
@@ -3007,7 +3143,22 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\aend_seq\x18+ \x01(\x04R\x06endSeq\x12\x1e\n" +
 	"\n" +
 	"partitions\x18, \x03(\tR\n" +
-	"partitions\"\xb6\x01\n" +
+	"partitions\x12(\n" +
+	"\x05steps\x18Z \x03(\v2\x12.parity.v1.JobStepR\x05steps\"\xc4\x02\n" +
+	"\aJobStep\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\rR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
+	"\x05state\x18\x03 \x01(\tR\x05state\x12\x14\n" +
+	"\x05nodes\x18\x04 \x03(\tR\x05nodes\x12\x16\n" +
+	"\x06ntasks\x18\x05 \x01(\x05R\x06ntasks\x129\n" +
+	"\n" +
+	"start_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x125\n" +
+	"\bend_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\x12\x1b\n" +
+	"\texit_code\x18\b \x01(\x05R\bexitCode\x12\x16\n" +
+	"\x06signal\x18\t \x01(\x05R\x06signal\x12\x12\n" +
+	"\x04argv\x18\n" +
+	" \x03(\tR\x04argv\x12\x16\n" +
+	"\x06reason\x18\v \x01(\tR\x06reason\"\xb6\x01\n" +
 	"\bJobUsage\x12\x1e\n" +
 	"\vcpu_time_ms\x18\x01 \x01(\x03R\tcpuTimeMs\x12*\n" +
 	"\x11memory_peak_bytes\x18\x02 \x01(\x04R\x0fmemoryPeakBytes\x12\x1b\n" +
@@ -3205,81 +3356,85 @@ func file_parity_v1_types_proto_rawDescGZIP() []byte {
 	return file_parity_v1_types_proto_rawDescData
 }
 
-var file_parity_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_parity_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_parity_v1_types_proto_goTypes = []any{
 	(*GRESTerm)(nil),              // 0: parity.v1.GRESTerm
 	(*GRESRequest)(nil),           // 1: parity.v1.GRESRequest
 	(*JobSpec)(nil),               // 2: parity.v1.JobSpec
 	(*NodeAlloc)(nil),             // 3: parity.v1.NodeAlloc
 	(*Job)(nil),                   // 4: parity.v1.Job
-	(*JobUsage)(nil),              // 5: parity.v1.JobUsage
-	(*GPUUsage)(nil),              // 6: parity.v1.GPUUsage
-	(*NodeUsage)(nil),             // 7: parity.v1.NodeUsage
-	(*GPU)(nil),                   // 8: parity.v1.GPU
-	(*Node)(nil),                  // 9: parity.v1.Node
-	(*DeviceFile)(nil),            // 10: parity.v1.DeviceFile
-	(*DeviceLink)(nil),            // 11: parity.v1.DeviceLink
-	(*Device)(nil),                // 12: parity.v1.Device
-	(*NUMANode)(nil),              // 13: parity.v1.NUMANode
-	(*Host)(nil),                  // 14: parity.v1.Host
-	(*Inventory)(nil),             // 15: parity.v1.Inventory
-	(*Sample)(nil),                // 16: parity.v1.Sample
-	(*Condition)(nil),             // 17: parity.v1.Condition
-	(*DiagnosisTest)(nil),         // 18: parity.v1.DiagnosisTest
-	(*Diagnosis)(nil),             // 19: parity.v1.Diagnosis
-	(*NodeCheck)(nil),             // 20: parity.v1.NodeCheck
-	(*PriorityFactors)(nil),       // 21: parity.v1.PriorityFactors
-	(*Event)(nil),                 // 22: parity.v1.Event
-	nil,                           // 23: parity.v1.JobSpec.EnvEntry
-	nil,                           // 24: parity.v1.Device.AttributesEntry
-	nil,                           // 25: parity.v1.PriorityFactors.TresEntry
-	nil,                           // 26: parity.v1.Event.FieldsEntry
-	(*timestamppb.Timestamp)(nil), // 27: google.protobuf.Timestamp
+	(*JobStep)(nil),               // 5: parity.v1.JobStep
+	(*JobUsage)(nil),              // 6: parity.v1.JobUsage
+	(*GPUUsage)(nil),              // 7: parity.v1.GPUUsage
+	(*NodeUsage)(nil),             // 8: parity.v1.NodeUsage
+	(*GPU)(nil),                   // 9: parity.v1.GPU
+	(*Node)(nil),                  // 10: parity.v1.Node
+	(*DeviceFile)(nil),            // 11: parity.v1.DeviceFile
+	(*DeviceLink)(nil),            // 12: parity.v1.DeviceLink
+	(*Device)(nil),                // 13: parity.v1.Device
+	(*NUMANode)(nil),              // 14: parity.v1.NUMANode
+	(*Host)(nil),                  // 15: parity.v1.Host
+	(*Inventory)(nil),             // 16: parity.v1.Inventory
+	(*Sample)(nil),                // 17: parity.v1.Sample
+	(*Condition)(nil),             // 18: parity.v1.Condition
+	(*DiagnosisTest)(nil),         // 19: parity.v1.DiagnosisTest
+	(*Diagnosis)(nil),             // 20: parity.v1.Diagnosis
+	(*NodeCheck)(nil),             // 21: parity.v1.NodeCheck
+	(*PriorityFactors)(nil),       // 22: parity.v1.PriorityFactors
+	(*Event)(nil),                 // 23: parity.v1.Event
+	nil,                           // 24: parity.v1.JobSpec.EnvEntry
+	nil,                           // 25: parity.v1.Device.AttributesEntry
+	nil,                           // 26: parity.v1.PriorityFactors.TresEntry
+	nil,                           // 27: parity.v1.Event.FieldsEntry
+	(*timestamppb.Timestamp)(nil), // 28: google.protobuf.Timestamp
 }
 var file_parity_v1_types_proto_depIdxs = []int32{
 	0,  // 0: parity.v1.GRESRequest.per_job:type_name -> parity.v1.GRESTerm
 	0,  // 1: parity.v1.GRESRequest.per_node:type_name -> parity.v1.GRESTerm
 	0,  // 2: parity.v1.GRESRequest.per_task:type_name -> parity.v1.GRESTerm
 	1,  // 3: parity.v1.JobSpec.gres:type_name -> parity.v1.GRESRequest
-	27, // 4: parity.v1.JobSpec.begin:type_name -> google.protobuf.Timestamp
-	27, // 5: parity.v1.JobSpec.deadline:type_name -> google.protobuf.Timestamp
-	23, // 6: parity.v1.JobSpec.env:type_name -> parity.v1.JobSpec.EnvEntry
+	28, // 4: parity.v1.JobSpec.begin:type_name -> google.protobuf.Timestamp
+	28, // 5: parity.v1.JobSpec.deadline:type_name -> google.protobuf.Timestamp
+	24, // 6: parity.v1.JobSpec.env:type_name -> parity.v1.JobSpec.EnvEntry
 	2,  // 7: parity.v1.Job.spec:type_name -> parity.v1.JobSpec
-	27, // 8: parity.v1.Job.submit_time:type_name -> google.protobuf.Timestamp
-	27, // 9: parity.v1.Job.eligible_time:type_name -> google.protobuf.Timestamp
-	27, // 10: parity.v1.Job.start_time:type_name -> google.protobuf.Timestamp
-	27, // 11: parity.v1.Job.end_time:type_name -> google.protobuf.Timestamp
-	27, // 12: parity.v1.Job.expected_start:type_name -> google.protobuf.Timestamp
+	28, // 8: parity.v1.Job.submit_time:type_name -> google.protobuf.Timestamp
+	28, // 9: parity.v1.Job.eligible_time:type_name -> google.protobuf.Timestamp
+	28, // 10: parity.v1.Job.start_time:type_name -> google.protobuf.Timestamp
+	28, // 11: parity.v1.Job.end_time:type_name -> google.protobuf.Timestamp
+	28, // 12: parity.v1.Job.expected_start:type_name -> google.protobuf.Timestamp
 	3,  // 13: parity.v1.Job.alloc:type_name -> parity.v1.NodeAlloc
-	27, // 14: parity.v1.Job.preempt_end:type_name -> google.protobuf.Timestamp
-	27, // 15: parity.v1.Job.suspend_time:type_name -> google.protobuf.Timestamp
-	7,  // 16: parity.v1.Job.usage:type_name -> parity.v1.NodeUsage
-	6,  // 17: parity.v1.JobUsage.gpus:type_name -> parity.v1.GPUUsage
-	5,  // 18: parity.v1.NodeUsage.usage:type_name -> parity.v1.JobUsage
-	27, // 19: parity.v1.Node.reason_time:type_name -> google.protobuf.Timestamp
-	8,  // 20: parity.v1.Node.gpus:type_name -> parity.v1.GPU
-	27, // 21: parity.v1.Node.last_heartbeat:type_name -> google.protobuf.Timestamp
-	10, // 22: parity.v1.Device.files:type_name -> parity.v1.DeviceFile
-	11, // 23: parity.v1.Device.links:type_name -> parity.v1.DeviceLink
-	24, // 24: parity.v1.Device.attributes:type_name -> parity.v1.Device.AttributesEntry
-	13, // 25: parity.v1.Host.numa:type_name -> parity.v1.NUMANode
-	12, // 26: parity.v1.Inventory.devices:type_name -> parity.v1.Device
-	10, // 27: parity.v1.Inventory.shared_files:type_name -> parity.v1.DeviceFile
-	14, // 28: parity.v1.Inventory.host:type_name -> parity.v1.Host
-	27, // 29: parity.v1.Sample.time:type_name -> google.protobuf.Timestamp
-	27, // 30: parity.v1.Condition.time:type_name -> google.protobuf.Timestamp
-	18, // 31: parity.v1.Diagnosis.tests:type_name -> parity.v1.DiagnosisTest
-	27, // 32: parity.v1.Diagnosis.time:type_name -> google.protobuf.Timestamp
-	27, // 33: parity.v1.NodeCheck.time:type_name -> google.protobuf.Timestamp
-	25, // 34: parity.v1.PriorityFactors.tres:type_name -> parity.v1.PriorityFactors.TresEntry
-	27, // 35: parity.v1.Event.time:type_name -> google.protobuf.Timestamp
-	21, // 36: parity.v1.Event.priority:type_name -> parity.v1.PriorityFactors
-	26, // 37: parity.v1.Event.fields:type_name -> parity.v1.Event.FieldsEntry
-	38, // [38:38] is the sub-list for method output_type
-	38, // [38:38] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	28, // 14: parity.v1.Job.preempt_end:type_name -> google.protobuf.Timestamp
+	28, // 15: parity.v1.Job.suspend_time:type_name -> google.protobuf.Timestamp
+	8,  // 16: parity.v1.Job.usage:type_name -> parity.v1.NodeUsage
+	5,  // 17: parity.v1.Job.steps:type_name -> parity.v1.JobStep
+	28, // 18: parity.v1.JobStep.start_time:type_name -> google.protobuf.Timestamp
+	28, // 19: parity.v1.JobStep.end_time:type_name -> google.protobuf.Timestamp
+	7,  // 20: parity.v1.JobUsage.gpus:type_name -> parity.v1.GPUUsage
+	6,  // 21: parity.v1.NodeUsage.usage:type_name -> parity.v1.JobUsage
+	28, // 22: parity.v1.Node.reason_time:type_name -> google.protobuf.Timestamp
+	9,  // 23: parity.v1.Node.gpus:type_name -> parity.v1.GPU
+	28, // 24: parity.v1.Node.last_heartbeat:type_name -> google.protobuf.Timestamp
+	11, // 25: parity.v1.Device.files:type_name -> parity.v1.DeviceFile
+	12, // 26: parity.v1.Device.links:type_name -> parity.v1.DeviceLink
+	25, // 27: parity.v1.Device.attributes:type_name -> parity.v1.Device.AttributesEntry
+	14, // 28: parity.v1.Host.numa:type_name -> parity.v1.NUMANode
+	13, // 29: parity.v1.Inventory.devices:type_name -> parity.v1.Device
+	11, // 30: parity.v1.Inventory.shared_files:type_name -> parity.v1.DeviceFile
+	15, // 31: parity.v1.Inventory.host:type_name -> parity.v1.Host
+	28, // 32: parity.v1.Sample.time:type_name -> google.protobuf.Timestamp
+	28, // 33: parity.v1.Condition.time:type_name -> google.protobuf.Timestamp
+	19, // 34: parity.v1.Diagnosis.tests:type_name -> parity.v1.DiagnosisTest
+	28, // 35: parity.v1.Diagnosis.time:type_name -> google.protobuf.Timestamp
+	28, // 36: parity.v1.NodeCheck.time:type_name -> google.protobuf.Timestamp
+	26, // 37: parity.v1.PriorityFactors.tres:type_name -> parity.v1.PriorityFactors.TresEntry
+	28, // 38: parity.v1.Event.time:type_name -> google.protobuf.Timestamp
+	22, // 39: parity.v1.Event.priority:type_name -> parity.v1.PriorityFactors
+	27, // 40: parity.v1.Event.fields:type_name -> parity.v1.Event.FieldsEntry
+	41, // [41:41] is the sub-list for method output_type
+	41, // [41:41] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_parity_v1_types_proto_init() }
@@ -3293,7 +3448,7 @@ func file_parity_v1_types_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_parity_v1_types_proto_rawDesc), len(file_parity_v1_types_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   27,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -87,7 +87,7 @@ func jobRecord(j *pb.Job, o ShowOptions) record {
 		{{"UserId", j.GetUser()}},
 		{{"Priority", strconv.FormatInt(int64(j.GetPriority()+0.5), 10)}, {"Nice", strconv.Itoa(int(s.GetNice()))}, {"Account", j.GetAccount()}, {"QOS", j.GetQos()}},
 		{{"JobState", JobState(j)}, {"Reason", reason}, {"Dependency", orNull(s.GetDependency())}},
-		{{"Requeue", b01(s.GetRequeue())}, {"Restarts", strconv.Itoa(int(j.GetRestarts()))}, {"BatchFlag", "1"}, {"Reboot", "0"},
+		{{"Requeue", b01(s.GetRequeue())}, {"Restarts", strconv.Itoa(int(j.GetRestarts()))}, {"BatchFlag", b01(!s.GetInteractive())}, {"Reboot", "0"},
 			{"ExitCode", fmt.Sprintf("%d:%d", j.GetExitCode(), j.GetExitSignal())}},
 		{{"RunTime", Clock(RunSeconds(j, o.Env))}, {"TimeLimit", limitKV(j.GetTimeLimitSeconds())}, {"TimeMin", timeMin}},
 		{{"SubmitTime", Stamp(j.GetSubmitTime(), loc, "Unknown")}, {"EligibleTime", Stamp(j.GetEligibleTime(), loc, "Unknown")}},
@@ -126,6 +126,7 @@ func jobRecord(j *pb.Job, o ShowOptions) record {
 	if c := s.GetComment(); c != "" {
 		r = append(r, []kv{{"Comment", c}})
 	}
+	r = append(r, stepLines(j, loc)...)
 	if o.Details {
 		for _, a := range j.GetAlloc() {
 			r = append(r, []kv{{"  Nodes", a.GetNode()}, {"CPU_IDs", a.GetCpus()}, {"Mem", strconv.FormatInt(a.GetMemoryMb(), 10)},

@@ -1,0 +1,135 @@
+package userverbs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/client"
+)
+
+func newSallocCmdWith(env userEnv) *cobra.Command {
+	return &cobra.Command{
+		Use:   "salloc [sbatch options] [COMMAND [ARGS...]]",
+		Short: "Obtain an allocation and run a command in it (salloc)",
+		Long: `Create an allocation with sbatch's options (-N, -n, -p, -t, --mem, --gres, …),
+wait until it is granted, then run COMMAND (default $SHELL) here, on this
+host, with SLURM_JOB_ID, SLURM_JOB_NODELIST and the other allocation variables
+set, so that srun inside it runs steps on the allocated nodes. The allocation
+is released when COMMAND exits; salloc exits with COMMAND's status.
+
+Parity's own flags (--controller, --token, --ca) may appear before COMMAND.`,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSalloc(cmd, env, args)
+		},
+	}
+}
+
+func runSalloc(cmd *cobra.Command, env userEnv, args []string) error {
+	a, err := parseSrunArgs("salloc", args)
+	if err != nil {
+		return err
+	}
+	if a.help {
+		return cmd.Help()
+	}
+	if a.label || a.pty || a.jobID != 0 {
+		return usageError("salloc", "-l/--label, --pty and --jobid are srun options")
+	}
+	argv := a.argv
+	if len(argv) == 0 {
+		sh := env.getenv("SHELL")
+		if sh == "" {
+			sh = "/bin/sh"
+		}
+		argv = []string{sh}
+	}
+	req, err := parseAllocation(env, a.opts, "true")
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("salloc: %w", err)}
+	}
+	if src := req.Sources["name"]; src == "" || src == "default" {
+		req.Name = "interactive"
+	}
+	s, err := a.client.dial(cmd, "salloc", env)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	errw := cmd.ErrOrStderr()
+	id, err := allocate(cmd.Context(), s, req, "salloc", errw)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(errw, "salloc: Granted job allocation %d\n", id)
+	j, err := s.c.GetJob(cmd.Context(), id, false)
+	if err != nil {
+		releaseAllocation(s, id, 1, "salloc", errw)
+		return s.fail(err)
+	}
+	code, runErr := runAllocated(cmd, env, argv, allocationEnv(j, s.addr))
+	releaseAllocation(s, id, code, "salloc", errw)
+	if runErr != nil {
+		return &exitError{code: code, err: fmt.Errorf("salloc: %w", runErr)}
+	}
+	if code != 0 {
+		return &exitError{code: code, err: fmt.Errorf("salloc: %s exited %d", argv[0], code)}
+	}
+	return nil
+}
+
+// allocationEnv is what salloc adds to its command's environment: the
+// job's identity and nodes (srun inside finds its allocation by them) and
+// the controller it came from.
+func allocationEnv(j *pb.Job, addr string) map[string]string {
+	id := strconv.FormatUint(j.GetId(), 10)
+	nodes := jobNodes(j)
+	v := map[string]string{"SLURM_JOB_ID": id, "SLURM_JOBID": id, "SLURM_JOB_NODELIST": nodes, "SLURM_NODELIST": nodes,
+		"SLURM_JOB_NUM_NODES": strconv.Itoa(len(j.GetAlloc())), "SLURM_NNODES": strconv.Itoa(len(j.GetAlloc())),
+		"SLURM_JOB_NAME": j.GetSpec().GetName(), "SLURM_JOB_PARTITION": j.GetPartition(), "SLURM_JOB_ACCOUNT": j.GetAccount(),
+		"SLURM_SUBMIT_DIR": j.GetSpec().GetWorkdir(), client.EnvController: addr}
+	if n := j.GetSpec().GetNtasks(); n > 0 {
+		v["SLURM_NTASKS"], v["SLURM_NPROCS"] = strconv.Itoa(int(n)), strconv.Itoa(int(n))
+	}
+	if c := j.GetSpec().GetCpusPerTask(); c > 0 {
+		v["SLURM_CPUS_PER_TASK"] = strconv.Itoa(int(c))
+	}
+	return v
+}
+
+// runAllocated runs salloc's command in the foreground with the terminal
+// and returns its exit status (128+N for a signal). An interrupt reaches
+// the command through the terminal; salloc waits for it either way.
+func runAllocated(cmd *cobra.Command, env userEnv, argv []string, add map[string]string) (int, error) {
+	c := exec.Command(argv[0], argv[1:]...)
+	c.Env = env.environ()
+	for k, v := range add {
+		c.Env = append(c.Env, k+"="+v)
+	}
+	if wd, err := env.getwd(); err == nil {
+		c.Dir = wd
+	}
+	c.Stdin, c.Stdout, c.Stderr = env.stdin, cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if f, ok := env.stdin.(*os.File); ok {
+		c.Stdin = f
+	}
+	err := c.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), nil
+		}
+		return ee.ExitCode(), nil
+	}
+	return 1, err
+}

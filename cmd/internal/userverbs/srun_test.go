@@ -1,0 +1,270 @@
+package userverbs
+
+import (
+	"context"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parityhpc/parity/labs/cluster"
+	"github.com/parityhpc/parity/labs/labfile"
+	"github.com/parityhpc/parity/scheduler/agent/shim"
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/auth"
+	"github.com/parityhpc/parity/scheduler/client"
+)
+
+const (
+	labShimArg = "__parity_userverbs_shim__"
+	// srunArg makes the test binary act as srun, for batch scripts.
+	srunArg = "__parity_userverbs_srun__"
+)
+
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == labShimArg {
+		os.Exit(shim.Main(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == srunArg {
+		root := testRoot(realUserEnv(), os.Stdout, os.Stderr)
+		os.Exit(Execute(context.Background(), root, append([]string{"srun"}, os.Args[2:]...), os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+func TestParseSrunArgs(t *testing.T) {
+	cases := []struct {
+		in          []string
+		opts, argv  []string
+		label, pty  bool
+		jobID       uint64
+		controller  string
+		errContains string
+	}{
+		{in: []string{"-N2", "-n", "4", "-l", "hostname", "-f"}, opts: []string{"-N2", "-n", "4"}, argv: []string{"hostname", "-f"}, label: true},
+		{in: []string{"--jobid=7", "--controller", "h:1", "-u", "--", "-weird"}, argv: []string{"-weird"}, jobID: 7, controller: "h:1"},
+		{in: []string{"--gpus-per-task=1", "--label", "sh", "-l"}, opts: []string{"--gpus-per-task=1"}, argv: []string{"sh", "-l"}, label: true},
+		{in: []string{"--pty", "bash"}, argv: []string{"bash"}, pty: true},
+		{in: []string{"--jobid=x", "true"}, errContains: `--jobid="x" is not a job id`},
+		{in: []string{"--controller"}, errContains: "--controller requires a value"},
+	}
+	for _, tc := range cases {
+		a, err := parseSrunArgs("srun", tc.in)
+		if tc.errContains != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.errContains) {
+				t.Errorf("%q: error %v, want %q", tc.in, err, tc.errContains)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tc.in, err)
+			continue
+		}
+		if !slices.Equal(a.opts, tc.opts) || !slices.Equal(a.argv, tc.argv) || a.label != tc.label || a.pty != tc.pty || a.jobID != tc.jobID || a.client.controller != tc.controller {
+			t.Errorf("%q: opts %q argv %q label %v job %d controller %q", tc.in, a.opts, a.argv, a.label, a.jobID, a.client.controller)
+		}
+	}
+}
+
+func TestStepRequestFromOptions(t *testing.T) {
+	env := testEnv("/work", map[string]string{"USER": "alice", "HOME": "/home/alice"}, "")
+	for _, tc := range []struct {
+		opts []string
+		want *pb.StepRequest
+	}{
+		{nil, &pb.StepRequest{}},
+		{[]string{"-N2", "-n4", "-c2", "--gpus-per-task=h100:1", "-J", "x"}, &pb.StepRequest{Nodes: 2, Ntasks: 4, CpusPerTask: 2, GpusPerTask: 1, Name: "x"}},
+		{[]string{"--ntasks-per-node=3", "--gpus-per-node=2"}, &pb.StepRequest{NtasksPerNode: 3, GpusPerNode: 2}},
+		{[]string{"-N2", "-G", "3"}, &pb.StepRequest{Nodes: 2, GpusPerNode: 2}},
+	} {
+		req, err := parseAllocation(env, tc.opts, "true")
+		if err != nil {
+			t.Fatalf("%q: %v", tc.opts, err)
+		}
+		got, err := stepRequest(env, req, 9, []string{"true"})
+		if err != nil {
+			t.Fatalf("%q: %v", tc.opts, err)
+		}
+		w := tc.want
+		if got.GetJobId() != 9 || got.GetWorkdir() != "/work" || got.GetEnv()["HOME"] != "/home/alice" || got.GetName() != w.GetName() ||
+			got.GetNodes() != w.GetNodes() || got.GetNtasks() != w.GetNtasks() || got.GetNtasksPerNode() != w.GetNtasksPerNode() ||
+			got.GetCpusPerTask() != w.GetCpusPerTask() || got.GetGpusPerTask() != w.GetGpusPerTask() || got.GetGpusPerNode() != w.GetGpusPerNode() {
+			t.Errorf("%q: got %v, want %v", tc.opts, got, w)
+		}
+	}
+}
+
+const srunLab = `name: srun
+seed: 4
+nodes:
+  - names: h100-[1-2]
+    template: dgx-h100
+    features: [h100]
+partitions:
+  - name: gpu
+    nodes: h100-[1-2]
+    default: true
+`
+
+// srun and salloc end to end against a lab with real agents: srun outside
+// an allocation makes one, labels its tasks' output and exits with their
+// highest code; srun inside a batch job's allocation runs there; salloc
+// runs its command here with the allocation's variables and releases it.
+func TestSrunAndSallocEndToEnd(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: lab agents need root to run jobs as their owner")
+	}
+	lab, err := labfile.Parse("srun", []byte(srunLab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	dir := t.TempDir()
+	exe, _ := os.Executable()
+	c, err := cluster.Up(ctx, cluster.Options{Lab: lab, Dir: dir, Shim: []string{exe, labShimArg}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Down(context.Background()) })
+	tok, err := c.Token("nobody", auth.RoleUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(dir, "work")
+	os.MkdirAll(work, 0o777)
+	for _, d := range []string{filepath.Dir(dir), dir, work} {
+		os.Chmod(d, 0o777)
+	}
+	vars := map[string]string{"USER": "nobody", "PATH": "/usr/bin:/bin", client.EnvToken: tok, client.EnvController: c.Addr}
+	env := testEnv(work, vars, "")
+
+	out, errOut, code := runCLI(env, "srun", "-N2", "-A", cluster.ExemptAccount, "--mem=256M", "-l",
+		"/bin/sh", "-c", "echo hello from $SLURM_PROCID of $SLURM_NTASKS on $SLURMD_NODENAME; exit $((SLURM_PROCID+2))")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	slices.Sort(lines)
+	if want := []string{"0: hello from 0 of 2 on h100-1", "1: hello from 1 of 2 on h100-2"}; !slices.Equal(lines, want) || code != 3 {
+		t.Errorf("srun outside an allocation: exit %d, stdout %q, stderr %q; want exit 3 and %q", code, out, errOut, want)
+	}
+	if !strings.Contains(errOut, "Relinquishing job allocation") {
+		t.Errorf("srun did not release its allocation: %q", errOut)
+	}
+
+	cl, err := c.Client(ctx, "nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	id, err := cl.Submit(ctx, &pb.JobSpec{Name: "batch", Account: cluster.ExemptAccount, Nodes: 2, Ntasks: 2, MemPerNodeMb: 256,
+		TimeLimitSeconds: 600, Script: "#!/bin/sh\nsleep 600\n", Workdir: work})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRunning(t, cl, id)
+	inside := testEnv(work, mergeVars(vars, map[string]string{"SLURM_JOB_ID": strconvU(id)}), "")
+	out, errOut, code = runCLI(inside, "srun", "-n1", "sh", "-c", "echo step $SLURM_STEP_ID of job $SLURM_JOB_ID")
+	if want := "step 0 of job " + strconvU(id) + "\n"; out != want || code != 0 {
+		t.Errorf("srun inside job %d: exit %d, stdout %q (stderr %q), want %q", id, code, out, errOut, want)
+	}
+	shown, _, _ := runCLI(env, "scontrol", "show", "job", strconvU(id))
+	if want := "Step=" + strconvU(id) + ".0 Name=sh State=COMPLETED ExitCode=0:0 NodeList=h100-1 NumTasks=1"; !strings.Contains(shown, want) {
+		t.Errorf("scontrol show job lacks %q:\n%s", want, shown)
+	}
+	cl.CancelJob(ctx, id)
+
+	// A batch script's srun finds its allocation by $SLURM_JOB_ID and runs
+	// a step on every node; the script goes on with the step's status.
+	srunBin := filepath.Join(work, "srun-test")
+	copyExecutable(t, exe, srunBin)
+	script := "#!/bin/sh\n" + srunBin + " " + srunArg + " -l sh -c 'echo batch step $SLURM_STEP_ID on $SLURMD_NODENAME'\necho srun exit $?\n"
+	bid, err := cl.Submit(ctx, &pb.JobSpec{Name: "batch-srun", Account: cluster.ExemptAccount, Nodes: 2, Ntasks: 2, MemPerNodeMb: 256,
+		TimeLimitSeconds: 600, Script: script, Workdir: work, Output: filepath.Join(work, "batch-srun.out"),
+		Env: map[string]string{"PATH": "/usr/bin:/bin", client.EnvToken: tok, client.EnvController: c.Addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := waitEnded(t, cl, bid); j.GetState() != "COMPLETED" || len(j.GetSteps()) != 1 || j.GetSteps()[0].GetState() != "COMPLETED" {
+		t.Errorf("batch job calling srun: %s, steps %v", j.GetState(), j.GetSteps())
+	}
+	got, _ := os.ReadFile(filepath.Join(work, "batch-srun.out"))
+	for _, want := range []string{"0: batch step 0 on h100-1", "1: batch step 0 on h100-2", "srun exit 0"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("batch output lacks %q:\n%s", want, got)
+		}
+	}
+
+	ptyEnv := testEnv(work, vars, "echo pty-$((6*7)); [ -t 0 ] && echo is-a-tty\nexit 3\n")
+	out, errOut, code = runCLI(ptyEnv, "srun", "-N1", "--pty", "-A", cluster.ExemptAccount, "--mem=256M", "/bin/sh")
+	if !strings.Contains(out, "pty-42") || !strings.Contains(out, "is-a-tty") || code != 3 {
+		t.Errorf("srun --pty: exit %d, stdout %q, stderr %q; want the shell to run the input on a terminal and exit 3", code, out, errOut)
+	}
+
+	out, errOut, code = runCLI(env, "salloc", "-N1", "-A", cluster.ExemptAccount, "--mem=256M",
+		"/bin/sh", "-c", "echo job=$SLURM_JOB_ID nodes=$SLURM_JOB_NODELIST; exit 4")
+	if !strings.HasPrefix(out, "job=") || !strings.Contains(out, "nodes=h100-") || code != 4 {
+		t.Errorf("salloc: exit %d, stdout %q, stderr %q; want exit 4 and the allocation's variables", code, out, errOut)
+	}
+	jobs, err := cl.ListJobs(ctx, &pb.ListJobsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		if j.GetSpec().GetInteractive() && (j.GetState() == "RUNNING" || j.GetState() == "PENDING") {
+			t.Errorf("interactive job %d is still %s after its command ended", j.GetId(), j.GetState())
+		}
+	}
+}
+
+func waitRunning(t *testing.T, cl *client.Client, id uint64) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		j, err := cl.GetJob(context.Background(), id, false)
+		if err == nil && j.GetState() == "RUNNING" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %d is %s (%v), want RUNNING", id, j.GetState(), err)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the controller, bounded by the deadline
+	}
+}
+
+func mergeVars(a, b map[string]string) map[string]string {
+	out := maps.Clone(a)
+	maps.Copy(out, b)
+	return out
+}
+
+func strconvU(id uint64) string { return strconv.FormatUint(id, 10) }
+
+func waitEnded(t *testing.T, cl *client.Client, id uint64) *pb.Job {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		j, err := cl.GetJob(context.Background(), id, false)
+		if err == nil && j.GetEndTime() != nil && j.GetState() != "RUNNING" && j.GetState() != "PENDING" && j.GetState() != "COMPLETING" {
+			return j
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %d is %s (%v), want it ended", id, j.GetState(), err)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the controller, bounded by the deadline
+	}
+}
+
+// copyExecutable copies the test binary where a job's user can run it.
+func copyExecutable(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}

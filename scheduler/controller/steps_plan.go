@@ -1,0 +1,116 @@
+package controller
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/core"
+	"github.com/parityhpc/parity/topology"
+)
+
+// stepPart is one node's share of a step: its tasks (global ranks
+// first..first+tasks-1) and the CPUs and devices they get there, a subset
+// of the job's share on that node.
+type stepPart struct {
+	alloc   int // index in the job's allocation
+	node    string
+	first   int
+	tasks   int
+	cpus    topology.CPUSet
+	devices []string
+}
+
+// planStep places a step within a job's allocation as srun does: the
+// first -N nodes (all by default), -n tasks (default: --ntasks-per-node
+// per node, else one per node) spread in blocks, -c CPUs per task and
+// --gpus-per-task / --gpus-per-node GPUs, taken in order from each node's
+// share. Unset counts give a task node's whole share. Errors name the
+// option and value that do not fit. Steps may overlap (srun --overlap).
+func planStep(alloc []core.NodeAlloc, r *pb.StepRequest) ([]stepPart, error) {
+	if len(alloc) == 0 {
+		return nil, fmt.Errorf("the job holds no nodes")
+	}
+	for _, f := range []struct {
+		name string
+		v    int32
+	}{{"nodes", r.GetNodes()}, {"ntasks", r.GetNtasks()}, {"ntasks-per-node", r.GetNtasksPerNode()},
+		{"cpus-per-task", r.GetCpusPerTask()}, {"gpus-per-node", r.GetGpusPerNode()}, {"gpus-per-task", r.GetGpusPerTask()}} {
+		if f.v < 0 {
+			return nil, fmt.Errorf("--%s=%d is negative", f.name, f.v)
+		}
+	}
+	nn := len(alloc)
+	if n := int(r.GetNodes()); n > 0 {
+		if n > nn {
+			return nil, fmt.Errorf("--nodes=%d exceeds the job's allocation of %d node(s)", n, nn)
+		}
+		nn = n
+	}
+	per := int(r.GetNtasksPerNode())
+	ntasks := int(r.GetNtasks())
+	switch {
+	case ntasks == 0 && per > 0:
+		ntasks = per * nn
+	case ntasks == 0:
+		ntasks = nn
+	case r.GetNodes() == 0 && ntasks < nn:
+		nn = ntasks // fewer tasks than nodes: one node per task
+	}
+	if per > 0 && ntasks > per*nn {
+		return nil, fmt.Errorf("--ntasks=%d does not fit --ntasks-per-node=%d on %d node(s)", ntasks, per, nn)
+	}
+	if ntasks < nn {
+		return nil, fmt.Errorf("--ntasks=%d is fewer than --nodes=%d", ntasks, nn)
+	}
+	counts := make([]int, nn)
+	for i := range counts {
+		counts[i] = ntasks / nn
+		if i < ntasks%nn {
+			counts[i]++
+		}
+		if per > 0 {
+			counts[i] = min(per, ntasks-sum(counts[:i]))
+		}
+	}
+	parts := make([]stepPart, 0, nn)
+	first := 0
+	for i, n := range counts {
+		a := alloc[i]
+		p := stepPart{alloc: i, node: a.Node, first: first, tasks: n, cpus: a.CPUs, devices: a.Devices}
+		first += n
+		if cpt := int(r.GetCpusPerTask()); cpt > 0 {
+			need := cpt * n
+			ids := a.CPUs.List()
+			if need > len(ids) {
+				return nil, fmt.Errorf("--cpus-per-task=%d × %d task(s) needs %d CPUs on %s; the job holds %d there", cpt, n, need, a.Node, len(ids))
+			}
+			p.cpus = topology.NewCPUSet(ids[:need]...)
+		}
+		need, what := len(a.Devices), ""
+		switch {
+		case r.GetGpusPerTask() > 0:
+			need, what = int(r.GetGpusPerTask())*n, fmt.Sprintf("--gpus-per-task=%d × %d task(s)", r.GetGpusPerTask(), n)
+		case r.GetGpusPerNode() > 0:
+			need, what = int(r.GetGpusPerNode()), fmt.Sprintf("--gpus-per-node=%d", r.GetGpusPerNode())
+		}
+		if need > len(a.Devices) {
+			return nil, fmt.Errorf("%s needs %d GPU(s) on %s; the job holds %d there", what, need, a.Node, len(a.Devices))
+		}
+		p.devices = a.Devices[:need]
+		parts = append(parts, p)
+	}
+	return parts, nil
+}
+
+func sum(xs []int) int {
+	t := 0
+	for _, x := range xs {
+		t += x
+	}
+	return t
+}
+
+// cloneStep copies a step record: records handed out share the old one.
+func cloneStep(s *pb.JobStep) *pb.JobStep { return proto.Clone(s).(*pb.JobStep) }

@@ -1,0 +1,77 @@
+package controller
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/core"
+	"github.com/parityhpc/parity/topology"
+)
+
+func TestPlanStep(t *testing.T) {
+	alloc := []core.NodeAlloc{
+		{Node: "n1", CPUs: topology.NewCPUSet(0, 1, 2, 3), Devices: []string{"g0", "g1"}},
+		{Node: "n2", CPUs: topology.NewCPUSet(8, 9, 10, 11), Devices: []string{"g4", "g5"}},
+	}
+	show := func(ps []stepPart) string {
+		var b []string
+		for _, p := range ps {
+			b = append(b, fmt.Sprintf("%s:%d+%d:%s:%v", p.node, p.first, p.tasks, p.cpus, p.devices))
+		}
+		return strings.Join(b, " ")
+	}
+	for _, tc := range []struct {
+		name string
+		req  *pb.StepRequest
+		want string
+		err  string
+	}{
+		{"defaults: one task per node, whole shares", &pb.StepRequest{}, "n1:0+1:0-3:[g0 g1] n2:1+1:8-11:[g4 g5]", ""},
+		{"-N1", &pb.StepRequest{Nodes: 1}, "n1:0+1:0-3:[g0 g1]", ""},
+		{"-n1 uses one node", &pb.StepRequest{Ntasks: 1}, "n1:0+1:0-3:[g0 g1]", ""},
+		{"-n3 in blocks", &pb.StepRequest{Ntasks: 3}, "n1:0+2:0-3:[g0 g1] n2:2+1:8-11:[g4 g5]", ""},
+		{"--ntasks-per-node", &pb.StepRequest{NtasksPerNode: 2}, "n1:0+2:0-3:[g0 g1] n2:2+2:8-11:[g4 g5]", ""},
+		{"-n3 --ntasks-per-node=2 fills nodes", &pb.StepRequest{Ntasks: 3, NtasksPerNode: 2}, "n1:0+2:0-3:[g0 g1] n2:2+1:8-11:[g4 g5]", ""},
+		{"-c and gpus per task", &pb.StepRequest{Ntasks: 2, CpusPerTask: 2, GpusPerTask: 1}, "n1:0+1:0-1:[g0] n2:1+1:8-9:[g4]", ""},
+		{"--gpus-per-node", &pb.StepRequest{GpusPerNode: 1}, "n1:0+1:0-3:[g0] n2:1+1:8-11:[g4]", ""},
+		{"too many nodes", &pb.StepRequest{Nodes: 3}, "", "--nodes=3 exceeds the job's allocation of 2 node(s)"},
+		{"too many cpus", &pb.StepRequest{Ntasks: 2, CpusPerTask: 5}, "", "--cpus-per-task=5 × 1 task(s) needs 5 CPUs on n1; the job holds 4 there"},
+		{"too many gpus", &pb.StepRequest{GpusPerNode: 3}, "", "--gpus-per-node=3 needs 3 GPU(s) on n1; the job holds 2 there"},
+		{"tasks do not fit per node", &pb.StepRequest{Ntasks: 5, NtasksPerNode: 2}, "", "--ntasks=5 does not fit --ntasks-per-node=2 on 2 node(s)"},
+		{"fewer tasks than nodes", &pb.StepRequest{Ntasks: 1, Nodes: 2}, "", "--ntasks=1 is fewer than --nodes=2"},
+		{"negative", &pb.StepRequest{CpusPerTask: -1}, "", "--cpus-per-task=-1 is negative"},
+	} {
+		got, err := planStep(alloc, tc.req)
+		switch {
+		case tc.err != "":
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%s: error %v, want %q", tc.name, err, tc.err)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case show(got) != tc.want:
+			t.Errorf("%s: got %s, want %s", tc.name, show(got), tc.want)
+		}
+	}
+	if _, err := planStep(nil, &pb.StepRequest{}); err == nil {
+		t.Error("a step in an empty allocation was placed")
+	}
+}
+
+func TestSettleLostSteps(t *testing.T) {
+	c := &Controller{st: newState(), now: func() time.Time { return time.Unix(100, 0) }}
+	running := &pb.JobStep{Id: 1, State: StateRunning}
+	done := &pb.JobStep{Id: 0, State: StateCompleted}
+	c.st.jobs[7] = &job{steps: []*pb.JobStep{done, running}}
+	c.settleLostStepsLocked()
+	got := c.st.jobs[7].steps
+	if got[0] != done || got[1].GetState() != StateCancelled || got[1].GetReason() != "controller restarted" || got[1].GetEndTime().GetSeconds() != 100 {
+		t.Errorf("steps after a restart: %v", got)
+	}
+	if running.GetState() != StateRunning {
+		t.Error("the record handed out before was changed in place")
+	}
+}
