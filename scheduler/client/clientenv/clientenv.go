@@ -73,3 +73,18 @@ func ResolveAddr(flag string) string {
 	}
 	return DefaultAddr
 }
+
+// Hint says what a person can do about a refused or failed call, by the
+// gRPC code's name ("Unauthenticated", ...) as the controller reports it
+// over gRPC and HTTP alike; "" when there is nothing to add.
+func Hint(code, addr string) string {
+	switch code {
+	case "Unauthenticated":
+		return "hint: the controller did not accept your token (missing, expired or from another cluster); an admin makes one with `parity token create --user NAME`; pass it with --token, $" + EnvToken + " or ~/.config/parity/token"
+	case "PermissionDenied":
+		return "hint: your token's role does not allow this: users act on their own jobs only; draining nodes and acting on others' jobs need an operator or admin token"
+	case "Unavailable", "DeadlineExceeded":
+		return "hint: is the controller running at " + addr + "? set --controller or $" + EnvController
+	}
+	return ""
+}

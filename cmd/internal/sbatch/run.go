@@ -1,0 +1,134 @@
+package sbatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/parityhpc/parity/scheduler/api/jsonapi"
+	"github.com/parityhpc/parity/scheduler/client/clientenv"
+	"github.com/parityhpc/parity/scheduler/client/jsonsubmit"
+	"github.com/parityhpc/parity/scheduler/jobspec"
+)
+
+// Usage is the lean sbatch's usage line.
+const Usage = "Usage:\n  sbatch [sbatch options] [SCRIPT [ARGS...]]\n\n"
+
+// stampLayout is how times are printed (format.TimeLayout, Slurm's).
+const stampLayout = "2006-01-02T15:04:05"
+
+// Waiter runs a submission this package does not serve (sbatch --wait,
+// which polls the job over gRPC) in a program that does, with the same
+// arguments; req is the parsed request (its script, when it came from
+// standard input, has been read already). It returns the exit status.
+type Waiter func(ctx context.Context, args []string, req *jobspec.Request) int
+
+// Run is `sbatch ARGS` (args without the program name) over the
+// controller's HTTP/JSON endpoint: it prints what `parity submit` prints
+// and returns the exit status. --wait goes to wait.
+func Run(ctx context.Context, args []string, env Env, stdout, stderr io.Writer, wait Waiter) int {
+	f, rest, help, err := SplitArgs(args)
+	if err != nil {
+		return report(stderr, 1, fmt.Errorf("submit: %w", err))
+	}
+	if help {
+		if _, err := io.WriteString(stdout, Usage+Help+"\n"); err != nil {
+			return 1
+		}
+		return 0
+	}
+	code := ExitCode(env.Getenv)
+	req, err := Parse(env, rest)
+	if err != nil {
+		return report(stderr, code, fmt.Errorf("submit: %w", err))
+	}
+	for _, w := range req.Warnings {
+		fmt.Fprintf(stderr, "parity: submit: warning: %s\n", w)
+	}
+	if req.ParseOnly {
+		if err := WriteParseOnly(stdout, req, f.JSON); err != nil {
+			return report(stderr, 1, err)
+		}
+		return 0
+	}
+	if req.Wait {
+		return wait(ctx, args, req)
+	}
+	if err := submit(ctx, env, f, req, stdout); err != nil {
+		return report(stderr, code, err)
+	}
+	return 0
+}
+
+// report prints err as every verb does and returns code.
+func report(stderr io.Writer, code int, err error) int {
+	fmt.Fprintln(stderr, "parity:", err)
+	return code
+}
+
+// submit posts req and prints the answer.
+func submit(ctx context.Context, env Env, f Flags, req *jobspec.Request, out io.Writer) error {
+	token := f.Token
+	if token == "" {
+		token = env.Getenv(clientenv.EnvToken)
+	}
+	tok, err := clientenv.ResolveToken(token)
+	if err != nil {
+		return fmt.Errorf("submit: %w", err)
+	}
+	addr := f.Controller
+	if addr == "" {
+		addr = env.Getenv(clientenv.EnvController)
+	}
+	addr = clientenv.ResolveAddr(addr)
+	ca := f.CA
+	if ca == "" {
+		ca = env.Getenv(clientenv.EnvCA)
+	}
+	c, err := jsonsubmit.New(addr, tok, ca)
+	if err != nil {
+		return fmt.Errorf("submit: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, jsonsubmit.DefaultTimeout)
+	defer cancel()
+	resp, raw, err := c.Submit(ctx, &jsonapi.SubmitRequest{Spec: jsonapi.FromRequest(req), TestOnly: req.TestOnly})
+	if err != nil {
+		return callError(err, addr)
+	}
+	switch {
+	case f.JSON:
+		err = WriteJSON(out, json.RawMessage(raw))
+	case req.TestOnly:
+		msg := resp.Message
+		if resp.ExpectedStart != nil {
+			msg += "; expected to start at " + resp.ExpectedStart.In(env.Loc).Format(stampLayout)
+		}
+		_, err = fmt.Fprintln(out, msg)
+	case req.Parsable:
+		_, err = fmt.Fprintln(out, resp.JobID)
+	case !req.Quiet:
+		_, err = fmt.Fprintln(out, resp.Message)
+	}
+	return err
+}
+
+// callError is the controller's message with a hint, as the gRPC verbs
+// print it.
+func callError(err error, addr string) error {
+	code := "Unknown"
+	var refused *jsonsubmit.Error
+	var down *jsonsubmit.UnavailableError
+	switch {
+	case errors.As(err, &refused):
+		code = refused.Code
+	case errors.As(err, &down), errors.Is(err, context.DeadlineExceeded):
+		code = "Unavailable"
+	}
+	msg := err.Error()
+	if hint := clientenv.Hint(code, addr); hint != "" {
+		msg += "\n" + hint
+	}
+	return fmt.Errorf("submit: %s", msg)
+}
