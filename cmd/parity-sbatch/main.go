@@ -6,9 +6,11 @@
 // submission. `parity install-compat` links sbatch to it when it sits
 // beside parity. Invoked as sbatch every argument is sbatch's; under any
 // other name a leading "submit" is dropped, so `parity-sbatch submit ...`
-// works as `parity submit ...` does. --wait (which polls the job) runs
-// parity-lite, else parity, from this binary's directory with the same
-// arguments.
+// works as `parity submit ...` does. --wait (which polls the job) and a
+// controller that serves TLS (--ca or $PARITY_CA; the lean client speaks
+// plain TCP only, crypto/tls alone would cost a few milliseconds a
+// process) run parity-lite, else parity, from this binary's directory
+// with the same arguments.
 package main
 
 import (
@@ -30,7 +32,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	w := waiter{dir: selfDir, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
-	code := sbatch.Run(ctx, args(os.Args), sbatch.RealEnv(), os.Stdout, os.Stderr, w.wait)
+	code := sbatch.Run(ctx, args(os.Args), sbatch.RealEnv(), os.Stdout, os.Stderr, w.handOff)
 	stop()
 	os.Exit(code)
 }
@@ -48,19 +50,20 @@ func args(argv []string) []string {
 	return rest
 }
 
-// waiter runs --wait in parity-lite or parity from dir, which serve it.
+// waiter runs what the lean sbatch hands off (--wait, TLS) in parity-lite
+// or parity from dir, which serve it.
 type waiter struct {
 	dir            func() (string, error)
 	stdin          io.Reader
 	stdout, stderr io.Writer
 }
 
-// wait runs `sbatch ARGS` in the first of parity-lite and parity found
-// and returns its exit status.
-func (w waiter) wait(ctx context.Context, args []string, req *jobspec.Request) int {
+// handOff runs `sbatch ARGS` in the first of parity-lite and parity
+// found and returns its exit status.
+func (w waiter) handOff(ctx context.Context, args []string, req *jobspec.Request) int {
 	full, err := w.find("parity-lite", "parity")
 	if err != nil {
-		fmt.Fprintln(w.stderr, "parity: submit: --wait:", err)
+		fmt.Fprintln(w.stderr, "parity: submit:", err)
 		return sbatch.ExitCode(os.Getenv)
 	}
 	stdin := w.stdin
@@ -78,7 +81,7 @@ func (w waiter) run(ctx context.Context, path string, args []string, stdin io.Re
 	cmd.Args[0] = "sbatch"
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, w.stdout, w.stderr
 	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(w.stderr, "parity: submit: --wait: run %s: %v\n", path, err)
+		fmt.Fprintf(w.stderr, "parity: submit: run %s: %v\n", path, err)
 		return 1
 	}
 	sigs := make(chan os.Signal, 2)
@@ -103,7 +106,7 @@ func (w waiter) run(ctx context.Context, path string, args []string, stdin io.Re
 				return 1
 			}
 			if err != nil {
-				fmt.Fprintf(w.stderr, "parity: submit: --wait: %s: %v\n", path, err)
+				fmt.Fprintf(w.stderr, "parity: submit: %s: %v\n", path, err)
 				return 1
 			}
 			return 0
@@ -123,7 +126,7 @@ func (w waiter) find(names ...string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("needs parity-lite or parity in %s to poll the job", dir)
+	return "", fmt.Errorf("--wait and TLS (--ca, $PARITY_CA) need parity-lite or parity in %s", dir)
 }
 
 // selfDir is this binary's directory, after following its symlinks (as

@@ -50,7 +50,7 @@ func TestLeanImports(t *testing.T) {
 	}
 	pkgs := strings.Fields(string(out))
 	heavy := []string{"google.golang.org/grpc", "google.golang.org/protobuf", "google.golang.org/genproto", "golang.org/x/net",
-		"github.com/spf13/", "gopkg.in/yaml", "go.yaml.in/", "github.com/parityhpc/parity/scheduler/api/parityv1",
+		"github.com/spf13/", "gopkg.in/yaml", "go.yaml.in/", "crypto/tls", "net/http", "github.com/parityhpc/parity/scheduler/api/parityv1",
 		"github.com/parityhpc/parity/scheduler/controller", "github.com/parityhpc/parity/scheduler/client/format"}
 	for _, pkg := range pkgs {
 		for _, h := range heavy {
@@ -92,7 +92,7 @@ func TestWaitHandsToParity(t *testing.T) {
 		{name: "parity when alone", bins: []string{"parity"}, req: &jobspec.Request{Wrap: "x"}, code: 3, out: "parity -W job.sh\n"},
 		{name: "script from stdin is given again", bins: []string{"parity-lite"}, req: &jobspec.Request{Script: []byte("#!/bin/sh\nhostname\n")},
 			stdin: "", code: 3, out: "parity-lite -W job.sh\n#!/bin/sh\nhostname\n"},
-		{name: "neither", code: 1, errPart: "needs parity-lite or parity in"},
+		{name: "neither", code: 1, errPart: "need parity-lite or parity in"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -106,7 +106,7 @@ func TestWaitHandsToParity(t *testing.T) {
 			if req == nil {
 				req = &jobspec.Request{ScriptPath: "job.sh"}
 			}
-			code := w.wait(context.Background(), []string{"-W", "job.sh"}, req)
+			code := w.handOff(context.Background(), []string{"-W", "job.sh"}, req)
 			if code != c.code || out.String() != c.out || !strings.Contains(errb.String(), c.errPart) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want %d, %q, %q", code, out.String(), errb.String(), c.code, c.out, c.errPart)
 			}

@@ -19,16 +19,18 @@ const Usage = "Usage:\n  sbatch [sbatch options] [SCRIPT [ARGS...]]\n\n"
 // stampLayout is how times are printed (format.TimeLayout, Slurm's).
 const stampLayout = "2006-01-02T15:04:05"
 
-// Waiter runs a submission this package does not serve (sbatch --wait,
-// which polls the job over gRPC) in a program that does, with the same
-// arguments; req is the parsed request (its script, when it came from
+// HandOff runs a submission this package does not serve in a program
+// that does (parity-lite or parity, over gRPC), with the same arguments:
+// --wait, which polls the job, and a controller that serves TLS (--ca or
+// $PARITY_CA), which the lean client does not speak so as not to link
+// crypto/tls. req is the parsed request (its script, when it came from
 // standard input, has been read already). It returns the exit status.
-type Waiter func(ctx context.Context, args []string, req *jobspec.Request) int
+type HandOff func(ctx context.Context, args []string, req *jobspec.Request) int
 
 // Run is `sbatch ARGS` (args without the program name) over the
 // controller's HTTP/JSON endpoint: it prints what `parity submit` prints
-// and returns the exit status. --wait goes to wait.
-func Run(ctx context.Context, args []string, env Env, stdout, stderr io.Writer, wait Waiter) int {
+// and returns the exit status. --wait and TLS go to handOff.
+func Run(ctx context.Context, args []string, env Env, stdout, stderr io.Writer, handOff HandOff) int {
 	f, rest, help, err := SplitArgs(args)
 	if err != nil {
 		return report(stderr, 1, fmt.Errorf("submit: %w", err))
@@ -53,8 +55,8 @@ func Run(ctx context.Context, args []string, env Env, stdout, stderr io.Writer, 
 		}
 		return 0
 	}
-	if req.Wait {
-		return wait(ctx, args, req)
+	if req.Wait || f.CA != "" || env.Getenv(clientenv.EnvCA) != "" {
+		return handOff(ctx, args, req)
 	}
 	if err := submit(ctx, env, f, req, stdout); err != nil {
 		return report(stderr, code, err)
@@ -83,11 +85,7 @@ func submit(ctx context.Context, env Env, f Flags, req *jobspec.Request, out io.
 		addr = env.Getenv(clientenv.EnvController)
 	}
 	addr = clientenv.ResolveAddr(addr)
-	ca := f.CA
-	if ca == "" {
-		ca = env.Getenv(clientenv.EnvCA)
-	}
-	c, err := jsonsubmit.New(addr, tok, ca)
+	c, err := jsonsubmit.New(addr, tok)
 	if err != nil {
 		return fmt.Errorf("submit: %w", err)
 	}

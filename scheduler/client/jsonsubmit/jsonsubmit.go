@@ -1,22 +1,24 @@
 // Package jsonsubmit submits jobs to the controller's HTTP/JSON endpoint
 // (see scheduler/api/jsonapi): the client of the lean sbatch, which starts
 // a process per job and so must not link gRPC or protobuf, whose package
-// initialisation would cost more than the submission. It imports the
-// standard library and jsonapi only; everything else a client does goes
-// through scheduler/client (gRPC).
+// initialisation would cost more than the submission. It speaks just
+// enough HTTP/1.0 over plain TCP for one request (net/http and crypto/tls
+// would cost a few milliseconds of start-up on each process); a client of
+// a controller that serves TLS uses the gRPC client instead. It imports
+// the standard library and jsonapi only.
 package jsonsubmit
 
 import (
+	"bufio"
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"os"
+	"net"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/parityhpc/parity/scheduler/api/jsonapi"
@@ -25,39 +27,25 @@ import (
 // maxAnswer bounds what is read of an answer (they are a few hundred bytes).
 const maxAnswer = 1 << 20
 
-// Client posts submissions to one controller.
+// DefaultTimeout bounds one submission, as the user verbs bound their
+// calls (Slurm's MessageTimeout).
+const DefaultTimeout = 60 * time.Second
+
+// Client posts submissions to one controller over plain TCP.
 type Client struct {
 	addr, token string
-	scheme      string
-	hc          *http.Client
 }
 
 // New prepares a client of the controller at addr (host:port) sending
-// token; caFile, when set, is the PEM file of the CA that signed the
-// controller's certificate, and the client then speaks TLS (as the gRPC
-// client's --ca does).
-func New(addr, token, caFile string) (*Client, error) {
+// token. The token must be one line (it goes in a header).
+func New(addr, token string) (*Client, error) {
 	if addr == "" {
 		return nil, errors.New("client: empty controller address")
 	}
-	// One request per process: no proxies from the environment (the
-	// controller is on the cluster network, as for gRPC) and no pooling.
-	tr := &http.Transport{Proxy: nil, DisableKeepAlives: true, MaxResponseHeaderBytes: 64 << 10}
-	c := &Client{addr: addr, token: token, scheme: "http", hc: &http.Client{Transport: tr}}
-	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
-		if err != nil {
-			return nil, fmt.Errorf("client: --ca: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("client: --ca=%s: no PEM certificate in the file", caFile)
-		}
-		// http/1.1 by ALPN: the controller routes h2 to gRPC.
-		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
-		c.scheme = "https"
+	if strings.ContainsAny(token, "\r\n") {
+		return nil, errors.New("client: the token contains a line break")
 	}
-	return c, nil
+	return &Client{addr: addr, token: token}, nil
 }
 
 // Error is the controller's refusal: its message, the gRPC code's name
@@ -85,29 +73,16 @@ func (c *Client) Submit(ctx context.Context, req *jsonapi.SubmitRequest) (*jsona
 	if err != nil {
 		return nil, nil, fmt.Errorf("client: encode submission: %w", err)
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.scheme+"://"+c.addr+jsonapi.SubmitPath, bytes.NewReader(body))
-	if err != nil {
-		return nil, nil, fmt.Errorf("client: controller address %q: %w", c.addr, err)
-	}
-	hr.Header.Set("Content-Type", jsonapi.ContentType)
-	if c.token != "" {
-		hr.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.hc.Do(hr)
+	status, raw, err := c.post(ctx, jsonapi.SubmitPath, body)
 	if err != nil {
 		return nil, nil, &UnavailableError{Err: err}
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
-	if err != nil {
-		return nil, nil, &UnavailableError{Err: fmt.Errorf("read answer: %w", err)}
-	}
-	if resp.StatusCode != http.StatusOK {
-		var body jsonapi.Error
-		if json.Unmarshal(raw, &body) != nil || body.Message == "" {
-			body = jsonapi.Error{Code: "Unknown", Message: fmt.Sprintf("controller answered %s: %.200s", resp.Status, raw)}
+	if status != 200 {
+		var e jsonapi.Error
+		if json.Unmarshal(raw, &e) != nil || e.Message == "" {
+			e = jsonapi.Error{Code: "Unknown", Message: fmt.Sprintf("controller answered HTTP %d: %.200s", status, raw)}
 		}
-		return nil, nil, &Error{Status: resp.StatusCode, Code: body.Code, Message: body.Message}
+		return nil, nil, &Error{Status: status, Code: e.Code, Message: e.Message}
 	}
 	var out jsonapi.SubmitResponse
 	if err := json.Unmarshal(raw, &out); err != nil {
@@ -116,6 +91,88 @@ func (c *Client) Submit(ctx context.Context, req *jsonapi.SubmitRequest) (*jsona
 	return &out, raw, nil
 }
 
-// DefaultTimeout bounds one submission, as the user verbs bound their calls
-// (Slurm's MessageTimeout).
-const DefaultTimeout = 60 * time.Second
+// post sends one HTTP/1.0 request (so the answer ends with the connection
+// and is never chunked) and returns the status and body.
+func (c *Client) post(ctx context.Context, path string, body []byte) (int, []byte, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", c.addr)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		if err := conn.SetDeadline(dl); err != nil {
+			return 0, nil, err
+		}
+	}
+	// A cancelled context ends a read or write in progress.
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	var b bytes.Buffer
+	b.Grow(256 + len(body))
+	fmt.Fprintf(&b, "POST %s HTTP/1.0\r\nHost: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n", path, c.addr, jsonapi.ContentType, len(body))
+	if c.token != "" {
+		fmt.Fprintf(&b, "Authorization: Bearer %s\r\n", c.token)
+	}
+	b.WriteString("\r\n")
+	b.Write(body)
+	if _, err := conn.Write(b.Bytes()); err != nil {
+		return 0, nil, ctxErr(ctx, fmt.Errorf("send: %w", err))
+	}
+	status, raw, err := readAnswer(bufio.NewReader(conn))
+	return status, raw, ctxErr(ctx, err)
+}
+
+// ctxErr prefers the context's error to the deadline it caused.
+func ctxErr(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("%w (%w)", ctx.Err(), err)
+	}
+	return err
+}
+
+// readAnswer reads an HTTP/1.x response: the status line, the headers
+// (only Content-Length matters) and the body.
+func readAnswer(r *bufio.Reader) (int, []byte, error) {
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return 0, nil, fmt.Errorf("read answer: %w", err)
+	}
+	proto, rest, _ := strings.Cut(strings.TrimRight(line, "\r\n"), " ")
+	code, _, _ := strings.Cut(rest, " ")
+	status, err := strconv.Atoi(code)
+	if !strings.HasPrefix(proto, "HTTP/1.") || err != nil || status < 100 || status > 999 {
+		return 0, nil, fmt.Errorf("not an HTTP answer: %.80q", line)
+	}
+	length := int64(-1)
+	for {
+		h, err := r.ReadString('\n')
+		if err != nil {
+			return 0, nil, fmt.Errorf("read answer headers: %w", err)
+		}
+		h = strings.TrimRight(h, "\r\n")
+		if h == "" {
+			break
+		}
+		name, value, _ := strings.Cut(h, ":")
+		if strings.EqualFold(strings.TrimSpace(name), "Content-Length") {
+			if length, err = strconv.ParseInt(strings.TrimSpace(value), 10, 64); err != nil || length < 0 {
+				return 0, nil, fmt.Errorf("answer's Content-Length %q", value)
+			}
+		}
+	}
+	if length > maxAnswer {
+		return 0, nil, fmt.Errorf("answer of %d bytes is over %d", length, maxAnswer)
+	}
+	var body []byte
+	if length >= 0 {
+		body = make([]byte, length)
+		_, err = io.ReadFull(r, body)
+	} else {
+		body, err = io.ReadAll(io.LimitReader(r, maxAnswer))
+	}
+	if err != nil {
+		return 0, nil, fmt.Errorf("read answer body: %w", err)
+	}
+	return status, body, nil
+}
