@@ -46,21 +46,26 @@ func newConnMux(lis net.Listener, cfg *tls.Config, log *slog.Logger) *connMux {
 }
 
 // serve accepts until the listener is closed, then closes both sides.
+// Other accept errors (out of file descriptors) are retried after a pause
+// that grows to a second, as net/http and gRPC do.
 func (m *connMux) serve() {
 	defer func() {
-		err := net.ErrClosed
-		m.grpc.shut(err)
-		m.http.shut(err)
+		m.grpc.shut(net.ErrClosed)
+		m.http.shut(net.ErrClosed)
 	}()
+	var pause time.Duration
 	for {
 		conn, err := m.lis.Accept()
 		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
+			if errors.Is(err, net.ErrClosed) {
+				return
 			}
-			return
+			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
+			m.log.Warn("api accept", "err", err, "retry_in", pause)
+			time.Sleep(pause)
+			continue
 		}
+		pause = 0
 		go m.route(conn)
 	}
 }
@@ -90,12 +95,15 @@ func (m *connMux) classify(conn net.Conn) (*muxListener, net.Conn, error) {
 		if err := tc.Handshake(); err != nil {
 			return nil, nil, err
 		}
-		if tc.ConnectionState().NegotiatedProtocol == alpnGRPC {
+		switch tc.ConnectionState().NegotiatedProtocol {
+		case alpnGRPC:
 			return m.grpc, tc, nil
+		case alpnHTTP1:
+			return m.http, tc, nil
 		}
-		return m.http, tc, nil
+		conn = tc // no ALPN: tell them apart by their first bytes
 	}
-	// Four bytes tell "PRI " (HTTP/2) from any HTTP/1.1 method.
+	// Four bytes tell "PRI " (HTTP/2) from any HTTP/1.x method.
 	head := make([]byte, 4)
 	if _, err := io.ReadFull(conn, head); err != nil {
 		return nil, nil, err

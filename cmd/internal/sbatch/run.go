@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"strings"
 
 	"github.com/parityhpc/parity/scheduler/api/jsonapi"
 	"github.com/parityhpc/parity/scheduler/client/clientenv"
@@ -55,7 +57,7 @@ func Run(ctx context.Context, args []string, env Env, stdout, stderr io.Writer, 
 		}
 		return 0
 	}
-	if req.Wait || f.CA != "" || env.Getenv(clientenv.EnvCA) != "" {
+	if req.Wait || f.CA != "" || env.Getenv(clientenv.EnvCA) != "" || !plainAddr(controllerAddr(env, f)) {
 		return handOff(ctx, args, req)
 	}
 	if err := submit(ctx, env, f, req, stdout); err != nil {
@@ -80,11 +82,7 @@ func submit(ctx context.Context, env Env, f Flags, req *jobspec.Request, out io.
 	if err != nil {
 		return fmt.Errorf("submit: %w", err)
 	}
-	addr := f.Controller
-	if addr == "" {
-		addr = env.Getenv(clientenv.EnvController)
-	}
-	addr = clientenv.ResolveAddr(addr)
+	addr := controllerAddr(env, f)
 	c, err := jsonsubmit.New(addr, tok)
 	if err != nil {
 		return fmt.Errorf("submit: %w", err)
@@ -110,6 +108,27 @@ func submit(ctx context.Context, env Env, f Flags, req *jobspec.Request, out io.
 		_, err = fmt.Fprintln(out, resp.Message)
 	}
 	return err
+}
+
+// controllerAddr is where the controller is: --controller, else
+// $PARITY_CONTROLLER, else the default.
+func controllerAddr(env Env, f Flags) string {
+	addr := f.Controller
+	if addr == "" {
+		addr = env.Getenv(clientenv.EnvController)
+	}
+	return clientenv.ResolveAddr(addr)
+}
+
+// plainAddr reports whether addr is host:port, which the lean client
+// dials; gRPC's target forms ("dns:///h:p", "unix:/path") are the gRPC
+// client's to resolve.
+func plainAddr(addr string) bool {
+	if strings.Contains(addr, "/") {
+		return false
+	}
+	_, _, err := net.SplitHostPort(addr)
+	return err == nil
 }
 
 // callError is the controller's message with a hint, as the gRPC verbs

@@ -45,6 +45,8 @@ func TestRunHandsOff(t *testing.T) {
 		{name: "#SBATCH --wait from stdin", stdin: "#!/bin/sh\n#SBATCH --wait\nhostname\n", handed: true, code: 4},
 		{name: "--ca", args: []string{"--ca", "/etc/parity/ca.pem", "--wrap", "hostname"}, handed: true, code: 4},
 		{name: "PARITY_CA", args: []string{"--wrap", "hostname"}, vars: map[string]string{"PARITY_CA": "/etc/parity/ca.pem"}, handed: true, code: 4},
+		{name: "gRPC target syntax", args: []string{"--controller", "dns:///ctl.example:6817", "--wrap", "x"}, handed: true, code: 4},
+		{name: "unix socket", vars: map[string]string{"PARITY_CONTROLLER": "unix:/run/parity.sock"}, args: []string{"--wrap", "x"}, handed: true, code: 4},
 		{name: "parse-only stays", args: []string{"--ca", "/x.pem", "--parse-only", "--wrap", "hostname"}, out: "wrap"},
 		{name: "help stays", args: []string{"--ca", "/x.pem", "--help"}, out: "Usage:\n  sbatch"},
 		{name: "bad input stays", args: []string{"--ca", "/x.pem", "--time=abc", "--wrap", "x"}, code: 1},
