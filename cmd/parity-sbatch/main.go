@@ -30,11 +30,11 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// No signal handling: an interrupted submission simply ends, as
+	// sbatch's does, and os/signal's goroutine and thread would cost a
+	// little on every start (the hand-off installs its own).
 	w := waiter{dir: selfDir, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
-	code := sbatch.Run(ctx, args(os.Args), sbatch.RealEnv(), os.Stdout, os.Stderr, w.handOff)
-	stop()
-	os.Exit(code)
+	os.Exit(sbatch.Run(context.Background(), args(os.Args), sbatch.RealEnv(), os.Stdout, os.Stderr, w.handOff))
 }
 
 // args are sbatch's arguments: argv without the program name, and
@@ -94,9 +94,8 @@ func (w waiter) run(ctx context.Context, path string, args []string, stdin io.Re
 		case s := <-sigs:
 			_ = cmd.Process.Signal(s)
 		case <-ctx.Done():
-			// NotifyContext saw the signal first: pass it on once.
 			_ = cmd.Process.Signal(syscall.SIGTERM)
-			ctx = context.Background()
+			ctx = context.Background() // once
 		case err := <-done:
 			var ee *exec.ExitError
 			if errors.As(err, &ee) {
