@@ -209,13 +209,13 @@ func TestSubmitHelperProcess(t *testing.T) {
 	os.Exit(code)
 }
 
-// submitBinary finds a program that serves `parity submit`: $PARITY_BIN
-// (set it to a full parity binary to compare), else pkg (parity-lite or
-// parity-sbatch) built with the Go toolchain, else the test binary
-// through TestSubmitHelperProcess. It returns the command line prefix to
-// run.
+// submitBinary finds a program that serves `parity submit`: for
+// parity-lite's run $PARITY_BIN when set (a full parity binary, to
+// compare), else pkg (parity-lite or parity-sbatch) built with the Go
+// toolchain, else the test binary through TestSubmitHelperProcess. It
+// returns the command line prefix to run.
 func submitBinary(b *testing.B, pkg string) (prefix []string, what string) {
-	if bin := os.Getenv("PARITY_BIN"); bin != "" {
+	if bin := os.Getenv("PARITY_BIN"); bin != "" && pkg == "cmd/parity-lite" {
 		return []string{bin, "submit"}, bin
 	}
 	if goBin, err := exec.LookPath("go"); err == nil {
