@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parityhpc/parity/scheduler/client/format"
 	"github.com/parityhpc/parity/scheduler/jobspec"
 )
 
@@ -69,5 +70,13 @@ func TestRunHandsOff(t *testing.T) {
 				t.Errorf("handed %q with script %q; want %q and the script read", got, gotReq.Script, c.args)
 			}
 		})
+	}
+}
+
+// TestStampLayout: --test-only's start time prints as every verb prints
+// times (format links protobuf, so the layout is repeated here).
+func TestStampLayout(t *testing.T) {
+	if stampLayout != format.TimeLayout {
+		t.Errorf("stampLayout %q, format.TimeLayout %q", stampLayout, format.TimeLayout)
 	}
 }
