@@ -48,6 +48,9 @@ func Run(ctx context.Context, args []string, env Env, stdout, stderr io.Writer, 
 	if err != nil {
 		return report(stderr, code, fmt.Errorf("submit: %w", err))
 	}
+	if !req.ParseOnly && (req.Wait || f.CA != "" || env.Getenv(clientenv.EnvCA) != "" || !plainAddr(controllerAddr(env, f))) {
+		return handOff(ctx, args, req) // which prints the warnings
+	}
 	for _, w := range req.Warnings {
 		fmt.Fprintf(stderr, "parity: submit: warning: %s\n", w)
 	}
@@ -56,9 +59,6 @@ func Run(ctx context.Context, args []string, env Env, stdout, stderr io.Writer, 
 			return report(stderr, 1, err)
 		}
 		return 0
-	}
-	if req.Wait || f.CA != "" || env.Getenv(clientenv.EnvCA) != "" || !plainAddr(controllerAddr(env, f)) {
-		return handOff(ctx, args, req)
 	}
 	if err := submit(ctx, env, f, req, stdout); err != nil {
 		return report(stderr, code, err)

@@ -50,6 +50,7 @@ func TestRunHandsOff(t *testing.T) {
 		{name: "unix socket", vars: map[string]string{"PARITY_CONTROLLER": "unix:/run/parity.sock"}, args: []string{"--wrap", "x"}, handed: true, code: 4},
 		{name: "parse-only stays", args: []string{"--ca", "/x.pem", "--parse-only", "--wrap", "hostname"}, out: "wrap"},
 		{name: "help stays", args: []string{"--ca", "/x.pem", "--help"}, out: "Usage:\n  sbatch"},
+		{name: "warnings left to the hand-off", args: []string{"--ca", "/x.pem", "--licenses=matlab", "--wrap", "x"}, handed: true, code: 4},
 		{name: "bad input stays", args: []string{"--ca", "/x.pem", "--time=abc", "--wrap", "x"}, code: 1},
 	}
 	for _, c := range cases {
@@ -65,6 +66,9 @@ func TestRunHandsOff(t *testing.T) {
 			code := Run(context.Background(), c.args, testEnv(c.vars, c.stdin), &out, &errb, handOff)
 			if code != c.code || handed != c.handed || !strings.Contains(out.String(), c.out) {
 				t.Fatalf("exit %d, handed %q, stdout %q, stderr %q", code, got, out.String(), errb.String())
+			}
+			if c.handed && errb.Len() > 0 {
+				t.Errorf("printed %q before handing off (the other binary prints it again)", errb.String())
 			}
 			if c.handed && (!slices.Equal(got, c.args) || (c.stdin != "" && string(gotReq.Script) != c.stdin)) {
 				t.Errorf("handed %q with script %q; want %q and the script read", got, gotReq.Script, c.args)
