@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -84,12 +85,18 @@ func (c *Controller) serveSubmit(w http.ResponseWriter, r *http.Request, jobs *j
 		return
 	}
 	b, err := protojson.MarshalOptions{EmitUnpopulated: true}.Marshal(resp)
+	var out bytes.Buffer
+	if err == nil {
+		// protojson varies its spacing on purpose; answers stay byte-stable.
+		err = json.Compact(&out, b)
+	}
 	if err != nil {
 		writeHTTPError(w, status.Errorf(codes.Internal, "submit: encode answer: %v", err))
 		return
 	}
+	out.WriteByte('\n')
 	w.Header().Set("Content-Type", jsonapi.ContentType)
-	w.Write(b)
+	w.Write(out.Bytes())
 }
 
 // writeHTTPError answers with the gRPC status's message and code name and
