@@ -51,8 +51,12 @@ func slurmCommandNames() []string {
 func compatArgs(argv []string) []string { return userverbs.CompatArgs(argv, slurmCompatVerb) }
 
 // leanName is the lean user-verb binary install-compat prefers for the
-// user verbs' Slurm names when it sits beside this one.
-const leanName = "parity-lite"
+// user verbs' Slurm names when it sits beside this one; sbatchName is the
+// leaner still sbatch alone (no gRPC), preferred for sbatch.
+const (
+	leanName   = "parity-lite"
+	sbatchName = "parity-sbatch"
+)
 
 func newInstallCompatCmd() *cobra.Command {
 	var hard, force bool
@@ -64,10 +68,12 @@ existing scripts, wrappers and habits keep working: invoked as sbatch it
 behaves as sbatch (parity submit), as squeue as parity queue, and so on.
 When parity-lite (the user verbs alone, which start several times faster)
 sits beside this binary, sbatch, squeue, sinfo, scancel, scontrol and sprio
-link to it instead; sacct, sshare and sreport always link here.
+link to it instead; sbatch links to parity-sbatch (sbatch alone, over the
+controller's HTTP endpoint, faster still) when that sits beside this binary.
+sacct, sshare and sreport always link here.
 Links are symbolic unless --hard. An existing file is left alone (and
-reported) unless --force; a link to this binary or to parity-lite is
-updated in place.`,
+reported) unless --force; a link to this binary, parity-lite or
+parity-sbatch is updated in place.`,
 		Args: userverbs.ArgsBetween(1, 1, "the directory to put the links in"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			self, err := os.Executable()
@@ -77,7 +83,7 @@ updated in place.`,
 			if resolved, err := filepath.EvalSymlinks(self); err == nil {
 				self = resolved
 			}
-			return installCompat(cmd, args[0], linkTargets{self: self, lean: leanBeside(self)}, hard, force)
+			return installCompat(cmd, args[0], targetsOf(self), hard, force)
 		},
 	}
 	cmd.Flags().BoolVar(&hard, "hard", false, "hard links instead of symbolic links")
@@ -87,8 +93,14 @@ updated in place.`,
 
 // leanBeside returns the parity-lite executable in self's directory, or
 // "" when there is none.
-func leanBeside(self string) string {
-	p := filepath.Join(filepath.Dir(self), leanName)
+func leanBeside(self string) string { return exeBeside(self, leanName) }
+
+// sbatchBeside returns the parity-sbatch executable in self's directory,
+// or "" when there is none.
+func sbatchBeside(self string) string { return exeBeside(self, sbatchName) }
+
+func exeBeside(self, name string) string {
+	p := filepath.Join(filepath.Dir(self), name)
 	fi, err := os.Stat(p)
 	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
 		return ""
@@ -97,11 +109,19 @@ func leanBeside(self string) string {
 }
 
 // linkTargets are the binaries install-compat links to: self (this
-// binary) and lean (parity-lite, "" when absent).
-type linkTargets struct{ self, lean string }
+// binary), lean (parity-lite) and sbatch (parity-sbatch), "" when absent.
+type linkTargets struct{ self, lean, sbatch string }
+
+// targetsOf finds the lean binaries beside self.
+func targetsOf(self string) linkTargets {
+	return linkTargets{self: self, lean: leanBeside(self), sbatch: sbatchBeside(self)}
+}
 
 // of returns the binary the Slurm name should run.
 func (t linkTargets) of(name string) string {
+	if name == "sbatch" && t.sbatch != "" {
+		return t.sbatch
+	}
 	if _, ok := userverbs.SlurmVerb(name); ok && t.lean != "" {
 		return t.lean
 	}
@@ -111,7 +131,7 @@ func (t linkTargets) of(name string) string {
 // ours reports whether path is one of the binaries (so replacing it
 // switches between them, as when parity-lite is installed later).
 func (t linkTargets) ours(path string) bool {
-	return same(path, t.self) || (t.lean != "" && same(path, t.lean))
+	return same(path, t.self) || (t.lean != "" && same(path, t.lean)) || (t.sbatch != "" && same(path, t.sbatch))
 }
 
 func installCompat(cmd *cobra.Command, dir string, t linkTargets, hard, force bool) error {

@@ -143,6 +143,18 @@ func TestInstallCompatPrefersLean(t *testing.T) {
 			t.Errorf("%s -> %q, %v; want %s", name, got, err, w)
 		}
 	}
+	// parity-sbatch installed later takes sbatch over, without --force.
+	sb := filepath.Join(bin, sbatchName)
+	writeExe(t, sb)
+	if err := installCompat(cmd, dir, targetsOf(self), false, false); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	want["sbatch"] = sb
+	for name, w := range want {
+		if got, err := os.Readlink(filepath.Join(dir, name)); err != nil || got != w {
+			t.Errorf("with parity-sbatch: %s -> %q, %v; want %s", name, got, err, w)
+		}
+	}
 	// A parity-lite that is not executable is not used.
 	if err := os.Chmod(lean, 0o644); err != nil {
 		t.Fatal(err)

@@ -23,8 +23,10 @@ func newControllerCmd() *cobra.Command {
 and the decision log in an embedded store under the state directory (every
 submission is durable before it is acknowledged), serves the gRPC API that
 the command line and the node agents use, and schedules on events and on
-an interval. The cluster key for tokens is created in the state directory
-on first start.`,
+an interval. The same address (and TLS certificate) also takes submissions
+as JSON over HTTP/1.x, POST /v1/jobs with "Authorization: Bearer TOKEN",
+which parity-sbatch uses. The cluster key for tokens is created in the
+state directory on first start.`,
 		Example: `  parity controller --config /etc/parity/cluster.yaml
   parity controller --config cluster.yaml --listen 127.0.0.1:0 --address-file /run/parity/addr`,
 		Args: cobra.NoArgs,

@@ -79,10 +79,11 @@ func runLabBench(ctx context.Context, stdout, stderr io.Writer, f labBenchFlags)
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("lab bench: find the parity binary: %w", err)}
 	}
-	// Users' sbatch is parity-lite where it is installed beside parity
-	// (install-compat links it so), so the submissions run as that.
-	if lite := leanBeside(exe); lite != "" {
-		exe = lite
+	// Users' sbatch is parity-sbatch, else parity-lite, where it is
+	// installed beside parity (install-compat links it so), so the
+	// submissions run as that (both take `submit ARGS`).
+	if t := targetsOf(exe); t.of("sbatch") != exe {
+		exe = t.of("sbatch")
 	}
 	fmt.Fprintf(stderr, "lab bench: submissions run as %s\n", exe)
 	dir := f.dir

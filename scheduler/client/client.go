@@ -4,11 +4,8 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -17,23 +14,22 @@ import (
 
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
+	"github.com/parityhpc/parity/scheduler/client/clientenv"
 )
 
 // DefaultAddr is where the controller listens unless configured otherwise
 // (slurmctld's port).
-const DefaultAddr = "127.0.0.1:6817"
+const DefaultAddr = clientenv.DefaultAddr
 
-// Environment variables the client reads.
+// Environment variables the client reads (see clientenv).
 const (
-	EnvToken      = "PARITY_TOKEN"
-	EnvController = "PARITY_CONTROLLER"
-	// EnvCA names a PEM file of the CA that signed the controller's TLS
-	// certificate; set, the client speaks TLS.
-	EnvCA = "PARITY_CA"
+	EnvToken      = clientenv.EnvToken
+	EnvController = clientenv.EnvController
+	EnvCA         = clientenv.EnvCA
 )
 
 // ErrNoToken is returned by ResolveToken when no source holds a token.
-var ErrNoToken = errors.New("client: no token: pass --token, set PARITY_TOKEN or write ~/.config/parity/token (an admin makes one with `parity token create --user NAME`)")
+var ErrNoToken = clientenv.ErrNoToken
 
 // Client talks to one controller. It is safe for concurrent use.
 type Client struct {
@@ -95,48 +91,15 @@ func (c *Client) Conn() *grpc.ClientConn { return c.conn }
 
 // ResolveToken picks the token: the flag value, else $PARITY_TOKEN, else
 // the first line of ~/.config/parity/token.
-func ResolveToken(flag string) (string, error) {
-	if t := strings.TrimSpace(flag); t != "" {
-		return t, nil
-	}
-	if t := strings.TrimSpace(os.Getenv(EnvToken)); t != "" {
-		return t, nil
-	}
-	path, err := TokenPath()
-	if err != nil {
-		return "", ErrNoToken
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", ErrNoToken
-	}
-	if t := strings.TrimSpace(string(b)); t != "" {
-		return t, nil
-	}
-	return "", ErrNoToken
-}
+func ResolveToken(flag string) (string, error) { return clientenv.ResolveToken(flag) }
 
 // TokenPath is where a user's token is kept: ~/.config/parity/token
 // (under $XDG_CONFIG_HOME when set).
-func TokenPath() (string, error) {
-	dir, err := os.UserConfigDir()
-	if err != nil {
-		return "", fmt.Errorf("client: config dir: %w", err)
-	}
-	return filepath.Join(dir, "parity", "token"), nil
-}
+func TokenPath() (string, error) { return clientenv.TokenPath() }
 
 // ResolveAddr picks the controller address: the flag value, else
 // $PARITY_CONTROLLER, else DefaultAddr.
-func ResolveAddr(flag string) string {
-	if flag != "" {
-		return flag
-	}
-	if a := os.Getenv(EnvController); a != "" {
-		return a
-	}
-	return DefaultAddr
-}
+func ResolveAddr(flag string) string { return clientenv.ResolveAddr(flag) }
 
 // Message returns the human text of an error from a call: the status
 // message for gRPC errors, err.Error() otherwise.

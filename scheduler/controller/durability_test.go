@@ -13,9 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parityhpc/parity/scheduler/api/jsonapi"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
 	"github.com/parityhpc/parity/scheduler/client"
+	"github.com/parityhpc/parity/scheduler/client/jsonsubmit"
 )
 
 // buildParity compiles cmd/parity into a temporary directory.
@@ -73,8 +75,9 @@ func (c *child) kill() {
 }
 
 // TestSIGKILLLosesNoAcknowledgedJob submits from concurrent clients to a
-// child `parity controller`, SIGKILLs it mid-stream, restarts it on the
-// same state directory and finds every acknowledged job.
+// child `parity controller` (half over gRPC, half as JSON over HTTP, what
+// parity-sbatch sends), SIGKILLs it mid-stream, restarts it on the same
+// state directory and finds every acknowledged job.
 func TestSIGKILLLosesNoAcknowledgedJob(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds cmd/parity and runs child processes")
@@ -108,6 +111,20 @@ func TestSIGKILLLosesNoAcknowledgedJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
+	hc, err := jsonsubmit.New(first.addr, token("alice", auth.RoleUser))
+	if err != nil {
+		t.Fatal(err)
+	}
+	submit := func(ctx context.Context, overHTTP bool, name string) (uint64, error) {
+		if !overHTTP {
+			return cl.Submit(ctx, &pb.JobSpec{Name: name, Script: "#!/bin/sh\ntrue\n"})
+		}
+		resp, _, err := hc.Submit(ctx, &jsonapi.SubmitRequest{Spec: &jsonapi.JobSpec{Name: name, Script: "#!/bin/sh\ntrue\n"}})
+		if err != nil {
+			return 0, err
+		}
+		return resp.JobID, nil
+	}
 
 	const workers, killAfter = 8, 300
 	var mu sync.Mutex
@@ -123,7 +140,7 @@ func TestSIGKILLLosesNoAcknowledgedJob(t *testing.T) {
 			for i := 0; ; i++ {
 				name := fmt.Sprintf("w%d-%d", w, i)
 				cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-				id, err := cl.Submit(cctx, &pb.JobSpec{Name: name, Script: "#!/bin/sh\ntrue\n"})
+				id, err := submit(cctx, w%2 == 1, name)
 				cancel()
 				if err != nil {
 					select {
@@ -162,6 +179,16 @@ func TestSIGKILLLosesNoAcknowledgedJob(t *testing.T) {
 	jobs, err := admin.ListJobs(ctx, &pb.ListJobsRequest{AllStates: true})
 	if err != nil {
 		t.Fatal(err)
+	}
+	viaHTTP := 0
+	for _, name := range acked {
+		var w, i int
+		if _, err := fmt.Sscanf(name, "w%d-%d", &w, &i); err == nil && w%2 == 1 {
+			viaHTTP++
+		}
+	}
+	if viaHTTP == 0 || viaHTTP == len(acked) {
+		t.Fatalf("%d of %d acknowledged jobs came over HTTP; want both kinds", viaHTTP, len(acked))
 	}
 	found := map[uint64]string{}
 	var maxID uint64

@@ -88,6 +88,8 @@ type Controller struct {
 	steps stepRelays
 
 	lis      net.Listener
+	mux      *connMux     // splits lis between grpc and api
+	api      *http.Server // the HTTP/JSON submit endpoint (httpapi.go)
 	grpc     *grpc.Server
 	http     *http.Server
 	httpLis  net.Listener
@@ -232,7 +234,7 @@ func (c *Controller) reloadLocked() error {
 
 // Start listens and starts serving, the writer and the scheduler.
 func (c *Controller) Start(ctx context.Context) error {
-	creds, err := serverTLS(c.opts.TLSCert, c.opts.TLSKey)
+	tlsCfg, err := serverTLS(c.opts.TLSCert, c.opts.TLSKey)
 	if err != nil {
 		return err
 	}
@@ -253,9 +255,9 @@ func (c *Controller) Start(ctx context.Context) error {
 		// A fixed pool of stream workers instead of a goroutine per call keeps
 		// stacks warm under thousands of small submissions per second.
 		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))), grpc.SharedWriteBuffer(true)}
-	if creds != nil {
-		sopts = append(sopts, grpc.Creds(creds))
-	}
+	// TLS, when configured, is the mux's: it serves gRPC and the HTTP API.
+	c.mux = newConnMux(lis, tlsCfg, c.log)
+	c.api = c.newHTTPAPIServer()
 	c.grpc = grpc.NewServer(sopts...)
 	pb.RegisterJobsServer(c.grpc, &jobsService{c: c})
 	pb.RegisterNodesServer(c.grpc, &nodesService{c: c})
@@ -265,12 +267,19 @@ func (c *Controller) Start(ctx context.Context) error {
 	pb.RegisterAccountingServer(c.grpc, &accountingService{c: c})
 	pb.RegisterStepsServer(c.grpc, &stepsService{c: c})
 	ctx, c.cancel = context.WithCancel(ctx)
-	c.wg.Add(2)
+	c.wg.Add(4)
 	go func() { defer c.wg.Done(); c.writer() }()
+	go func() { defer c.wg.Done(); c.mux.serve() }()
 	go func() {
 		defer c.wg.Done()
-		if err := c.grpc.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+		if err := c.grpc.Serve(c.mux.grpc); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			c.log.Error("grpc serve", "err", err)
+		}
+	}()
+	go func() {
+		defer c.wg.Done()
+		if err := c.api.Serve(c.mux.http); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			c.log.Error("http api serve", "err", err)
 		}
 	}()
 	if !c.opts.NoScheduler {
@@ -311,6 +320,15 @@ func (c *Controller) Close() error {
 			case <-time.After(5 * time.Second):
 				c.grpc.Stop()
 			}
+		}
+		if c.api != nil {
+			// As GracefulStop: submissions in flight get their answer.
+			sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+			if c.api.Shutdown(sctx) != nil {
+				c.api.Close()
+			}
+			scancel()
+			c.mux.close()
 		}
 		if c.http != nil {
 			c.http.Close()

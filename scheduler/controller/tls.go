@@ -3,14 +3,15 @@ package controller
 import (
 	"crypto/tls"
 	"fmt"
-
-	"google.golang.org/grpc/credentials"
 )
 
-// serverTLS loads the listener's certificate and key; nil credentials
-// (plain TCP) when both paths are empty. One without the other is an
-// error naming the missing flag, never a silent fallback to plain TCP.
-func serverTLS(certFile, keyFile string) (credentials.TransportCredentials, error) {
+// serverTLS loads the listener's certificate and key; nil (plain TCP)
+// when both paths are empty. One without the other is an error naming the
+// missing flag, never a silent fallback to plain TCP. The listener's
+// connection mux terminates TLS for gRPC and the HTTP API alike and tells
+// them apart by ALPN: gRPC clients ask for h2, HTTP/1.1 clients for
+// http/1.1 or nothing.
+func serverTLS(certFile, keyFile string) (*tls.Config, error) {
 	switch {
 	case certFile == "" && keyFile == "":
 		return nil, nil
@@ -23,5 +24,6 @@ func serverTLS(certFile, keyFile string) (credentials.TransportCredentials, erro
 	if err != nil {
 		return nil, fmt.Errorf("controller: --tls-cert=%s --tls-key=%s: %w", certFile, keyFile, err)
 	}
-	return credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}), nil
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
+		NextProtos: []string{alpnGRPC, alpnHTTP1}}, nil
 }

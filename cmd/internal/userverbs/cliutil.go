@@ -12,11 +12,12 @@ import (
 
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/parityhpc/parity/cmd/internal/sbatch"
 	"github.com/parityhpc/parity/scheduler/client"
+	"github.com/parityhpc/parity/scheduler/client/clientenv"
 	"github.com/parityhpc/parity/scheduler/client/format"
 )
 
@@ -53,9 +54,7 @@ type clientFlags struct {
 
 // isConnFlag reports whether name is a connection flag that verbs parsing
 // their own command line (submit, scontrol) take with a value.
-func isConnFlag(name string) bool {
-	return name == "--controller" || name == "--token" || name == "--ca"
-}
+func isConnFlag(name string) bool { return sbatch.IsConnFlag(name) }
 
 // setConn sets the connection flag name (one isConnFlag accepts).
 func (f *clientFlags) setConn(name, value string) {
@@ -166,15 +165,7 @@ func statusHint(err error, addr string) string {
 	if !ok {
 		return ""
 	}
-	switch st.Code() {
-	case codes.Unauthenticated:
-		return "hint: the controller did not accept your token (missing, expired or from another cluster); an admin makes one with `parity token create --user NAME`; pass it with --token, $" + client.EnvToken + " or ~/.config/parity/token"
-	case codes.PermissionDenied:
-		return "hint: your token's role does not allow this: users act on their own jobs only; draining nodes and acting on others' jobs need an operator or admin token"
-	case codes.Unavailable, codes.DeadlineExceeded:
-		return "hint: is the controller running at " + addr + "? set --controller or $" + client.EnvController
-	}
-	return ""
+	return clientenv.Hint(st.Code().String(), addr)
 }
 
 // argsBetween checks a verb's positional argument count, reporting it as

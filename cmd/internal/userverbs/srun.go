@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/parityhpc/parity/cmd/internal/sbatch"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/client/format"
 	"github.com/parityhpc/parity/scheduler/jobspec"
@@ -115,7 +116,7 @@ func parseSrunArgs(verb string, args []string) (srunArgs, error) {
 // parseAllocation resolves the sbatch-style options as submit does, with
 // a placeholder script: what is requested is an allocation.
 func parseAllocation(env userEnv, opts []string, wrap string) (*jobspec.Request, error) {
-	return parseSubmission(env, append(append([]string(nil), opts...), "--wrap", wrap))
+	return sbatch.Parse(env.sbatch(), append(append([]string(nil), opts...), "--wrap", wrap))
 }
 
 // stepRequest is the step srun asks for, from the resolved options.

@@ -2,47 +2,25 @@ package userverbs
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"maps"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/parityhpc/parity/cmd/internal/sbatch"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
-	"github.com/parityhpc/parity/scheduler/client"
 	"github.com/parityhpc/parity/scheduler/client/format"
-	"github.com/parityhpc/parity/scheduler/jobspec"
 )
 
 func newSubmitCmd() *cobra.Command { return newSubmitCmdWith(realUserEnv()) }
 
 func newSubmitCmdWith(env userEnv) *cobra.Command {
 	return &cobra.Command{
-		Use:   "submit [sbatch options] [SCRIPT [ARGS...]]",
-		Short: "Submit a batch script (sbatch)",
-		Long: `Submit a batch script as sbatch does: #SBATCH directives are read up to the
-first command, SBATCH_* environment variables override them and command-line
-options override both. Without SCRIPT the script is read from standard input;
---wrap "cmd" makes a /bin/sh script around cmd.
-
-  --parsable          print only the job id
-  -Q, --quiet         print nothing on success
-  --test-only         validate against the cluster and say where and when the
-                      job would start; nothing is queued
-  --parse-only        print the fully resolved request (with --json: as JSON,
-                      each field's source included); nothing is submitted
-  -W, --wait          wait for the job to end; exit with its exit code
-
-Parity's own flags (--controller, --token, --ca, --json) may appear anywhere before
-SCRIPT. Errors name the option, its value and where it came from.`,
+		Use:                "submit [sbatch options] [SCRIPT [ARGS...]]",
+		Short:              "Submit a batch script (sbatch)",
+		Long:               sbatch.Help,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runSubmit(cmd, env, args)
@@ -53,36 +31,11 @@ SCRIPT. Errors name the option, its value and where it came from.`,
 // splitSubmitArgs takes Parity's own flags out of an sbatch command line,
 // up to the script; everything after the script belongs to the script.
 func splitSubmitArgs(args []string) (f clientFlags, rest []string, help bool, err error) {
-	for i := 0; i < len(args); {
-		w := args[i]
-		name, value, attached := strings.Cut(w, "=")
-		switch {
-		case w == "--json":
-			f.json = true
-			i++
-			continue
-		case w == "-h" || w == "--help" || w == "--usage":
-			return f, nil, true, nil
-		case isConnFlag(name):
-			if !attached {
-				if i+1 >= len(args) {
-					return f, nil, false, usageError("submit", "%s requires a value", name)
-				}
-				value = args[i+1]
-				i++
-			}
-			f.setConn(name, value)
-			i++
-			continue
-		}
-		n := jobspec.ArgWords(args[i:])
-		if n == 0 {
-			return f, append(rest, args[i:]...), false, nil
-		}
-		rest = append(rest, args[i:i+n]...)
-		i += n
+	sf, rest, help, err := sbatch.SplitArgs(args)
+	if err != nil {
+		return f, nil, false, usageError("submit", "%v", err)
 	}
-	return f, rest, false, nil
+	return clientFlags{controller: sf.Controller, token: sf.Token, ca: sf.CA, json: sf.JSON}, rest, help, nil
 }
 
 func runSubmit(cmd *cobra.Command, env userEnv, args []string) error {
@@ -93,7 +46,7 @@ func runSubmit(cmd *cobra.Command, env userEnv, args []string) error {
 	if help {
 		return cmd.Help()
 	}
-	req, err := parseSubmission(env, rest)
+	req, err := sbatch.Parse(env.sbatch(), rest)
 	fail := submitFailure(env)
 	if err != nil {
 		return fail(err)
@@ -103,11 +56,7 @@ func runSubmit(cmd *cobra.Command, env userEnv, args []string) error {
 		fmt.Fprintf(errw, "parity: submit: warning: %s\n", w)
 	}
 	if req.ParseOnly {
-		shown := redactToken(req)
-		if f.json {
-			return format.WriteJSON(out, shown)
-		}
-		return writeRequestText(out, shown)
+		return sbatch.WriteParseOnly(out, req, f.json)
 	}
 	s, err := f.dial(cmd, "submit", env)
 	if err != nil {
@@ -156,78 +105,15 @@ func runSubmit(cmd *cobra.Command, env userEnv, args []string) error {
 	return waitForJob(cmd.Context(), s, id, fail)
 }
 
-// redactToken hides the API token in what --parse-only prints, so that
-// pasting the output into a ticket does not hand out the credential.
-func redactToken(req *jobspec.Request) *jobspec.Request {
-	if _, ok := req.Env[client.EnvToken]; !ok {
-		return req
-	}
-	shown := *req
-	shown.Env = maps.Clone(req.Env)
-	shown.Env[client.EnvToken] = "<redacted>"
-	return &shown
-}
-
-// parseSubmission resolves the sbatch request from the command line, the
-// environment and the script.
-func parseSubmission(env userEnv, args []string) (*jobspec.Request, error) {
-	vars := map[string]string{}
-	for _, kv := range env.environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			vars[k] = v
-		}
-	}
-	wd, err := env.getwd()
-	if err != nil {
-		return nil, fmt.Errorf("working directory: %w", err)
-	}
-	host, _ := env.hostname()
-	user := vars["USER"]
-	if user == "" {
-		user = vars["LOGNAME"]
-	}
-	return jobspec.Parse(nil, args, vars, jobspec.ParseOptions{
-		Now: env.now(), Location: env.loc, User: user, SubmitHost: host, SubmitDir: wd,
-		ReadScript: func(path, workDir string) ([]byte, error) { return readScript(path, workDir, vars["PATH"]) },
-		ReadStdin:  func() ([]byte, error) { return io.ReadAll(env.stdin) },
-		ReadFile:   os.ReadFile,
-	})
-}
-
-// readScript finds the script as sbatch does: an absolute path, a path
-// relative to the working directory, then (for a bare name) $PATH.
-func readScript(path, workDir, searchPath string) ([]byte, error) {
-	candidates := []string{path}
-	if !filepath.IsAbs(path) {
-		candidates = []string{filepath.Join(workDir, path)}
-		if !strings.ContainsRune(path, '/') {
-			for _, dir := range filepath.SplitList(searchPath) {
-				if dir != "" {
-					candidates = append(candidates, filepath.Join(dir, path))
-				}
-			}
-		}
-	}
-	var first error
-	for _, c := range candidates {
-		b, err := os.ReadFile(c)
-		if err == nil {
-			return b, nil
-		}
-		if first == nil {
-			first = err
-		}
-	}
-	return nil, first
+// sbatch is the environment as the sbatch package takes it.
+func (e userEnv) sbatch() sbatch.Env {
+	return sbatch.Env{Now: e.now, Loc: e.loc, Getenv: e.getenv, Environ: e.environ, Getwd: e.getwd, Hostname: e.hostname, Stdin: e.stdin}
 }
 
 // submitFailure makes submit's errors exit with $SLURM_EXIT_ERROR when it
 // is set, as sbatch does, and 1 otherwise.
 func submitFailure(env userEnv) func(error) error {
-	code := 1
-	if v, err := strconv.Atoi(env.getenv("SLURM_EXIT_ERROR")); err == nil && v > 0 && v < 256 {
-		code = v
-	}
+	code := sbatch.ExitCode(env.getenv)
 	return func(err error) error {
 		var ee *exitError
 		if errors.As(err, &ee) {
@@ -266,35 +152,4 @@ func waitForJob(ctx context.Context, s *session, id uint64, fail func(error) err
 		case <-tick.C:
 		}
 	}
-}
-
-// writeRequestText prints the resolved request one field a line, with
-// where each value came from.
-func writeRequestText(w io.Writer, req *jobspec.Request) error {
-	b, err := json.Marshal(req)
-	if err != nil {
-		return err
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(b, &fields); err != nil {
-		return err
-	}
-	keys := make([]string, 0, len(fields))
-	for k := range fields {
-		if k != "sources" && k != "warnings" && k != "env" {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	var out strings.Builder
-	for _, k := range keys {
-		line := fmt.Sprintf("%-18s %s", k, fields[k])
-		if src := req.Sources[k]; src != "" {
-			line += "  (" + src + ")"
-		}
-		out.WriteString(line + "\n")
-	}
-	fmt.Fprintf(&out, "%-18s %d variables (see --json)\n", "env", len(req.Env))
-	_, err = io.WriteString(w, out.String())
-	return err
 }

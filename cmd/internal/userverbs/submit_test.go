@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parityhpc/parity/scheduler/auth"
 )
@@ -208,21 +209,23 @@ func TestSubmitHelperProcess(t *testing.T) {
 	os.Exit(code)
 }
 
-// submitBinary finds a program that serves `parity submit`: $PARITY_BIN
-// (set it to a full parity binary to compare), else the lean parity-lite
-// built with the Go toolchain, else the test binary through
-// TestSubmitHelperProcess. It returns the command line prefix to run.
-func submitBinary(b *testing.B) (prefix []string, what string) {
-	if bin := os.Getenv("PARITY_BIN"); bin != "" {
+// submitBinary finds a program that serves `parity submit`: for
+// parity-lite's run $PARITY_BIN when set (a full parity binary, to
+// compare), else pkg (parity-lite or parity-sbatch) built with the Go
+// toolchain, else the test binary through TestSubmitHelperProcess. It
+// returns the command line prefix to run.
+func submitBinary(b *testing.B, pkg string) (prefix []string, what string) {
+	if bin := os.Getenv("PARITY_BIN"); bin != "" && pkg == "cmd/parity-lite" {
 		return []string{bin, "submit"}, bin
 	}
 	if goBin, err := exec.LookPath("go"); err == nil {
-		bin := filepath.Join(b.TempDir(), "parity-lite")
-		build := exec.Command(goBin, "build", "-o", bin, "github.com/parityhpc/parity/cmd/parity-lite")
+		name := filepath.Base(pkg)
+		bin := filepath.Join(b.TempDir(), name)
+		build := exec.Command(goBin, "build", "-o", bin, "github.com/parityhpc/parity/"+pkg)
 		build.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as make build makes it
 		if out, err := build.CombinedOutput(); err == nil {
 			if exec.Command(bin, "submit", "--help").Run() == nil {
-				return []string{bin, "submit"}, "parity-lite built from cmd/parity-lite"
+				return []string{bin, "submit"}, name + " built from " + pkg
 			}
 		} else {
 			b.Logf("go build: %v\n%s", err, out)
@@ -235,14 +238,24 @@ func submitBinary(b *testing.B) (prefix []string, what string) {
 // job, sequentially, against a running controller (committing each job
 // to disk before it answers): what batch pipelines that call sbatch in a
 // loop see. Slurm 22.05's sbatch manages about 49 a second; the target is
-// ten times that. Run it with -benchtime=500x for the issue's figure.
+// ten times that. parity-lite submits over gRPC, parity-sbatch (what
+// install-compat links sbatch to) as JSON over HTTP. Besides submits/s it
+// reports each process's CPU time (user+system, cpu-ms/op). Run it with
+// -benchtime=500x for the issue's figure.
 func BenchmarkSubmitProcesses(b *testing.B) {
+	for _, pkg := range []string{"cmd/parity-lite", "cmd/parity-sbatch"} {
+		b.Run(filepath.Base(pkg), func(b *testing.B) { benchSubmitProcesses(b, pkg) })
+	}
+}
+
+func benchSubmitProcesses(b *testing.B, pkg string) {
 	cl := startCLICluster(b)
-	prefix, what := submitBinary(b)
+	prefix, what := submitBinary(b, pkg)
 	b.Logf("submitting with %s", what)
 	env := append(os.Environ(), "PARITY_SUBMIT_HELPER=1", "PARITY_CONTROLLER="+cl.c.Addr(),
 		"PARITY_TOKEN="+cl.token("alice", auth.RoleUser, ""))
 	args := append(prefix, "--parsable", "--wrap", "hostname")
+	var cpu time.Duration
 	b.ResetTimer()
 	for i := range b.N {
 		cmd := exec.Command(args[0], args[1:]...)
@@ -251,8 +264,10 @@ func BenchmarkSubmitProcesses(b *testing.B) {
 		if err != nil || strings.TrimSpace(string(out)) != strconv.Itoa(i+1) {
 			b.Fatalf("submit %d: %v: %s", i+1, err, out)
 		}
+		cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "submits/s")
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
 }
 
 // BenchmarkSubmitInProcess is the same submission without the process:

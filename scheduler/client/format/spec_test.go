@@ -48,7 +48,9 @@ func TestSpecFromParsedScript(t *testing.T) {
 			t.Errorf("%s = %v, want %v", c.what, c.got, c.want)
 		}
 	}
-	if seconds(jobspec.Unlimited) != -1 || seconds(90*time.Second) != 90 || seconds(0) != 0 {
-		t.Error("seconds conversion")
+	for d, want := range map[time.Duration]int64{jobspec.Unlimited: -1, 90 * time.Second: 90, 0: 0} {
+		if got := Spec(&jobspec.Request{TimeLimit: jobspec.Duration(d)}).GetTimeLimitSeconds(); got != want {
+			t.Errorf("time limit %v = %d s, want %d", d, got, want)
+		}
 	}
 }

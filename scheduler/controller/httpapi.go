@@ -1,0 +1,156 @@
+package controller
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/parityhpc/parity/scheduler/api/jsonapi"
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/auth"
+)
+
+// maxSubmitBody bounds a submission's body as gRPC bounds a message (its
+// default 4 MiB): the script and environment dominate it.
+const maxSubmitBody = 4 << 20
+
+// httpAPI serves the HTTP/JSON submit endpoint (jsonapi.SubmitPath) beside
+// gRPC on the controller's listener, for clients that start a process per
+// job and must not pay gRPC's and protobuf's start-up (the lean sbatch).
+// A call goes through the same authentication, the same Submit (validation
+// and the durable group commit: the answer comes after the commit) and
+// gives the same messages as gRPC's.
+func (c *Controller) httpAPI() http.Handler {
+	mux := http.NewServeMux()
+	jobs := &jobsService{c: c}
+	mux.HandleFunc(jsonapi.SubmitPath, func(w http.ResponseWriter, r *http.Request) {
+		c.serveSubmit(w, r, jobs)
+	})
+	return mux
+}
+
+// newHTTPAPIServer is the server for the mux's HTTP side.
+func (c *Controller) newHTTPAPIServer() *http.Server {
+	return &http.Server{Handler: c.httpAPI(), ReadHeaderTimeout: sniffTimeout, IdleTimeout: 2 * time.Minute,
+		MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(c.log.Handler(), slog.LevelDebug)}
+}
+
+func (c *Controller) serveSubmit(w http.ResponseWriter, r *http.Request, jobs *jobsService) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeAPIError(w, http.StatusMethodNotAllowed,
+			status.Errorf(codes.Unimplemented, "submit: method %s not allowed on %s (use POST)", r.Method, jsonapi.SubmitPath))
+		return
+	}
+	ctx := r.Context()
+	if h := r.Header.Get("Authorization"); h != "" {
+		ctx = metadata.NewIncomingContext(ctx, metadata.Pairs(auth.MetadataKey, h))
+	}
+	id, err := c.authn.Authenticate(ctx, pb.Jobs_Submit_FullMethodName)
+	if err != nil {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+		writeHTTPError(w, err)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxSubmitBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeAPIError(w, http.StatusRequestEntityTooLarge,
+				status.Errorf(codes.ResourceExhausted, "submit: request body over %d bytes", tooBig.Limit))
+			return
+		}
+		writeHTTPError(w, status.Errorf(codes.InvalidArgument, "submit: read request body: %v", err))
+		return
+	}
+	req := &pb.SubmitRequest{}
+	if err := protojson.Unmarshal(body, req); err != nil {
+		writeHTTPError(w, status.Errorf(codes.InvalidArgument, "submit: request body is not a JSON SubmitRequest: %v", err))
+		return
+	}
+	resp, err := jobs.Submit(auth.WithIdentity(ctx, id), req)
+	if err != nil {
+		writeHTTPError(w, err)
+		return
+	}
+	b, err := protojson.MarshalOptions{EmitUnpopulated: true}.Marshal(resp)
+	var out bytes.Buffer
+	if err == nil {
+		// protojson varies its spacing on purpose; answers stay byte-stable.
+		err = json.Compact(&out, b)
+	}
+	if err != nil {
+		writeHTTPError(w, status.Errorf(codes.Internal, "submit: encode answer: %v", err))
+		return
+	}
+	out.WriteByte('\n')
+	w.Header().Set("Content-Type", jsonapi.ContentType)
+	w.Write(out.Bytes())
+}
+
+// writeHTTPError answers with the gRPC status's message and code name and
+// the HTTP status that matches the code.
+func writeHTTPError(w http.ResponseWriter, err error) {
+	writeAPIError(w, httpStatus(statusOf(err).Code()), err)
+}
+
+func statusOf(err error) *status.Status {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return status.FromContextError(err)
+	}
+	return status.Convert(err)
+}
+
+// writeAPIError answers err with the HTTP status code.
+func writeAPIError(w http.ResponseWriter, code int, err error) {
+	st := statusOf(err)
+	b, jerr := json.Marshal(jsonapi.Error{Code: st.Code().String(), Message: st.Message()})
+	if jerr != nil {
+		b = []byte(fmt.Sprintf(`{"code":"Internal","message":%q}`, jerr.Error()))
+	}
+	w.Header().Set("Content-Type", jsonapi.ContentType)
+	w.WriteHeader(code)
+	w.Write(append(b, '\n'))
+}
+
+// httpStatus maps a gRPC code to its HTTP status, as grpc-gateway does.
+func httpStatus(c codes.Code) int {
+	switch c {
+	case codes.OK:
+		return http.StatusOK
+	case codes.InvalidArgument, codes.OutOfRange:
+		return http.StatusBadRequest
+	case codes.FailedPrecondition:
+		return http.StatusBadRequest
+	case codes.Unauthenticated:
+		return http.StatusUnauthorized
+	case codes.PermissionDenied:
+		return http.StatusForbidden
+	case codes.NotFound:
+		return http.StatusNotFound
+	case codes.AlreadyExists, codes.Aborted:
+		return http.StatusConflict
+	case codes.ResourceExhausted:
+		return http.StatusTooManyRequests
+	case codes.Canceled:
+		return 499 // client closed request
+	case codes.Unimplemented:
+		return http.StatusNotImplemented
+	case codes.Unavailable:
+		return http.StatusServiceUnavailable
+	case codes.DeadlineExceeded:
+		return http.StatusGatewayTimeout
+	}
+	return http.StatusInternalServerError
+}
