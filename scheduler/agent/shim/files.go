@@ -62,7 +62,17 @@ type Status struct {
 	CoreDumped bool `json:"coreDumped,omitempty"`
 	// StartError says why the job could not be started at all.
 	StartError string `json:"startError,omitempty"`
+	// Start says how the job was started: StartDirect or StartShell.
+	Start string `json:"start,omitempty"`
 }
+
+// How a job was started.
+const (
+	// StartDirect: forked and held at its exec by the shim itself.
+	StartDirect = "direct"
+	// StartShell: through the stage-2 shell, which waits for its release.
+	StartShell = "shell"
+)
 
 // WriteConfig stores cfg at path atomically, readable by root only.
 func WriteConfig(path string, cfg Config) error {
