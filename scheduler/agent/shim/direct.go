@@ -82,11 +82,16 @@ func runDirect(cfg Config, st *Status) error {
 
 // kill ends a held job (its tracer, if any, is told to stop) and collects it.
 func (h *held) kill() {
-	if h.req != nil {
-		close(h.req)
-		h.req = nil
-	}
+	h.stop()
 	reapKilled(h.pid)
+}
+
+// stop lets the tracer thread go.
+func (h *held) stop() {
+	if !h.stopped {
+		h.stopped = true
+		close(h.req)
+	}
 }
 
 func reapKilled(pid int) {
@@ -125,15 +130,17 @@ func waitJob(pid int, st *Status) error {
 // forked it, and only that thread may detach it: req carries the calls to
 // make there, done their results.
 type held struct {
-	pid  int
-	req  chan func() error
-	done chan error
+	pid     int
+	req     chan func() error
+	done    chan error
+	stopped bool // req is closed
 }
 
 // startHeld forks and execs the job as its user, in its own process group,
 // stopped by ptrace right after the exec.
 func startHeld(cfg Config, files stdio) (*held, error) {
-	t := &held{req: make(chan func() error), done: make(chan error)}
+	req, done := make(chan func() error), make(chan error)
+	t := &held{req: req, done: done}
 	type started struct {
 		pid int
 		err error
@@ -158,8 +165,8 @@ func startHeld(cfg Config, files stdio) (*held, error) {
 		if err != nil {
 			return
 		}
-		for f := range t.req {
-			t.done <- f()
+		for f := range req {
+			done <- f()
 		}
 	}()
 	s := <-ch
@@ -197,8 +204,7 @@ func awaitExecStop(pid int) error {
 func (h *held) release() error {
 	h.req <- func() error { return syscall.PtraceDetach(h.pid) }
 	err := <-h.done
-	close(h.req)
-	h.req = nil
+	h.stop()
 	return err
 }
 

@@ -30,7 +30,12 @@ func TestShimStartsUsualJobsDirectly(t *testing.T) {
 		t.Errorf("stderr file: %q", b)
 	}
 	// The job holds the same descriptors either way (the shim's own,
-	// such as the shell's release pipe or its config, stay behind).
+	// such as the shell's release pipe or its config, stay behind). The
+	// race detector's runtime opens files of its own now and then, without
+	// close-on-exec, so a fork may pass them on: not compared under it.
+	if raceEnabled {
+		return
+	}
 	fds := script(t, `ls /proc/$$/fd | sort -n | tr '\n' ' '`)
 	direct, out := runShim(t, Config{JobID: "8", Argv: []string{fds}, Dir: dir, Stdout: filepath.Join(dir, "d")})
 	shell, _ := runShim(t, Config{JobID: "9", Argv: []string{fds}, Dir: "/nonexistent", Stdout: filepath.Join(dir, "s")})
