@@ -140,23 +140,50 @@ func (m *Manager) mkdirV1(n, p string) error {
 		}
 		err = os.Mkdir(dir, 0o755)
 	}
-	if errors.Is(err, fs.ErrExist) {
+	switch {
+	case errors.Is(err, fs.ErrExist):
 		return nil
-	}
-	if err != nil {
+	case err != nil:
 		return err
+	case n == v1Cpuset:
+		return m.inheritCpuset(dir, true)
 	}
-	if n == v1Cpuset {
-		parent := filepath.Dir(dir)
-		for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
-			b, err := os.ReadFile(filepath.Join(parent, f))
+	return nil
+}
+
+// inheritCpuset gives an empty cpuset group its parent's CPUs and memory
+// nodes. A parent may itself still be empty: another launch on the same
+// node may have just made it and not yet filled it in, so it is filled in
+// here too (the same values either way), up to the hierarchy's root.
+// fresh says dir was just made (so it is known to be empty).
+func (m *Manager) inheritCpuset(dir string, fresh bool) error {
+	root := filepath.Join(m.v1Root, v1Cpuset)
+	for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
+		if !fresh {
+			own, err := os.ReadFile(filepath.Join(dir, f))
 			if err != nil {
 				return err
 			}
-			if v := strings.TrimSpace(string(b)); v != "" {
-				if err := writeFile(filepath.Join(dir, f), v); err != nil {
-					return err
-				}
+			if len(strings.TrimSpace(string(own))) > 0 {
+				continue
+			}
+		}
+		parent := filepath.Dir(dir)
+		v, err := os.ReadFile(filepath.Join(parent, f))
+		if err != nil {
+			return err
+		}
+		if len(strings.TrimSpace(string(v))) == 0 && parent != root && strings.HasPrefix(parent, root) {
+			if err := m.inheritCpuset(parent, false); err != nil {
+				return err
+			}
+			if v, err = os.ReadFile(filepath.Join(parent, f)); err != nil {
+				return err
+			}
+		}
+		if val := strings.TrimSpace(string(v)); val != "" {
+			if err := writeFile(filepath.Join(dir, f), val); err != nil {
+				return err
 			}
 		}
 	}

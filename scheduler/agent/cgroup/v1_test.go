@@ -2,6 +2,7 @@ package cgroup
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/parityhpc/parity/topology"
 )
 
 // TestV1GroupLifecycle covers what the launch path relies on besides
@@ -94,5 +97,46 @@ func TestV1GroupLifecycle(t *testing.T) {
 	}
 	if err := g.Delete(); err != nil {
 		t.Errorf("a second Delete: %v, want nil (already gone)", err)
+	}
+}
+
+// TestV1ConcurrentFirstJobsOfANode: the first jobs of a node arrive
+// together and make the node's parent groups at the same time; one that
+// finds a parent another has just made (not yet given CPUs) must still get
+// its cpuset.
+func TestV1ConcurrentFirstJobsOfANode(t *testing.T) {
+	requireRoot(t)
+	if mode, _ := Detect(); mode != V1 {
+		t.Skip("skipped: host cgroups are not v1")
+	}
+	m, err := NewManager(V1)
+	if err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	host, err := HostCPUs(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 40 {
+		root := fmt.Sprintf("%s-%d", groupName(t), round)
+		t.Cleanup(func() {
+			for _, n := range m.v1Subsystems() {
+				rmdirTree(filepath.Join(m.v1Root, n, root))
+			}
+		})
+		const jobs = 32
+		errs := make(chan error, jobs)
+		for i := range jobs {
+			go func() {
+				cpu := topology.NewCPUSet(host.List()[i%host.Count()])
+				_, err := m.Create(fmt.Sprintf("%s/a/b/c/node/job_%d", root, i), Resources{CPUs: cpu})
+				errs <- err
+			}()
+		}
+		for range jobs {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
 	}
 }
