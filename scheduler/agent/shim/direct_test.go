@@ -130,6 +130,22 @@ func TestShimOpensOutputAsTheJobsUser(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(open, "out")); string(b) != "65534\nhi\n" {
 		t.Errorf("output %q", b)
 	}
+	// An existing file of theirs, appended to: reopened through the
+	// checked handle, still as the user.
+	st, _ = runShim(t, Config{JobID: "8", Argv: []string{sc}, Credential: cred, Dir: open, Stdout: filepath.Join(open, "out"), Append: true})
+	if b, _ := os.ReadFile(filepath.Join(open, "out")); st.Start != StartDirect || string(b) != "65534\nhi\n65534\nhi\n" {
+		t.Errorf("append: status %+v, output %q", st, b)
+	}
+	// A file of root's that the user may not write: refused to the user,
+	// so the shell tries (and fails) as the user.
+	rootFile := filepath.Join(open, "root-owned")
+	if err := os.WriteFile(rootFile, []byte("keep\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, _ = runShim(t, Config{JobID: "9", Argv: []string{sc}, Credential: cred, Dir: open, Stdout: rootFile})
+	if b, _ := os.ReadFile(rootFile); st.Start != StartShell || st.ExitCode == 0 || string(b) != "keep\n" {
+		t.Errorf("root's file: status %+v, content %q", st, b)
+	}
 	// A directory the user may not write: the shim must not create the
 	// file for them; the shell then fails to, as the user.
 	st, _ = runShim(t, Config{JobID: "7", Argv: []string{sc}, Credential: cred, Dir: open, Stdout: filepath.Join(closed, "out")})
