@@ -50,8 +50,10 @@ func (s stdio) close() {
 // errUseStage2 when nothing was started and the stage-2 shell should be
 // used instead.
 func runDirect(cfg Config, st *Status) error {
-	if !strings.Contains(cfg.Argv[0], "/") {
-		return errUseStage2 // the shell resolves it through the job's PATH
+	if !strings.Contains(cfg.Argv[0], "/") || cfg.Dir == "" {
+		// The shell resolves a bare command through the job's PATH, and
+		// says what it does about a missing directory.
+		return errUseStage2
 	}
 	files, err := openAsJob(cfg)
 	if err != nil {
