@@ -6,13 +6,15 @@ FUZZTIME ?= 3s
 
 all: build
 
-# parity-lite (the user verbs alone) and parity-sbatch (sbatch alone, no
-# gRPC, for sbatch-in-a-loop pipelines) are static: no dynamic loader to
-# run on each of their many short starts.
+# parity-lite (the user verbs alone), parity-sbatch (sbatch alone, no gRPC,
+# for sbatch-in-a-loop pipelines) and parity-shim (the agent's per-job
+# supervisor, found beside parity) are static: no dynamic loader to run on
+# each of their many short starts.
 build:
 	$(GO) build -o parity ./cmd/parity
 	CGO_ENABLED=0 $(GO) build -o parity-lite ./cmd/parity-lite
 	CGO_ENABLED=0 $(GO) build -o parity-sbatch ./cmd/parity-sbatch
+	CGO_ENABLED=0 $(GO) build -o parity-shim ./cmd/parity-shim
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }

@@ -156,7 +156,7 @@ func runAgent(ctx context.Context, log *slog.Logger, o agentOptions) error {
 		return fmt.Errorf("find this binary for the job shim: %w", err)
 	}
 	rt, err := launch.New(launch.Config{Node: o.node, SpoolDir: o.spool, Cgroups: mgr, CgroupRoot: o.cgroupRoot,
-		Shim: []string{exe, "agent", "shim"}, KillWait: o.killWait, Logger: log})
+		Shim: shim.Command(exe, "agent", "shim"), KillWait: o.killWait, Logger: log})
 	if err != nil {
 		return err
 	}

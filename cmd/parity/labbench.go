@@ -48,16 +48,17 @@ whose down.sh stops it afterwards if this run started it). Slurm's queue
 must be empty. Figures are wall clock: report them with the machine load,
 which the table prints.`,
 		Example: `  sudo parity lab bench --slurm-anchor ../shared/tools/slurm-anchor
-  sudo parity lab bench --submits 20 --array 50 --backlog 100 --json`,
+  sudo parity lab bench --submits 20 --array 50 --backlog 100 --json
+  sudo parity lab bench --submits 0 --backlog 0 --cpuprofile array.prof`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runLabBench(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
 		},
 	}
 	fl := cmd.Flags()
-	fl.IntVar(&f.sizes.Submits, "submits", f.sizes.Submits, "individual submissions for (a)")
-	fl.IntVar(&f.sizes.Array, "array", f.sizes.Array, "array tasks for (b)")
-	fl.IntVar(&f.sizes.Backlog, "backlog", f.sizes.Backlog, "backlog jobs for (c) and (d)")
+	fl.IntVar(&f.sizes.Submits, "submits", f.sizes.Submits, "individual submissions for (a); 0 skips it")
+	fl.IntVar(&f.sizes.Array, "array", f.sizes.Array, "array tasks for (b); 0 skips it")
+	fl.IntVar(&f.sizes.Backlog, "backlog", f.sizes.Backlog, "backlog jobs for (c) and (d); 0 skips them")
 	fl.StringVar(&f.lab, "lab", "slurm-anchor", "built-in lab or lab file for the Parity side")
 	fl.StringVar(&f.dir, "dir", "", "directory for the lab's state (default: a temporary one, removed after)")
 	fl.BoolVar(&f.slurm, "slurm", false, "run the Slurm side against the Slurm that SLURM_CONF names")

@@ -22,14 +22,19 @@ type Sizes struct {
 // DefaultSizes are the issues' figures.
 func DefaultSizes() Sizes { return Sizes{Submits: 500, Array: 1000, Backlog: 5000} }
 
+// validate accepts 0 for a workload to skip (e.g. `--submits 0 --backlog 0`
+// to time the array alone), but not all three.
 func (s Sizes) validate() error {
 	for _, f := range []struct {
 		name string
 		v    int
 	}{{"submits", s.Submits}, {"array", s.Array}, {"backlog", s.Backlog}} {
-		if f.v < 1 || f.v > 1_000_000 {
-			return fmt.Errorf("bench: --%s %d: want 1 to 1000000", f.name, f.v)
+		if f.v < 0 || f.v > 1_000_000 {
+			return fmt.Errorf("bench: --%s %d: want 0 (skip) to 1000000", f.name, f.v)
 		}
+	}
+	if s == (Sizes{}) {
+		return fmt.Errorf("bench: --submits, --array and --backlog are all 0: nothing to run")
 	}
 	return nil
 }
@@ -149,6 +154,20 @@ func runWorkloads(ctx context.Context, t target, o Options, progress func(string
 	}
 	// (a) Individual submissions, one process each, then the drain.
 	n := o.Sizes.Submits
+	if n > 0 {
+		runSubmits(ctx, t, o, n, figs, fail, progress)
+	}
+	// (b) One array of 1-GPU `true` tasks, submit to last completion.
+	if o.Sizes.Array > 0 {
+		runArray(ctx, t, o, figs, fail, progress)
+	}
+	if o.Sizes.Backlog > 0 {
+		runBacklog(ctx, t, o, figs, fail, progress)
+	}
+	return figs
+}
+
+func runSubmits(ctx context.Context, t target, o Options, n int, figs map[string]Figure, fail func(error, ...string), progress func(string, ...any)) {
 	progress("%s: (a) %d individual submissions", t.name(), n)
 	t0 := time.Now()
 	err := func() error {
@@ -169,10 +188,12 @@ func runWorkloads(ctx context.Context, t target, o Options, progress func(string
 	if err != nil {
 		fail(err, keySubmitTime, keySubmitRate, keySubmitDrain)
 	}
-	// (b) One array of 1-GPU `true` tasks, submit to last completion.
+}
+
+func runArray(ctx context.Context, t target, o Options, figs map[string]Figure, fail func(error, ...string), progress func(string, ...any)) {
 	progress("%s: (b) %d-task array", t.name(), o.Sizes.Array)
-	t0 = time.Now()
-	err = func() error {
+	t0 := time.Now()
+	err := func() error {
 		if _, err := t.submit(ctx, jobArgs("--array=1-"+strconv.Itoa(o.Sizes.Array), "--gres=gpu:h100:1")...); err != nil {
 			return err
 		}
@@ -185,8 +206,6 @@ func runWorkloads(ctx context.Context, t target, o Options, progress func(string
 	if err != nil {
 		fail(err, keyArrayDrain)
 	}
-	runBacklog(ctx, t, o, figs, fail, progress)
-	return figs
 }
 
 // backlogShapes cycle through 1, 2, 4 and 8 GPUs and 2 × 8 GPUs.

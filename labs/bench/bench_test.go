@@ -127,14 +127,19 @@ func TestTableRatios(t *testing.T) {
 }
 
 func TestTableWithoutSlurm(t *testing.T) {
-	r := &Result{SlurmSkipped: "no Slurm given", ParityFigures: map[string]Figure{keyArrayDrain: {Value: 2}}}
+	// The array alone (--submits 0 --backlog 0): the skipped workloads
+	// have no rows.
+	r := &Result{SlurmSkipped: "no Slurm given", Sizes: Sizes{Array: 5}, ParityFigures: map[string]Figure{keyArrayDrain: {Value: 2}}}
 	r.Rows = table(r)
 	var out bytes.Buffer
 	if err := r.WriteTable(&out); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "not run") || !strings.Contains(out.String(), "Slurm: not run (no Slurm given)") {
+	if !strings.Contains(out.String(), "2.00    not run") || !strings.Contains(out.String(), "Slurm: not run (no Slurm given)") {
 		t.Errorf("table does not say Slurm was not run:\n%s", out.String())
+	}
+	if len(r.Rows) != 1 || r.Rows[0].Key != keyArrayDrain || strings.Contains(out.String(), "(a)") || strings.Contains(out.String(), "(c)") {
+		t.Errorf("rows %+v for the array alone:\n%s", r.Rows, out.String())
 	}
 }
 
@@ -143,8 +148,9 @@ func TestSizesValidate(t *testing.T) {
 		s    Sizes
 		want string
 	}{
-		{Sizes{0, 1, 1}, "--submits 0"},
+		{Sizes{-1, 1, 1}, "--submits -1"},
 		{Sizes{1, -2, 1}, "--array -2"},
+		{Sizes{}, "all 0"},
 		{Sizes{1, 1, 2_000_000}, "--backlog 2000000"},
 	}
 	for _, tc := range tests {
@@ -152,8 +158,10 @@ func TestSizesValidate(t *testing.T) {
 			t.Errorf("%+v: error %v; want %q", tc.s, err, tc.want)
 		}
 	}
-	if err := DefaultSizes().validate(); err != nil {
-		t.Errorf("default sizes: %v", err)
+	for _, ok := range []Sizes{DefaultSizes(), {Array: 1000}, {Submits: 1, Backlog: 1}} {
+		if err := ok.validate(); err != nil {
+			t.Errorf("%+v: %v", ok, err)
+		}
 	}
 }
 

@@ -43,21 +43,25 @@ func table(r *Result) []Row {
 	defs := []struct {
 		workload, metric, key string
 		lower                 bool
+		size                  int // 0: the workload was skipped, no row
 	}{
-		{fmt.Sprintf("(a) %d individual submissions", s.Submits), "submit time (s)", keySubmitTime, true},
-		{"", "submit rate (jobs/s)", keySubmitRate, false},
-		{"", "submit → drained (s)", keySubmitDrain, true},
-		{fmt.Sprintf("(b) %d-task 1-GPU array", s.Array), "submit → last completion (s)", keyArrayDrain, true},
-		{fmt.Sprintf("(c) %d-job mixed GPU backlog", s.Backlog), "submit, not compared (s)", keyBacklogSub, true},
-		{"", "drain after blocker ends (s)", keyBacklogDone, true},
-		{fmt.Sprintf("(d) pass time at depth %d", s.Backlog), "mean pass (ms)", keyPassMean, true},
-		{"", "last pass (ms)", keyPassLast, true},
+		{fmt.Sprintf("(a) %d individual submissions", s.Submits), "submit time (s)", keySubmitTime, true, s.Submits},
+		{"", "submit rate (jobs/s)", keySubmitRate, false, s.Submits},
+		{"", "submit → drained (s)", keySubmitDrain, true, s.Submits},
+		{fmt.Sprintf("(b) %d-task 1-GPU array", s.Array), "submit → last completion (s)", keyArrayDrain, true, s.Array},
+		{fmt.Sprintf("(c) %d-job mixed GPU backlog", s.Backlog), "submit, not compared (s)", keyBacklogSub, true, s.Backlog},
+		{"", "drain after blocker ends (s)", keyBacklogDone, true, s.Backlog},
+		{fmt.Sprintf("(d) pass time at depth %d", s.Backlog), "mean pass (ms)", keyPassMean, true, s.Backlog},
+		{"", "last pass (ms)", keyPassLast, true, s.Backlog},
 	}
 	// The backlog goes in by each side's fastest path, which differ: its
 	// submit time is shown for scale, without a ratio.
 	incomparable := map[string]bool{keyBacklogSub: true}
 	rows := make([]Row, 0, len(defs))
 	for _, d := range defs {
+		if d.size == 0 {
+			continue
+		}
 		row := Row{Workload: d.workload, Metric: d.metric, Key: d.key, LowerIsBetter: d.lower,
 			Parity: r.ParityFigures[d.key], SlurmRun: r.SlurmSkipped == ""}
 		if row.SlurmRun {

@@ -16,6 +16,7 @@ import (
 	"github.com/parityhpc/parity/scheduler/agent"
 	"github.com/parityhpc/parity/scheduler/agent/cgroup"
 	"github.com/parityhpc/parity/scheduler/agent/launch"
+	agentshim "github.com/parityhpc/parity/scheduler/agent/shim"
 	"github.com/parityhpc/parity/scheduler/auth"
 	"github.com/parityhpc/parity/scheduler/client"
 	"github.com/parityhpc/parity/scheduler/config"
@@ -30,8 +31,9 @@ type Options struct {
 	// Dir holds everything the lab writes (controller state, node roots,
 	// spools); it is created if missing.
 	Dir string
-	// Shim is the command that supervises each job (default: this
-	// executable's `agent shim`); tests pass a re-exec of the test binary.
+	// Shim is the command that supervises each job (default: parity-shim
+	// beside this executable, else its `agent shim`); tests pass a re-exec
+	// of the test binary.
 	Shim []string
 	// Users may submit jobs (account "lab"); "root", "admin" and "nobody" always can.
 	Users []string
@@ -102,7 +104,7 @@ func Up(ctx context.Context, opts Options) (*Cluster, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cluster: find the parity binary for job shims: %w", err)
 		}
-		shim = []string{exe, "agent", "shim"}
+		shim = agentshim.Command(exe, "agent", "shim")
 	}
 	dir, err := filepath.Abs(opts.Dir)
 	if err != nil {

@@ -67,9 +67,10 @@ type Group interface {
 // Manager creates and loads groups under one hierarchy root.
 type Manager struct {
 	mode    Mode
-	v1Root  string // where the v1 controllers are mounted
-	v2Mount string // the cgroup2 mount point
-	swap    bool   // v1 memory.memsw.* exists
+	v1Root  string   // where the v1 controllers are mounted
+	v1Subs  []string // the v1 hierarchies a group spans
+	v2Mount string   // the cgroup2 mount point
+	swap    bool     // v1 memory.memsw.* exists
 	missing []string
 }
 

@@ -44,7 +44,8 @@ func (r Resources) Validate() error {
 	return nil
 }
 
-// V1 translates the resources to the OCI shape cgroup1 writes. swap says
+// V1 translates the resources to the OCI shape (what containerd's cgroup1
+// would write; the v1 groups here write the same values themselves). swap says
 // whether memory.memsw.* exists; without swap accounting it stays unset.
 func (r Resources) V1(swap bool) *specs.LinuxResources {
 	out := &specs.LinuxResources{Devices: specDevices(r.Devices)}

@@ -99,7 +99,7 @@ type GPUUsage struct {
 
 func writeRecord(path string, rec Record) error {
 	rec.Version = recordVersion
-	b, err := json.MarshalIndent(rec, "", "  ")
+	b, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("launch: encode state of job %d: %w", rec.Spec.JobID, err)
 	}

@@ -125,7 +125,8 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.Cgroups == nil {
 		r.log.Error("cgroups unavailable: jobs run WITHOUT cpuset, memory limit or device isolation; OUT_OF_MEMORY cannot be detected and only the process group is killed on cancel")
 	} else {
-		r.log.Info("job isolation", "cgroup", cfg.Cgroups.Mode().String(), "root", cfg.CgroupRoot, "hostCPUs", r.hostCPUs.String())
+		r.log.Info("job isolation", "cgroup", cfg.Cgroups.Mode().String(), "root", cfg.CgroupRoot, "hostCPUs", r.hostCPUs.String(),
+			"shim", cfg.Shim[0])
 		if miss := cfg.Cgroups.Missing(); len(miss) > 0 {
 			r.log.Warn("optional cgroup controllers missing; their counters are not recorded", "missing", miss)
 		}

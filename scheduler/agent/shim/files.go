@@ -2,7 +2,6 @@ package shim
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -63,7 +62,17 @@ type Status struct {
 	CoreDumped bool `json:"coreDumped,omitempty"`
 	// StartError says why the job could not be started at all.
 	StartError string `json:"startError,omitempty"`
+	// Start says how the job was started: StartDirect or StartShell.
+	Start string `json:"start,omitempty"`
 }
+
+// How a job was started.
+const (
+	// StartDirect: forked and held at its exec by the shim itself.
+	StartDirect = "direct"
+	// StartShell: through the stage-2 shell, which waits for its release.
+	StartShell = "shell"
+)
 
 // WriteConfig stores cfg at path atomically, readable by root only.
 func WriteConfig(path string, cfg Config) error {
@@ -94,9 +103,13 @@ func ReadStatus(path string) (Status, error) {
 // writeStatus records st atomically so a reader never sees half a file.
 func writeStatus(path string, st Status) error { return writeJSON(path, st, 0o644) }
 
-// WriteFileAtomic writes data to a temporary file next to path, syncs it,
-// renames it over path and syncs the directory, so a crash leaves either
-// the old or the new content.
+// WriteFileAtomic writes data to a temporary file next to path and renames
+// it over path, so a reader, or an agent restarted after a crash, sees
+// either the old or the new content, never half a file. It does not fsync:
+// the page cache survives the crash of a process (agent or shim), which is
+// what re-attach recovers from, while a machine crash kills the jobs these
+// files describe anyway; two fsyncs per write were most of a job's launch
+// and end cost on a busy disk.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
@@ -104,44 +117,25 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 		return fmt.Errorf("shim: write %s: %w", path, err)
 	}
 	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("shim: write %s: %w", path, err)
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
 	}
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return fmt.Errorf("shim: write %s: %w", path, err)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("shim: sync %s: %w", path, err)
+	if err == nil {
+		err = os.Rename(tmp, path)
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("shim: write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("shim: write %s: %w", path, err)
-	}
-	ok = true
-	d, err := os.Open(dir)
 	if err != nil {
-		return fmt.Errorf("shim: sync dir %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return fmt.Errorf("shim: sync dir %s: %w", dir, err)
+		os.Remove(tmp)
+		return fmt.Errorf("shim: write %s: %w", path, err)
 	}
 	return nil
 }
 
 func writeJSON(path string, v any, perm os.FileMode) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("shim: encode %s: %w", path, err)
 	}

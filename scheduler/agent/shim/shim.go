@@ -102,6 +102,11 @@ func catchSignals() {
 }
 
 func run(cfg Config, st *Status) error {
+	syscall.Umask(cfg.Umask & 0o777) // the job's, for the files it and the direct path create
+	if err := runDirect(cfg, st); !errors.Is(err, errUseStage2) {
+		return err
+	}
+	st.Start = StartShell
 	r, w, err := os.Pipe()
 	if err != nil {
 		return fmt.Errorf("release pipe: %w", err)

@@ -1,0 +1,362 @@
+package shim
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The direct path starts the job without the stage-2 shell, one exec less
+// per job (on a VM where an exec costs milliseconds of CPU that is a fifth
+// of a short job's whole cost). What the shell did is done here instead:
+//   - the output files are opened by a thread of the shim that carries the
+//     job's file-system identity (fsuid, fsgid, groups), so the kernel
+//     checks them as the user's; only regular files and the pseudo-devices
+//     every job may use are opened this way, since the shim is outside the
+//     job's device allow-list;
+//   - the working directory is checked the same way and entered by the
+//     child after it has switched to the user;
+//   - the job is held before its first instruction by a ptrace stop at its
+//     exec, put into its cgroup and then released (PTRACE_O_EXITKILL makes
+//     a shim that dies meanwhile take the job with it).
+// Anything unusual (a directory the user cannot enter, an output path that
+// is a symlink or a device, a command found through PATH, ptrace refused,
+// a failed exec) falls back to the stage-2 shell, which keeps the exact
+// messages and exit codes it always had.
+
+// errUseStage2 says the direct path declined before starting anything.
+var errUseStage2 = errors.New("shim: direct start not applicable")
+
+// stdio are the job's standard files, opened as the job's user.
+type stdio struct{ in, out, err *os.File }
+
+func (s stdio) close() {
+	for _, f := range []*os.File{s.in, s.out, s.err} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// runDirect starts and waits for the job as described above. It returns
+// errUseStage2 when nothing was started and the stage-2 shell should be
+// used instead.
+func runDirect(cfg Config, st *Status) error {
+	if !strings.Contains(cfg.Argv[0], "/") || cfg.Dir == "" {
+		// The shell resolves a bare command through the job's PATH, and
+		// says what it does about a missing directory.
+		return errUseStage2
+	}
+	files, err := openAsJob(cfg)
+	if err != nil {
+		return errUseStage2
+	}
+	defer files.close()
+	h, err := startHeld(cfg, files)
+	if err != nil {
+		return errUseStage2
+	}
+	files.close()
+	st.Pid, st.Start = h.pid, StartDirect
+	if err := join(cfg.ProcsFiles, h.pid); err != nil {
+		h.kill()
+		return err
+	}
+	st.Running, st.Started = true, time.Now()
+	if err := writeStatus(cfg.StatusFile, *st); err != nil {
+		h.kill()
+		return err
+	}
+	if err := h.release(); err != nil {
+		h.kill()
+		return fmt.Errorf("release job: %w", err)
+	}
+	return waitJob(h.pid, st)
+}
+
+// kill ends a held job (its tracer, if any, is told to stop) and collects it.
+func (h *held) kill() {
+	h.stop()
+	reapKilled(h.pid)
+}
+
+// stop lets the tracer thread go.
+func (h *held) stop() {
+	if !h.stopped {
+		h.stopped = true
+		close(h.req)
+	}
+}
+
+func reapKilled(pid int) {
+	syscall.Kill(pid, syscall.SIGKILL)
+	var ws syscall.WaitStatus
+	for {
+		if _, err := syscall.Wait4(pid, &ws, syscall.WALL, nil); !errors.Is(err, syscall.EINTR) {
+			return
+		}
+	}
+}
+
+// waitJob records how the job ended.
+func waitJob(pid int, st *Status) error {
+	var ws syscall.WaitStatus
+	for {
+		_, err := syscall.Wait4(pid, &ws, 0, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("job %d: wait: %w", pid, err)
+		}
+		break
+	}
+	switch {
+	case ws.Exited():
+		st.ExitCode = ws.ExitStatus()
+	case ws.Signaled():
+		st.Signal, st.CoreDumped = int(ws.Signal()), ws.CoreDump()
+	}
+	return nil
+}
+
+// held is a job stopped at its exec. Its tracer is the OS thread that
+// forked it, and only that thread may detach it: req carries the calls to
+// make there, done their results.
+type held struct {
+	pid     int
+	req     chan func() error
+	done    chan error
+	stopped bool // req is closed
+}
+
+// startHeld forks and execs the job as its user, in its own process group,
+// stopped by ptrace right after the exec.
+func startHeld(cfg Config, files stdio) (*held, error) {
+	req, done := make(chan func() error), make(chan error)
+	t := &held{req: req, done: done}
+	type started struct {
+		pid int
+		err error
+	}
+	ch := make(chan started, 1)
+	go func() {
+		// The tracer is a thread, not the process: every ptrace call for
+		// this job is made from this one.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		attr := &syscall.ProcAttr{Dir: cfg.Dir, Env: cfg.Env,
+			Files: []uintptr{files.in.Fd(), files.out.Fd(), files.err.Fd()},
+			Sys:   &syscall.SysProcAttr{Setpgid: true, Ptrace: true}}
+		if c := cfg.Credential; c != nil {
+			attr.Sys.Credential = &syscall.Credential{Uid: c.UID, Gid: c.GID, Groups: c.Groups}
+		}
+		pid, err := syscall.ForkExec(cfg.Argv[0], cfg.Argv, attr)
+		if err == nil {
+			err = awaitExecStop(pid)
+		}
+		ch <- started{pid, err}
+		if err != nil {
+			return
+		}
+		for f := range req {
+			done <- f()
+		}
+	}()
+	s := <-ch
+	if s.err != nil {
+		if s.pid > 0 {
+			reapKilled(s.pid)
+		}
+		return nil, s.err
+	}
+	t.pid = s.pid
+	return t, nil
+}
+
+// awaitExecStop waits for the SIGTRAP stop that follows the traced exec
+// and makes the job die with its tracer from then on.
+func awaitExecStop(pid int) error {
+	var ws syscall.WaitStatus
+	for {
+		_, err := syscall.Wait4(pid, &ws, syscall.WALL, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		break
+	}
+	if !ws.Stopped() || ws.StopSignal() != syscall.SIGTRAP {
+		return fmt.Errorf("job %d: not stopped at its exec (wait status %#x)", pid, ws)
+	}
+	return syscall.PtraceSetOptions(pid, unix.PTRACE_O_EXITKILL)
+}
+
+// release detaches the held job, which then runs.
+func (h *held) release() error {
+	h.req <- func() error { return syscall.PtraceDetach(h.pid) }
+	err := <-h.done
+	h.stop()
+	return err
+}
+
+// openAsJob opens the job's standard files with the job's identity. It
+// fails (and the caller falls back to the shell) when the working
+// directory cannot be entered by the user or a path is not a regular file
+// or an always-allowed pseudo-device.
+func openAsJob(cfg Config) (stdio, error) {
+	type result struct {
+		s   stdio
+		err error
+	}
+	ch := make(chan result, 1)
+	open := func() {
+		var s stdio
+		err := asJob(cfg.Credential, func() error {
+			if err := searchable(cfg.Dir); err != nil {
+				return err
+			}
+			var err error
+			stdin := cfg.Stdin
+			if stdin == "" {
+				stdin = os.DevNull
+			}
+			if s.in, err = openChecked(stdin, os.O_RDONLY); err != nil {
+				return err
+			}
+			mode := os.O_WRONLY | os.O_TRUNC
+			if cfg.Append {
+				mode = os.O_WRONLY | os.O_APPEND
+			}
+			if s.out, err = openChecked(cfg.Stdout, mode); err != nil {
+				return err
+			}
+			if cfg.Stderr == "" || cfg.Stderr == cfg.Stdout {
+				s.err = s.out
+				return nil
+			}
+			s.err, err = openChecked(cfg.Stderr, mode)
+			return err
+		})
+		if err != nil {
+			s.close()
+		}
+		ch <- result{s, err}
+	}
+	if cfg.Credential == nil {
+		open()
+	} else {
+		// The identity change is per thread and the thread is thrown away:
+		// the goroutine exits still locked to it.
+		go func() {
+			runtime.LockOSThread()
+			open()
+		}()
+	}
+	r := <-ch
+	if r.err == nil && r.s.err == r.s.out {
+		// One file for both; dup it so each can be closed on its own.
+		fd, err := syscall.Dup(int(r.s.out.Fd()))
+		if err != nil {
+			r.s.out.Close()
+			r.s.in.Close()
+			return stdio{}, err
+		}
+		syscall.CloseOnExec(fd)
+		r.s.err = os.NewFile(uintptr(fd), r.s.out.Name())
+	}
+	return r.s, r.err
+}
+
+// asJob runs fn with the calling thread's file-system identity switched to
+// c (nil: unchanged). The caller's thread must be locked and discarded.
+func asJob(c *Credential, fn func() error) error {
+	if c == nil {
+		return fn()
+	}
+	var groups unsafe.Pointer
+	if len(c.Groups) > 0 {
+		groups = unsafe.Pointer(&c.Groups[0])
+	}
+	// Raw syscalls: the libraries' wrappers change every thread.
+	if _, _, e := syscall.RawSyscall(syscall.SYS_SETGROUPS, uintptr(len(c.Groups)), uintptr(groups), 0); e != 0 {
+		return fmt.Errorf("setgroups: %w", e)
+	}
+	syscall.RawSyscall(syscall.SYS_SETFSGID, uintptr(c.GID), 0, 0)
+	syscall.RawSyscall(syscall.SYS_SETFSUID, uintptr(c.UID), 0, 0)
+	// setfs[ug]id report no errors; asking again returns the value in force.
+	gid, _, _ := syscall.RawSyscall(syscall.SYS_SETFSGID, ^uintptr(0), 0, 0)
+	uid, _, _ := syscall.RawSyscall(syscall.SYS_SETFSUID, ^uintptr(0), 0, 0)
+	if uint32(uid) != c.UID || uint32(gid) != c.GID {
+		return fmt.Errorf("file-system identity is %d:%d, want %d:%d", uid, gid, c.UID, c.GID)
+	}
+	return fn()
+}
+
+// searchable reports whether dir can be entered: resolving "dir/." needs
+// search permission on dir itself, as chdir does.
+func searchable(dir string) error {
+	fd, err := unix.Open(dir+"/.", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	return unix.Close(fd)
+}
+
+// openChecked opens path with flags (creating a missing file with 0666
+// less the umask), but only when it is a regular file or an always-allowed
+// pseudo-device: the path is looked at first without opening it (O_PATH,
+// not through a symlink) and then reopened through that very handle, so
+// it cannot be swapped for a device in between.
+func openChecked(path string, flags int) (*os.File, error) {
+	pfd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) && flags != os.O_RDONLY {
+		// A new file is a regular one; O_EXCL refuses anything that
+		// appeared meanwhile.
+		return os.OpenFile(path, (flags&^os.O_TRUNC)|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o666)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(pfd)
+	var fi unix.Stat_t
+	if err := unix.Fstat(pfd, &fi); err != nil {
+		return nil, err
+	}
+	switch fi.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+	case unix.S_IFCHR:
+		if !pseudoDevice(unix.Major(fi.Rdev), unix.Minor(fi.Rdev)) {
+			return nil, fmt.Errorf("%s is a device outside the basic set", path)
+		}
+	default:
+		return nil, fmt.Errorf("%s is neither a regular file nor a basic device", path)
+	}
+	return os.OpenFile("/proc/self/fd/"+strconv.Itoa(pfd), flags, 0)
+}
+
+// pseudoDevice reports the devices every job's allow-list holds (null,
+// zero, full, random, urandom, tty, ptmx, pty slaves: the agent's cgroup
+// package's basicDevices, which this package may not import), so opening
+// one from outside the job's group widens nothing.
+func pseudoDevice(major, minor uint32) bool {
+	switch major {
+	case 1:
+		return minor == 3 || minor == 5 || minor == 7 || minor == 8 || minor == 9
+	case 5:
+		return minor == 0 || minor == 2
+	case 136:
+		return true
+	}
+	return false
+}
