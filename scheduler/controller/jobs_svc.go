@@ -114,9 +114,12 @@ func (c *Controller) submitPrepared(ctx context.Context, p *prepared) (core.JobI
 			return nil, nil, err
 		}
 		jid = id
+		// Read under the lock: a pass may start the job (and set the
+		// partition it got) before this after func runs.
+		user, partition := p.job.core.User, p.job.core.Partition
 		return ws, func() {
 			c.metrics.submitted.Inc()
-			c.log.Info("job state", "job", id, "user", p.job.core.User, "partition", p.job.core.Partition, "state", StatePending)
+			c.log.Info("job state", "job", id, "user", user, "partition", partition, "state", StatePending)
 			c.trigger()
 		}, nil
 	})
