@@ -110,11 +110,19 @@ func (l *healthLab) fatalFault(t *testing.T, node string) faultOutcome {
 	if out.RunState != accounting.StateNodeFail {
 		t.Errorf("the interrupted run is %s in accounting, want %s", out.RunState, accounting.StateNodeFail)
 	}
-	for _, ev := range l.events(node, "drain", "resume", "alert", "requeue", "node_fail") {
-		if ev.GetFields()["devices"] == bad {
-			out.DeviceKinds = append(out.DeviceKinds, ev.GetKind())
+	// The held state can be read before the alert that goes with it is in
+	// the decision log the events come from: wait for it, then collect.
+	kinds := func() []string {
+		var ks []string
+		for _, ev := range l.events(node, "drain", "resume", "alert", "requeue", "node_fail") {
+			if ev.GetFields()["devices"] == bad {
+				ks = append(ks, ev.GetKind())
+			}
 		}
+		return ks
 	}
+	l.waitFor("the held GPU's alert in the decision log", func() bool { return slices.Contains(kinds(), "alert") })
+	out.DeviceKinds = kinds()
 	if !slices.Contains(out.DeviceKinds, "resume") || !slices.Contains(out.DeviceKinds, "alert") {
 		t.Errorf("decision log about %s: %v, want drains, a resume and an alert", bad, out.DeviceKinds)
 	}
