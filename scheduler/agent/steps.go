@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -70,18 +71,8 @@ func (s *stepState) heldJobs(running []*pb.RunningJob) []*pb.RunningJob {
 			out = append(out, &pb.RunningJob{JobId: id})
 		}
 	}
-	slices.SortFunc(out, func(a, b *pb.RunningJob) int { return compareID(a.GetJobId(), b.GetJobId()) })
+	slices.SortFunc(out, func(a, b *pb.RunningJob) int { return cmp.Compare(a.GetJobId(), b.GetJobId()) })
 	return out
-}
-
-func compareID(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // handleStep carries out a step or step_kill order.
