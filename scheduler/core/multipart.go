@@ -205,18 +205,11 @@ func (p *pass) estimateMulti(d *Decision, pj pendingJob) {
 		if cd.shape < 0 || m.decided && !cd.competing() && cd.reason != ReasonReservation {
 			continue
 		}
-		sh := p.shapes[cd.shape]
-		if sh.static != "" {
+		start, ok := p.expectedStart(p.shapes[cd.shape])
+		if !ok {
 			continue
 		}
-		if !sh.est.done {
-			sh.est.done = true
-			sh.est.start, _, sh.est.ok = p.earliest(sh, p.startFrom(sh), sh.resv, false)
-		}
-		if !sh.est.ok {
-			continue
-		}
-		cd.start, cd.startOK = sh.est.start, true
+		cd.start, cd.startOK = start, true
 		if best < 0 || cd.start < m.cands[best].start {
 			best = i
 		}

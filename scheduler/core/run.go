@@ -223,18 +223,10 @@ func (p *pass) estimateAll(pend []pendingJob) {
 		if pj.shape < 0 {
 			continue
 		}
-		sh := p.shapes[pj.shape]
-		if sh.static != "" {
+		start, ok := p.expectedStart(p.shapes[pj.shape])
+		if !ok {
 			continue
 		}
-		if !sh.est.done {
-			sh.est.done = true
-			sh.est.start, _, sh.est.ok = p.earliest(sh, p.startFrom(sh), sh.resv, false)
-		}
-		if !sh.est.ok {
-			continue
-		}
-		start := sh.est.start
 		if b := unixS(p.c.snap.Jobs[pj.ji].Begin); b > start {
 			start = b
 		}

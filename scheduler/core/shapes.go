@@ -57,6 +57,19 @@ type estimate struct {
 	never bool  // no start found within the horizon
 }
 
+// expectedStart is the shape's earliest start, computed once a pass; not
+// ok for a shape that can never start here or whose estimate found none.
+func (p *pass) expectedStart(sh *shape) (int64, bool) {
+	if sh.static != "" {
+		return 0, false
+	}
+	if !sh.est.done {
+		sh.est.done = true
+		sh.est.start, _, sh.est.ok = p.earliest(sh, p.startFrom(sh), sh.resv, false)
+	}
+	return sh.est.start, sh.est.ok
+}
+
 // staticKey caches the partition/feature/reservation bitset shared by shapes.
 type staticKey struct {
 	part       int32
