@@ -133,10 +133,16 @@ func TestV1ConcurrentFirstJobsOfANode(t *testing.T) {
 				errs <- err
 			}()
 		}
+		// Wait for every creation before failing, so that the cleanup
+		// does not race goroutines still making groups.
+		var first error
 		for range jobs {
-			if err := <-errs; err != nil {
-				t.Fatalf("round %d: %v", round, err)
+			if err := <-errs; err != nil && first == nil {
+				first = err
 			}
+		}
+		if first != nil {
+			t.Fatalf("round %d: %v", round, first)
 		}
 	}
 }
