@@ -26,15 +26,9 @@ if ! cd "$1" 2>/dev/null; then
 	echo "parity: could not chdir to $1, going to /tmp instead" >&2
 	cd /tmp || exit 1
 fi
-if [ -n "${PARITY_SHIM_BASH_ENV+x}" ]; then export BASH_ENV="$PARITY_SHIM_BASH_ENV"; unset PARITY_SHIM_BASH_ENV; fi
-if [ -n "${PARITY_SHIM_ENV+x}" ]; then export ENV="$PARITY_SHIM_ENV"; unset PARITY_SHIM_ENV; fi
-shift
+` + shim.RestoreStartupVars + `shift
 exec "$@"
 `
-
-// stepStartupVars would make the stage-2 shell run user code before it
-// joins the cgroup; they are parked and restored just before the exec.
-var stepStartupVars = map[string]string{"BASH_ENV": "PARITY_SHIM_BASH_ENV", "ENV": "PARITY_SHIM_ENV"}
 
 // start launches every task held at its stage 2, puts each into the step
 // group and releases them. On error the tasks started so far are
@@ -80,10 +74,7 @@ func (st *Step) startTask(t StepTask, cred *shim.Credential, sio StepIO) (*taskP
 	}
 	env := make(map[string]string, len(t.Env))
 	for k, v := range t.Env {
-		if parked, ok := stepStartupVars[k]; ok {
-			k = parked
-		}
-		env[k] = v
+		env[shim.ParkStartupVar(k)] = v
 	}
 	args := append([]string{"-c", stepStage2, "parity-step", st.spec.WorkDir}, st.spec.Argv...)
 	cmd := exec.Command("/bin/sh", args...)

@@ -119,12 +119,7 @@ func waitJob(pid int, st *Status) error {
 		}
 		break
 	}
-	switch {
-	case ws.Exited():
-		st.ExitCode = ws.ExitStatus()
-	case ws.Signaled():
-		st.Signal, st.CoreDumped = int(ws.Signal()), ws.CoreDump()
-	}
+	st.recordWait(ws)
 	return nil
 }
 

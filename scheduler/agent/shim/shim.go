@@ -35,16 +35,29 @@ if ! cd "$1" 2>/dev/null; then
 	echo "parity: could not chdir to $1, going to /tmp instead" >&2
 	cd /tmp || exit 1
 fi
-if [ -n "${PARITY_SHIM_BASH_ENV+x}" ]; then export BASH_ENV="$PARITY_SHIM_BASH_ENV"; unset PARITY_SHIM_BASH_ENV; fi
-if [ -n "${PARITY_SHIM_ENV+x}" ]; then export ENV="$PARITY_SHIM_ENV"; unset PARITY_SHIM_ENV; fi
-shift 6
+` + RestoreStartupVars + `shift 6
 exec "$@"
 `
 
-// shellStartupVars would make the stage-2 shell run user code before it
-// joins the cgroup; they are parked under another name and restored just
-// before the job's exec.
-var shellStartupVars = map[string]string{"BASH_ENV": "PARITY_SHIM_BASH_ENV", "ENV": "PARITY_SHIM_ENV"}
+// BASH_ENV and ENV would make a stage-2 shell run user code before it
+// joins the cgroup: ParkStartupVar gives the name they travel under, and
+// RestoreStartupVars (shell lines) puts them back just before the exec.
+// The agent's step tasks use the same pair.
+const RestoreStartupVars = `if [ -n "${PARITY_SHIM_BASH_ENV+x}" ]; then export BASH_ENV="$PARITY_SHIM_BASH_ENV"; unset PARITY_SHIM_BASH_ENV; fi
+if [ -n "${PARITY_SHIM_ENV+x}" ]; then export ENV="$PARITY_SHIM_ENV"; unset PARITY_SHIM_ENV; fi
+`
+
+// ParkStartupVar is the name an environment variable travels under into
+// a stage-2 shell.
+func ParkStartupVar(name string) string {
+	switch name {
+	case "BASH_ENV":
+		return "PARITY_SHIM_BASH_ENV"
+	case "ENV":
+		return "PARITY_SHIM_ENV"
+	}
+	return name
+}
 
 // sweepTimeout bounds how long the shim keeps killing leftovers.
 const sweepTimeout = 10 * time.Second
@@ -144,13 +157,19 @@ func run(cfg Config, st *Status) error {
 	if !ok {
 		return fmt.Errorf("job %d: no wait status", st.Pid)
 	}
+	st.recordWait(ws)
+	return nil
+}
+
+// recordWait keeps how the job ended: its exit code, or its signal and
+// whether it dumped core.
+func (st *Status) recordWait(ws syscall.WaitStatus) {
 	switch {
 	case ws.Exited():
 		st.ExitCode = ws.ExitStatus()
 	case ws.Signaled():
 		st.Signal, st.CoreDumped = int(ws.Signal()), ws.CoreDump()
 	}
-	return nil
 }
 
 func stage2Cmd(cfg Config, release *os.File) *exec.Cmd {
@@ -167,9 +186,8 @@ func stage2Cmd(cfg Config, release *os.File) *exec.Cmd {
 	cmd := exec.Command("/bin/sh", args...)
 	cmd.Env = make([]string, 0, len(cfg.Env))
 	for _, kv := range cfg.Env {
-		k, v, _ := strings.Cut(kv, "=")
-		if parked, ok := shellStartupVars[k]; ok {
-			kv = parked + "=" + v
+		if k, v, _ := strings.Cut(kv, "="); ParkStartupVar(k) != k {
+			kv = ParkStartupVar(k) + "=" + v
 		}
 		cmd.Env = append(cmd.Env, kv)
 	}
