@@ -129,9 +129,7 @@ func httpStatus(c codes.Code) int {
 	switch c {
 	case codes.OK:
 		return http.StatusOK
-	case codes.InvalidArgument, codes.OutOfRange:
-		return http.StatusBadRequest
-	case codes.FailedPrecondition:
+	case codes.InvalidArgument, codes.OutOfRange, codes.FailedPrecondition:
 		return http.StatusBadRequest
 	case codes.Unauthenticated:
 		return http.StatusUnauthorized

@@ -9,7 +9,16 @@ import "strings"
 // as 1, so Parse reports it. Callers that mix their own options into an
 // sbatch command line use it to find where the script begins without
 // misreading an option's value as the script.
-func ArgWords(args []string) int {
+func ArgWords(args []string) int { return ArgWordsFunc()(args) }
+
+// ArgWordsFunc is ArgWords with sbatch's option table built once, for a
+// caller that walks a whole command line word by word.
+func ArgWordsFunc() func(args []string) int {
+	table := newOptionTable(sbatchOptions())
+	return func(args []string) int { return argWords(table, args) }
+}
+
+func argWords(table *optionTable, args []string) int {
 	if len(args) == 0 {
 		return 0
 	}
@@ -17,7 +26,6 @@ func ArgWords(args []string) int {
 	if w == "--" || w == "-" || !strings.HasPrefix(w, "-") {
 		return 0
 	}
-	table := newOptionTable(sbatchOptions())
 	if strings.HasPrefix(w, "--") {
 		name, _, attached := strings.Cut(w[2:], "=")
 		spec, err := table.lookupLong(name)

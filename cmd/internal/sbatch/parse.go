@@ -79,6 +79,7 @@ func (f *Flags) SetConn(name, value string) {
 // the script; everything after the script belongs to the script. help
 // reports -h, --help or --usage.
 func SplitArgs(args []string) (f Flags, rest []string, help bool, err error) {
+	argWords := jobspec.ArgWordsFunc()
 	for i := 0; i < len(args); {
 		w := args[i]
 		name, value, attached := strings.Cut(w, "=")
@@ -101,7 +102,7 @@ func SplitArgs(args []string) (f Flags, rest []string, help bool, err error) {
 			i++
 			continue
 		}
-		n := jobspec.ArgWords(args[i:])
+		n := argWords(args[i:])
 		if n == 0 {
 			return f, append(rest, args[i:]...), false, nil
 		}

@@ -66,6 +66,7 @@ type srunArgs struct {
 // to the command; everything after it belongs to the command.
 func parseSrunArgs(verb string, args []string) (srunArgs, error) {
 	var a srunArgs
+	argWords := jobspec.ArgWordsFunc()
 	for i := 0; i < len(args); {
 		w := args[i]
 		name, value, attached := strings.Cut(w, "=")
@@ -99,7 +100,7 @@ func parseSrunArgs(verb string, args []string) (srunArgs, error) {
 			a.argv = args[i+1:]
 			return a, nil
 		default:
-			n := jobspec.ArgWords(args[i:])
+			n := argWords(args[i:])
 			if n == 0 {
 				a.argv = args[i:]
 				return a, nil
