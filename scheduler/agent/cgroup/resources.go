@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/containerd/cgroups/v3/cgroup2"
-	"github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/parityhpc/parity/topology"
 )
@@ -42,32 +41,6 @@ func (r Resources) Validate() error {
 		}
 	}
 	return nil
-}
-
-// V1 translates the resources to the OCI shape (what containerd's cgroup1
-// would write; the v1 groups here write the same values themselves). swap says
-// whether memory.memsw.* exists; without swap accounting it stays unset.
-func (r Resources) V1(swap bool) *specs.LinuxResources {
-	out := &specs.LinuxResources{Devices: specDevices(r.Devices)}
-	if !r.CPUs.IsEmpty() || r.Mems != "" {
-		out.CPU = &specs.LinuxCPU{Mems: r.Mems}
-		if !r.CPUs.IsEmpty() {
-			out.CPU.Cpus = r.CPUs.String()
-		}
-	}
-	if r.MemoryLimit > 0 {
-		limit := r.MemoryLimit
-		out.Memory = &specs.LinuxMemory{Limit: &limit}
-		if swap {
-			total := r.MemoryLimit
-			out.Memory.Swap = &total
-		}
-	}
-	if r.PidsLimit > 0 {
-		limit := r.PidsLimit
-		out.Pids = &specs.LinuxPids{Limit: &limit}
-	}
-	return out
 }
 
 // V2 translates the resources to cgroup2's shape. On v2 memory.swap.max is
