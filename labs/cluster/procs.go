@@ -213,17 +213,6 @@ func (p *Procs) spawn(exe, name string, env []string, args ...string) error {
 	return nil
 }
 
-// Pids returns the daemons' process ids by name (controller, agent-NODE).
-func (p *Procs) Pids() map[string]int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := map[string]int{}
-	for _, c := range p.children {
-		out[c.name] = c.cmd.Process.Pid
-	}
-	return out
-}
-
 // Token signs a token for user with role (auth.RoleUser when empty).
 func (p *Procs) Token(user string, role auth.Role) (string, error) {
 	return signUser(p.key, user, role)

@@ -31,16 +31,6 @@ func (j *job) setUsage(node string, u *pb.JobUsage) bool {
 	return true
 }
 
-// hasUsageFrom reports whether node's usage for this run is known.
-func (j *job) hasUsageFrom(node string) bool {
-	for _, nu := range j.usage {
-		if nu.GetNode() == node {
-			return true
-		}
-	}
-	return false
-}
-
 // ledgerUsage folds the nodes' reports into the ledger's per-job usage:
 // CPU time adds up, peaks are the largest seen, and the GPU utilisation
 // mean is over every sample of every GPU the job held (so a GPU sampled

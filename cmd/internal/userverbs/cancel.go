@@ -20,8 +20,6 @@ type cancelOptions struct {
 	quiet, verbose, batch, full, me     bool
 }
 
-func newCancelCmd() *cobra.Command { return newCancelCmdWith(realUserEnv()) }
-
 func newCancelCmdWith(env userEnv) *cobra.Command {
 	var o cancelOptions
 	cmd := &cobra.Command{

@@ -105,8 +105,6 @@ func parseScontrol(words []string) (scontrolArgs, error) {
 	return a, nil
 }
 
-func newScontrolCmd() *cobra.Command { return newScontrolCmdWith(realUserEnv()) }
-
 func newScontrolCmdWith(env userEnv) *cobra.Command {
 	return &cobra.Command{
 		Use:   "scontrol [-o] [-d] [--json] COMMAND ...",

@@ -22,8 +22,6 @@ type eventsOptions struct {
 	noHeader           bool
 }
 
-func newEventsCmd() *cobra.Command { return newEventsCmdWith(realUserEnv()) }
-
 func newEventsCmdWith(env userEnv) *cobra.Command {
 	var o eventsOptions
 	cmd := &cobra.Command{

@@ -9,8 +9,6 @@ import (
 	"github.com/parityhpc/parity/scheduler/client/format"
 )
 
-func newExplainCmd() *cobra.Command { return newExplainCmdWith(realUserEnv()) }
-
 func newExplainCmdWith(env userEnv) *cobra.Command {
 	var cf clientFlags
 	var history bool

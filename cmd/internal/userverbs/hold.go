@@ -32,8 +32,6 @@ func requeueAction(hold bool) jobAction {
 	}
 }
 
-func newHoldCmd() *cobra.Command { return newHoldCmdWith(realUserEnv()) }
-
 func newHoldCmdWith(env userEnv) *cobra.Command {
 	return jobActionCmd(env, "hold JOBID...", "Hold pending jobs (scontrol hold)",
 		`Hold pending jobs: they stay queued but are not scheduled (reason
@@ -42,15 +40,11 @@ released. Job ids may be comma lists and array task ids (20_3, 20_[1-4]);
 a task still waiting in its array is split off to be held, as in Slurm.`, func(bool) jobAction { return holdAction })
 }
 
-func newReleaseCmd() *cobra.Command { return newReleaseCmdWith(realUserEnv()) }
-
 func newReleaseCmdWith(env userEnv) *cobra.Command {
 	return jobActionCmd(env, "release JOBID...", "Release held jobs (scontrol release)",
 		`Release held jobs so they can be scheduled again. An administrator's hold
 can only be released by an operator or admin. Array task ids (20_3) work.`, func(bool) jobAction { return releaseAction })
 }
-
-func newRequeueCmd() *cobra.Command { return newRequeueCmdWith(realUserEnv()) }
 
 func newRequeueCmdWith(env userEnv) *cobra.Command {
 	cmd := jobActionCmd(env, "requeue JOBID...", "Put running jobs back in the queue (scontrol requeue)",
@@ -114,8 +108,6 @@ func resumeAction(s *session, t jobTarget) (*pb.Job, error) {
 	return s.c.ResumeJob(s.ctx, t.id, t.task)
 }
 
-func newSuspendCmd() *cobra.Command { return newSuspendCmdWith(realUserEnv()) }
-
 func newSuspendCmdWith(env userEnv) *cobra.Command {
 	return jobActionCmd(env, "suspend JOBID...", "Stop running jobs without ending them (scontrol suspend; operators and admins)",
 		`Suspend running jobs: their processes are stopped (SIGSTOP), they keep
@@ -123,8 +115,6 @@ their nodes, GPUs and memory, and their time limit does not run until they are
 resumed. State SUSPENDED (squeue: S). Job ids may be comma lists and array task ids.`,
 		func(bool) jobAction { return suspendAction })
 }
-
-func newResumeCmd() *cobra.Command { return newResumeCmdWith(realUserEnv()) }
 
 func newResumeCmdWith(env userEnv) *cobra.Command {
 	return jobActionCmd(env, "resume JOBID...", "Continue suspended jobs (scontrol resume; operators and admins)",

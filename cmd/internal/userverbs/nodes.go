@@ -17,8 +17,6 @@ type nodesOptions struct {
 	reservations                     bool
 }
 
-func newNodesCmd() *cobra.Command { return newNodesCmdWith(realUserEnv()) }
-
 func newNodesCmdWith(env userEnv) *cobra.Command {
 	var o nodesOptions
 	cmd := &cobra.Command{

@@ -13,8 +13,6 @@ type prioOptions struct {
 	noHeader, long, norm, weights, me bool
 }
 
-func newPrioCmd() *cobra.Command { return newPrioCmdWith(realUserEnv()) }
-
 func newPrioCmdWith(env userEnv) *cobra.Command {
 	var o prioOptions
 	cmd := &cobra.Command{

@@ -18,8 +18,6 @@ type queueOptions struct {
 	noHeader, long, start, me bool
 }
 
-func newQueueCmd() *cobra.Command { return newQueueCmdWith(realUserEnv()) }
-
 func newQueueCmdWith(env userEnv) *cobra.Command {
 	var o queueOptions
 	cmd := &cobra.Command{

@@ -15,8 +15,6 @@ import (
 	"github.com/parityhpc/parity/scheduler/jobspec"
 )
 
-func newReservationCmd() *cobra.Command { return newReservationCmdWith(realUserEnv()) }
-
 func newReservationCmdWith(env userEnv) *cobra.Command {
 	var cf clientFlags
 	var sf showFlags

@@ -23,8 +23,6 @@ func (f *showFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVarP(&f.details, "details", "d", false, "per-node allocation and per-GPU detail")
 }
 
-func newShowCmd() *cobra.Command { return newShowCmdWith(realUserEnv()) }
-
 func newShowCmdWith(env userEnv) *cobra.Command {
 	var cf clientFlags
 	var sf showFlags

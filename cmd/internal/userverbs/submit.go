@@ -14,8 +14,6 @@ import (
 	"github.com/parityhpc/parity/scheduler/client/format"
 )
 
-func newSubmitCmd() *cobra.Command { return newSubmitCmdWith(realUserEnv()) }
-
 func newSubmitCmdWith(env userEnv) *cobra.Command {
 	return &cobra.Command{
 		Use:                "submit [sbatch options] [SCRIPT [ARGS...]]",

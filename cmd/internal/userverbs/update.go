@@ -14,8 +14,6 @@ import (
 	"github.com/parityhpc/parity/scheduler/jobspec"
 )
 
-func newUpdateCmd() *cobra.Command { return newUpdateCmdWith(realUserEnv()) }
-
 func newUpdateCmdWith(env userEnv) *cobra.Command {
 	var cf clientFlags
 	cmd := &cobra.Command{

@@ -77,15 +77,6 @@ func SplitList(values []string) []string {
 	return out
 }
 
-// finished reports whether a long job state is terminal.
-func finished(state string) bool {
-	switch state {
-	case "PENDING", "RUNNING", "COMPLETING", "CONFIGURING", "SUSPENDED", "STOPPED", "REQUEUED", "REQUEUE_HOLD", "SIGNALING", "RESIZING", "STAGE_OUT":
-		return false
-	}
-	return true
-}
-
 // nodeLongStates maps sinfo's compact node states to the long forms (%T).
 var nodeLongStates = map[string]string{
 	"idle": "IDLE", "mix": "MIXED", "alloc": "ALLOCATED", "drng": "DRAINING", "drain": "DRAINED",
