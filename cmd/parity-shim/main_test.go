@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// TestLeanImports keeps the per-job shim small: anything beyond the shim
-// package, the standard library and x/sys adds start-up work to every job.
+// TestLeanImports keeps the supervisor small: it is the parent of every
+// job and lives as long as they do.
 func TestLeanImports(t *testing.T) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {

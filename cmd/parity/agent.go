@@ -30,7 +30,8 @@ import (
 )
 
 // newAgentCmd is the node agent (the slurmd role) and, hidden below it,
-// the per-job shim the agent re-executes this binary as.
+// the node's job supervisor the agent re-executes this binary as when no
+// parity-shim sits beside it.
 func newAgentCmd() *cobra.Command {
 	var (
 		addr, token, ca, node, spool, cgroupRoot, metricsAddr, logLevel string
@@ -45,8 +46,9 @@ func newAgentCmd() *cobra.Command {
 		Long: `Runs the node agent. It discovers the node's devices with the vendor drivers,
 registers with the controller, and launches each batch job as its owner in
 a cgroup with the allocated CPUs, a memory limit and a device allow-list
-(every other GPU's device node gives EPERM). Jobs run under a shim, so an
-agent restart re-attaches to them and still reports their real exit codes.
+(every other GPU's device node gives EPERM). Jobs run under the node's job
+supervisor (parity-shim, one process for all of them), so an agent restart
+re-attaches to them and still reports their real exit codes.
 Device telemetry is served on --metrics-addr under dcgm-exporter's names.
 
 Without usable cgroups jobs still run, without isolation; the agent says so
@@ -91,13 +93,13 @@ at start. With --sim the real drivers run on a built-in simulated machine
 	_ = f.MarkHidden("sim-lab")
 	_ = f.MarkHidden("sim-node")
 	cmd.AddCommand(&cobra.Command{
-		Use:    "shim CONFIG",
-		Short:  "Supervise one job (started by the agent, not by hand)",
+		Use:    "shim serve",
+		Short:  "Supervise the node's jobs (started by the agent, not by hand)",
 		Hidden: true,
 		Args:   cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			if code := shim.Main(args); code != 0 {
-				return &exitError{code: code, err: fmt.Errorf("shim for %s failed", args[0])}
+				return &exitError{code: code, err: fmt.Errorf("job supervisor failed")}
 			}
 			return nil
 		},
@@ -199,7 +201,7 @@ func runAgent(ctx context.Context, log *slog.Logger, o agentOptions) error {
 	}
 	err = ag.Run(ctx)
 	if errors.Is(err, context.Canceled) {
-		log.Info("agent stopping; jobs keep running under their shims")
+		log.Info("agent stopping; jobs keep running under the node's supervisor")
 		return nil
 	}
 	return err

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -293,30 +292,19 @@ func (c *cluster) waitSettled() {
 // An agent restarted while its job runs re-attaches, and the job's real
 // exit code reaches the controller; a job that ends while no agent runs is
 // reported before the node registers again, so it is not lost with it.
-// shimExit returns a function that waits until the shim of job id has
-// exited (its pidfd turns readable; the shim is not this agent's child
-// any more after a restart).
-func (c *cluster) shimExit(id uint64) func() {
+// jobStatusWritten waits until the node's supervisor has recorded how job
+// id ended (its status file is renamed into place once, at the end).
+func (c *cluster) jobStatusWritten(id uint64) {
 	c.t.Helper()
-	b, err := os.ReadFile(filepath.Join(c.rtCfg.SpoolDir, fmt.Sprintf("job_%d", id), "state.json"))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	var rec struct {
-		ShimPid int `json:"shimPid"`
-	}
-	if err := json.Unmarshal(b, &rec); err != nil || rec.ShimPid == 0 {
-		c.t.Fatalf("state of job %d: %v %s", id, err, b)
-	}
-	fd, err := unix.PidfdOpen(rec.ShimPid, 0)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	return func() {
-		defer unix.Close(fd)
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		if n, err := unix.Poll(fds, int(waitTimeout/time.Millisecond)); n != 1 || err != nil {
-			c.t.Fatalf("shim of job %d did not exit: %v", id, err)
+	path := filepath.Join(c.rtCfg.SpoolDir, fmt.Sprintf("job_%d", id), "status.json")
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
 		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("job %d: no status file within %s", id, waitTimeout)
+		}
+		time.Sleep(20 * time.Millisecond) // polling another process's progress, bounded by the deadline
 	}
 }

@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/parityhpc/parity/scheduler/accounting"
 	"github.com/parityhpc/parity/scheduler/agent/cgroup"
@@ -19,28 +16,7 @@ import (
 // sweepTimeout bounds the final kill of a job's leftovers.
 const sweepTimeout = 30 * time.Second
 
-// watchChild reaps a shim this runtime started and finishes its job.
-func (r *Runtime) watchChild(j *job, cmd *exec.Cmd, logf *os.File) {
-	cmd.Wait() // the shim's own exit code only says whether it recorded a status; the status file is the truth
-	logf.Close()
-	r.finish(j)
-}
-
-// watchPidfd waits for a re-attached shim (not our child) to exit.
-func (r *Runtime) watchPidfd(j *job, pidfd int) {
-	defer r.busy.Done()
-	exited, err := waitExit(pidfd, r.stopfd)
-	unix.Close(pidfd)
-	if err != nil {
-		r.log.Error("lost track of a re-attached job's shim", "job", j.rec.Spec.JobID, "err", err)
-		return
-	}
-	if exited {
-		r.finish(j)
-	}
-}
-
-// finish turns a shim's exit into the job's end: leftovers are killed,
+// finish turns the supervisor's word that a job ended into the job's end: leftovers are killed,
 // counters read, groups removed, the end persisted and then delivered.
 func (r *Runtime) finish(j *job) {
 	if !r.enter() {

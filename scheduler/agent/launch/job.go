@@ -16,8 +16,11 @@ type job struct {
 	// both nil when the job runs without isolation.
 	group, step cgroup.Group
 
-	mu          sync.Mutex
-	rec         Record
+	mu  sync.Mutex
+	rec Record
+	// pid is the job's leader, from the supervisor; 0 until it started.
+	pid         int
+	sup         *shim.Client // the supervisor it runs under
 	timers      []Timer
 	killTimer   Timer
 	ended       bool
@@ -46,12 +49,6 @@ func (j *job) stopTimers() {
 	}
 }
 
-// leaderPid is the job's first process (and process group) as the shim
-// reported it; 0 before it started.
-func (j *job) leaderPid() int {
-	st, err := shim.ReadStatus(j.statusPath())
-	if err != nil || !st.Running {
-		return 0
-	}
-	return st.Pid
-}
+// leaderPid is the job's first process (and process group) as the
+// supervisor reported it; 0 before it started. mu is held.
+func (j *job) leaderPid() int { return j.pid }

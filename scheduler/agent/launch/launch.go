@@ -4,9 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
+	"strconv"
 
 	"github.com/parityhpc/parity/scheduler/agent/cgroup"
 	"github.com/parityhpc/parity/scheduler/agent/shim"
@@ -49,7 +48,7 @@ func (r *Runtime) Launch(ctx context.Context, spec Spec) error {
 	defer r.busy.Done()
 
 	j.mu.Lock()
-	cmd, logf, err := r.start(j, spec)
+	err := r.start(ctx, j, spec)
 	if err != nil {
 		j.mu.Unlock()
 		r.mu.Lock()
@@ -59,18 +58,21 @@ func (r *Runtime) Launch(ctx context.Context, spec Spec) error {
 	}
 	r.armTimers(j)
 	j.mu.Unlock()
-	go r.watchChild(j, cmd, logf)
-	r.log.Info("job launched", "job", id, "user", spec.User, "cpus", j.rec.CPUs.String(), "group", j.rec.JobGroup,
+	r.log.Info("job launched", "job", id, "user", spec.User, "pid", j.pid, "cpus", j.rec.CPUs.String(), "group", j.rec.JobGroup,
 		"devices", len(spec.Prepared.DeviceFiles), "timeLimit", spec.TimeLimit)
 	return nil
 }
 
-// start prepares the spool and the cgroups and starts the shim; on error
-// it removes what it made. j.mu is held.
-func (r *Runtime) start(j *job, spec Spec) (_ *exec.Cmd, _ *os.File, err error) {
+// start prepares the spool and the cgroups and has the supervisor start
+// the job; on error it removes what it made. j.mu is held.
+func (r *Runtime) start(ctx context.Context, j *job, spec Spec) (err error) {
 	id := spec.JobID
+	sup, err := r.supervisor()
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(j.dir, 0o711); err != nil {
-		return nil, nil, fmt.Errorf("launch: job %d: spool: %w", id, err)
+		return fmt.Errorf("launch: job %d: spool: %w", id, err)
 	}
 	defer func() {
 		if err != nil {
@@ -79,11 +81,11 @@ func (r *Runtime) start(j *job, spec Spec) (_ *exec.Cmd, _ *os.File, err error) 
 	}()
 	cred, err := r.credential(spec)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	script := filepath.Join(j.dir, scriptFile)
 	if err := writeScript(script, spec); err != nil {
-		return nil, nil, err
+		return err
 	}
 	stdout, stderr, stdin := spec.OutputPaths(r.cfg.Node)
 	j.rec = Record{Spec: spec, Node: r.cfg.Node, Stdout: stdout, Stderr: stderr,
@@ -94,7 +96,7 @@ func (r *Runtime) start(j *job, spec Spec) (_ *exec.Cmd, _ *os.File, err error) 
 	var procs []string
 	if r.cfg.Cgroups != nil {
 		if err := r.createGroups(j); err != nil {
-			return nil, nil, err
+			return err
 		}
 		procs = j.step.ProcsFiles()
 	}
@@ -102,41 +104,28 @@ func (r *Runtime) start(j *job, spec Spec) (_ *exec.Cmd, _ *os.File, err error) 
 	if spec.Umask != nil {
 		umask = *spec.Umask
 	}
-	cfg := shim.Config{JobID: fmt.Sprint(id), Argv: append([]string{script}, spec.Args...),
+	cfg := shim.Config{JobID: strconv.FormatUint(id, 10), Argv: append([]string{script}, spec.Args...),
 		Env: envList(spec.Environment(r.cfg.Node, spec.CPUs.Count())), Dir: spec.WorkDir, Credential: cred,
 		Stdin: stdin, Stdout: stdout, Stderr: stderr, Append: spec.Append, Umask: umask,
 		ProcsFiles: procs, StatusFile: j.statusPath()}
-	cfgPath := filepath.Join(j.dir, shimConfig)
-	if err := shim.WriteConfig(cfgPath, cfg); err != nil {
-		return nil, nil, err
-	}
+	// The record comes first: an agent restarted from here on finds the
+	// job (and asks the supervisor whether it runs).
 	if err := j.persist(j.rec.Started); err != nil {
-		return nil, nil, err
+		return err
 	}
-	logf, err := os.OpenFile(filepath.Join(j.dir, shimLog), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	// Not cancelled halfway: a start the supervisor made must not be
+	// undone here behind its back. A supervisor gone answers at once.
+	pid, startErr, err := sup.Start(context.WithoutCancel(ctx), cfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("launch: job %d: shim log: %w", id, err)
+		return fmt.Errorf("launch: job %d: %w", id, err)
 	}
-	args := append(append([]string(nil), r.cfg.Shim[1:]...), cfgPath)
-	cmd := exec.Command(r.cfg.Shim[0], args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Dir = j.dir
-	// Its own session: the agent's terminal, process group and death do
-	// not reach the shim, which must outlive an agent restart.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, nil, fmt.Errorf("launch: job %d: start shim %s: %w", id, r.cfg.Shim[0], err)
+	// A job that could not start ends like one that ran: its status says
+	// why and its end follows from the supervisor.
+	j.pid, j.sup = pid, sup
+	if startErr != "" {
+		r.log.Warn("job could not be started", "job", id, "err", startErr)
 	}
-	j.rec.ShimPid = cmd.Process.Pid
-	if start, err := procStart(cmd.Process.Pid); err == nil {
-		j.rec.ShimStart = start
-	}
-	if err := j.persist(r.cfg.Clock.Now()); err != nil {
-		// The shim runs; Reattach falls back on the pid in its status file.
-		r.log.Error("could not record the shim's pid", "job", id, "err", err)
-	}
-	return cmd, logf, nil
+	return nil
 }
 
 // createGroups makes the job's group (cpuset, memory, devices) and the

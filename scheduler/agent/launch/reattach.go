@@ -12,15 +12,26 @@ import (
 	"github.com/parityhpc/parity/scheduler/agent/shim"
 )
 
-// Reattach scans the spool after a restart: jobs whose shim still runs are
-// supervised again (their limits re-armed from the recorded deadline),
-// jobs that ended while no agent watched are finished from the status
-// their shim left, and ends not yet forgotten are delivered again. It
-// returns the ids of the jobs it re-attached to, in order.
+// Reattach scans the spool after a restart: jobs the node's supervisor
+// still runs are supervised again (their limits re-armed from the
+// recorded deadline), jobs that ended while no agent watched are finished
+// from the status the supervisor left, and ends not yet forgotten are
+// delivered again. It returns the ids of the jobs it re-attached to, in
+// order.
 func (r *Runtime) Reattach(ctx context.Context) ([]uint64, error) {
 	entries, err := os.ReadDir(r.cfg.SpoolDir)
 	if err != nil {
 		return nil, fmt.Errorf("launch: read spool %s: %w", r.cfg.SpoolDir, err)
+	}
+	sup, err := r.supervisor()
+	if err != nil {
+		return nil, err
+	}
+	// Asked after connecting: a job that ends from now on is announced on
+	// this connection; one that ended before has its status file.
+	running, err := runningUnder(ctx, sup)
+	if err != nil {
+		return nil, err
 	}
 	var attached []uint64
 	var errs []error
@@ -40,11 +51,8 @@ func (r *Runtime) Reattach(ctx context.Context) ([]uint64, error) {
 			errs = append(errs, err)
 			continue
 		}
-		ok, err := r.reattach(dir, rec)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		if ok {
+		pid, ok := running[rec.Spec.JobID]
+		if r.reattach(dir, rec, sup, pid, ok) {
 			attached = append(attached, rec.Spec.JobID)
 		}
 	}
@@ -54,51 +62,38 @@ func (r *Runtime) Reattach(ctx context.Context) ([]uint64, error) {
 
 // reattach takes one recorded job back; it reports whether the job is
 // still running and now supervised.
-func (r *Runtime) reattach(dir string, rec Record) (bool, error) {
+func (r *Runtime) reattach(dir string, rec Record, sup *shim.Client, pid int, runs bool) bool {
 	id := rec.Spec.JobID
 	if rec.End != nil {
 		r.box.put(*rec.End)
-		return false, nil
+		return false
 	}
-	j := &job{dir: dir, rec: rec, gpus: newGPUAggs(rec.Spec.GPUs, rec.GPUUsage)}
+	j := &job{dir: dir, rec: rec, gpus: newGPUAggs(rec.Spec.GPUs, rec.GPUUsage), pid: pid, sup: sup}
 	var loadErr error
 	if rec.Isolated && r.cfg.Cgroups != nil {
 		if j.group, loadErr = r.cfg.Cgroups.Load(rec.JobGroup); loadErr == nil {
 			j.step, loadErr = r.cfg.Cgroups.Load(rec.StepGroup)
 		}
 	}
-	pid, start := rec.ShimPid, rec.ShimStart
-	if pid == 0 {
-		if st, err := shim.ReadStatus(j.statusPath()); err == nil {
-			pid = st.ShimPid
-			start, _ = procStart(pid)
-		}
-	}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		return false, ErrClosed
+		return false
 	}
 	if _, dup := r.jobs[id]; dup {
 		r.mu.Unlock()
-		return false, nil
+		return false
 	}
 	r.jobs[id] = j
-	r.busy.Add(1)
 	r.mu.Unlock()
-	pidfd, err := openProcess(pid, start)
-	if err != nil {
-		r.busy.Done()
-		// The shim is gone: the job ended while no agent watched (its
-		// status says how), or the node restarted under it.
+	if !runs {
+		// Ended while no agent watched (its status says how), or its
+		// supervisor is gone with the node or on its own (lost).
 		if loadErr != nil {
 			r.log.Warn("job group gone", "job", id, "err", loadErr)
 		}
 		r.finish(j)
-		if errors.Is(err, errGone) {
-			return false, nil
-		}
-		return false, err
+		return false
 	}
 	if loadErr != nil {
 		r.log.Error("re-attached job runs but its cgroup could not be loaded; limits still hold, counters are lost", "job", id, "err", loadErr)
@@ -106,9 +101,14 @@ func (r *Runtime) reattach(dir string, rec Record) (bool, error) {
 	j.mu.Lock()
 	r.armTimers(j)
 	j.mu.Unlock()
-	go r.watchPidfd(j, pidfd)
-	r.log.Info("re-attached to running job", "job", id, "shimPid", pid, "deadline", rec.Deadline, "ending", rec.Ending)
-	return true, nil
+	// Its end may have been announced before the job was known here; the
+	// status file has it then.
+	if st, err := shim.ReadStatus(j.statusPath()); err == nil && st.Done {
+		r.finish(j)
+		return false
+	}
+	r.log.Info("re-attached to running job", "job", id, "pid", pid, "deadline", rec.Deadline, "ending", rec.Ending)
+	return true
 }
 
 // Ended lists the recorded ends not yet passed to Forget, by job id: what

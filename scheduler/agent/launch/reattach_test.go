@@ -66,20 +66,12 @@ func TestJobEndingWhileNoAgentRunsIsReportedOnReattach(t *testing.T) {
 	mgr := requireCgroups(t)
 	e := newEnv(t, mgr, nil)
 	_, release := e.holdJob(401, nil)
-	rec, err := readRecord(filepath.Join(e.rt.jobDir(401), stateFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pidfd, err := openProcess(rec.ShimPid, rec.ShimStart)
-	if err != nil {
-		t.Fatalf("shim of job 401: %v", err)
-	}
-	defer unix.Close(pidfd)
+	status := filepath.Join(e.rt.jobDir(401), statusFile)
 	if err := e.rt.Close(); err != nil {
 		t.Fatal(err)
 	}
 	e.writeLine(release, "go")
-	waitPidfdExit(t, pidfd)
+	waitStatusFile(t, status)
 	e.restart()
 	ids, err := e.rt.Reattach(context.Background())
 	if err != nil || len(ids) != 0 {
@@ -193,25 +185,48 @@ func TestLostSupervisorEndsJobAsNodeFail(t *testing.T) {
 	mgr := requireCgroups(t)
 	e := newEnv(t, mgr, nil)
 	e.holdJob(405, nil)
-	rec, err := readRecord(filepath.Join(e.rt.jobDir(405), stateFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Kill(rec.ShimPid, unix.SIGKILL); err != nil {
+	e.rt.mu.Lock()
+	supervisor := e.rt.sup.Pid()
+	e.rt.mu.Unlock()
+	if err := unix.Kill(supervisor, unix.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	end := e.waitEnd()
 	if end.State != accounting.StateNodeFail {
-		t.Errorf("job whose shim died ended %s (%s), want NODE_FAIL", end.State, end.Reason)
+		t.Errorf("job whose supervisor died ended %s (%s), want NODE_FAIL", end.State, end.Reason)
 	}
 	assertNoGroup(t, e, 405)
+	// The next launch gets a new supervisor.
+	e.launch(e.spec(406, "exit 5"))
+	if end := e.waitEnd(); end.JobID != 406 || end.ExitString() != "5:0" {
+		t.Errorf("job after the supervisor's loss ended %d %s (%s), want 406 5:0", end.JobID, end.ExitString(), end.Reason)
+	}
 }
 
-func waitPidfdExit(t *testing.T, pidfd int) {
+// waitStatusFile waits until the supervisor has put the status file at
+// path in place (it is renamed into place once, when the job has ended).
+func waitStatusFile(t *testing.T, path string) {
 	t.Helper()
-	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
-	n, err := unix.Poll(fds, int(waitTimeout/time.Millisecond))
-	if err != nil || n != 1 {
-		t.Fatalf("shim did not exit within %s: %v", waitTimeout, err)
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if _, err := unix.InotifyAddWatch(fd, filepath.Dir(path), unix.IN_MOVED_TO|unix.IN_CLOSE_WRITE); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(waitTimeout)
+	buf := make([]byte, 4096)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no status file %s within %s", path, waitTimeout)
+		}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		if n, _ := unix.Poll(fds, int(time.Until(deadline)/time.Millisecond)+1); n == 1 {
+			unix.Read(fd, buf) // drained; the Stat above decides
+		}
 	}
 }

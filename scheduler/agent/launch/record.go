@@ -11,8 +11,9 @@ import (
 	"github.com/parityhpc/parity/scheduler/agent/shim"
 )
 
-// recordVersion is bumped when Record changes incompatibly.
-const recordVersion = 1
+// recordVersion is bumped when Record changes incompatibly (2: jobs run
+// under the node's supervisor, not a shim each).
+const recordVersion = 2
 
 // Record is a job's state file: everything a restarted agent needs to find
 // the job again, keep enforcing its limits and report its end. It is
@@ -29,14 +30,9 @@ type Record struct {
 	// CPUs records how the allocation's CPUs became the cpuset.
 	CPUs cgroup.CPUMapping `json:"cpus"`
 	// Stdout and Stderr are the resolved output paths.
-	Stdout string `json:"stdout"`
-	Stderr string `json:"stderr,omitempty"`
-	// ShimPid and ShimStart (clock ticks since boot, from /proc) identify
-	// the shim across an agent restart, so a recycled pid is not mistaken
-	// for it.
-	ShimPid   int       `json:"shimPid,omitempty"`
-	ShimStart uint64    `json:"shimStart,omitempty"`
-	Started   time.Time `json:"started"`
+	Stdout  string    `json:"stdout"`
+	Stderr  string    `json:"stderr,omitempty"`
+	Started time.Time `json:"started"`
 	// Deadline is when the time limit ends the job; zero when unlimited.
 	Deadline time.Time `json:"deadline,omitzero"`
 	// SuspendedAt is when Suspend stopped the job (zero while it runs);

@@ -12,10 +12,9 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/parityhpc/parity/scheduler/accounting"
 	"github.com/parityhpc/parity/scheduler/agent/cgroup"
+	"github.com/parityhpc/parity/scheduler/agent/shim"
 	"github.com/parityhpc/parity/topology"
 )
 
@@ -44,8 +43,9 @@ type Config struct {
 	CgroupRoot string
 	// HostCPUs are the CPUs cpusets may use; empty reads them from the host.
 	HostCPUs topology.CPUSet
-	// Shim is the command that runs shim.Main; the config path is
-	// appended (e.g. ["/usr/bin/parity", "agent", "shim"]).
+	// Shim is the command that runs the node's supervisor (shim.Main);
+	// "serve" is appended (e.g. ["/usr/bin/parity-shim"] or
+	// ["/usr/bin/parity", "agent", "shim"]).
 	Shim []string
 	// KillWait is the time between SIGTERM and SIGKILL; 0 means
 	// DefaultKillWait.
@@ -65,12 +65,15 @@ type Runtime struct {
 	log      *slog.Logger
 	hostCPUs topology.CPUSet
 	box      *mailbox
-	stopfd   int // eventfd: readable once the runtime is closed
+	done     chan struct{} // closed by Close
 
 	mu     sync.Mutex
 	jobs   map[uint64]*job
 	closed bool
-	busy   sync.WaitGroup // finishes and pidfd watchers in flight
+	busy   sync.WaitGroup // finishes and supervisor watchers in flight
+	// sup is the connection to the node's supervisor; nil until the first
+	// launch or re-attach, and again after the supervisor was lost.
+	sup *shim.Client
 }
 
 // New checks the configuration, creates the spool and says loudly when
@@ -116,11 +119,7 @@ func New(cfg Config) (*Runtime, error) {
 		}
 		r.hostCPUs = cpus
 	}
-	fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
-	if err != nil {
-		return nil, fmt.Errorf("launch: eventfd: %w", err)
-	}
-	r.stopfd = fd
+	r.done = make(chan struct{})
 	r.box = newMailbox()
 	if cfg.Cgroups == nil {
 		r.log.Error("cgroups unavailable: jobs run WITHOUT cpuset, memory limit or device isolation; OUT_OF_MEMORY cannot be detected and only the process group is killed on cancel")
@@ -159,13 +158,12 @@ func (r *Runtime) Running() []JobInfo {
 	out := make([]JobInfo, 0, len(jobs))
 	for _, j := range jobs {
 		j.mu.Lock()
-		rec := j.rec
-		ended := j.ended
+		rec, ended, pid := j.rec, j.ended, j.pid
 		j.mu.Unlock()
 		if ended {
 			continue
 		}
-		out = append(out, JobInfo{JobID: rec.Spec.JobID, Pid: j.leaderPid(), Started: rec.Started, Deadline: rec.Deadline,
+		out = append(out, JobInfo{JobID: rec.Spec.JobID, Pid: pid, Started: rec.Started, Deadline: rec.Deadline,
 			CPUs: rec.CPUs, Group: rec.JobGroup, Isolated: rec.Isolated, GPUs: rec.Spec.GPUs, Ending: rec.Ending})
 	}
 	slices.SortFunc(out, func(a, b JobInfo) int { return compareUint(a.JobID, b.JobID) })
@@ -197,7 +195,8 @@ func (r *Runtime) Forget(jobID uint64) error {
 }
 
 // Close stops supervising: timers are stopped and watchers return, but the
-// jobs keep running under their shims for the next Runtime to re-attach.
+// jobs keep running under the node's supervisor for the next Runtime to
+// re-attach.
 func (r *Runtime) Close() error {
 	r.mu.Lock()
 	if r.closed {
@@ -211,12 +210,17 @@ func (r *Runtime) Close() error {
 		j.stopTimers()
 		j.mu.Unlock()
 	}
-	var one [8]byte
-	one[0] = 1 // any non-zero counter makes the eventfd readable
-	unix.Write(r.stopfd, one[:])
+	close(r.done)
+	r.mu.Lock()
+	sup := r.sup
+	r.sup = nil
+	r.mu.Unlock()
+	if sup != nil {
+		sup.Close()
+	}
 	r.busy.Wait()
 	r.box.close()
-	return unix.Close(r.stopfd)
+	return nil
 }
 
 // snapshot lists the supervised jobs; callers lock each job themselves
@@ -259,9 +263,10 @@ func (r *Runtime) lookup(jobID uint64) (*job, error) {
 const (
 	stateFile  = "state.json"
 	statusFile = "status.json"
-	shimConfig = "shim.json"
-	shimLog    = "shim.log"
 	scriptFile = "script"
+	// The node's supervisor: its socket (root only) and its log.
+	supervisorSocket = "shim.sock"
+	supervisorLog    = "shim.log"
 )
 
 func (r *Runtime) jobDir(id uint64) string {

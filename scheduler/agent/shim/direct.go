@@ -6,9 +6,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"syscall"
-	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -26,14 +24,32 @@ import (
 //     child after it has switched to the user;
 //   - the job is held before its first instruction by a ptrace stop at its
 //     exec, put into its cgroup and then released (PTRACE_O_EXITKILL makes
-//     a shim that dies meanwhile take the job with it).
+//     a supervisor that dies meanwhile take the job with it).
 // Anything unusual (a directory the user cannot enter, an output path that
 // is a symlink or a device, a command found through PATH, ptrace refused,
 // a failed exec) falls back to the stage-2 shell, which keeps the exact
 // messages and exit codes it always had.
 
-// errUseStage2 says the direct path declined before starting anything.
-var errUseStage2 = errors.New("shim: direct start not applicable")
+// startHeld forks and execs the job as its user, in its own process group,
+// stopped by ptrace right after the exec. The calling thread is the
+// tracer: it must be the launcher's.
+func startHeld(cfg Config, files stdio) (int, error) {
+	attr := &syscall.ProcAttr{Dir: cfg.Dir, Env: cfg.Env,
+		Files: []uintptr{files.in.Fd(), files.out.Fd(), files.err.Fd()},
+		Sys:   &syscall.SysProcAttr{Setpgid: true, Ptrace: true}}
+	if c := cfg.Credential; c != nil {
+		attr.Sys.Credential = &syscall.Credential{Uid: c.UID, Gid: c.GID, Groups: c.Groups}
+	}
+	pid, err := syscall.ForkExec(cfg.Argv[0], cfg.Argv, attr)
+	if err != nil {
+		return 0, err
+	}
+	if err := awaitExecStop(pid); err != nil {
+		reapKilled(pid)
+		return 0, err
+	}
+	return pid, nil
+}
 
 // stdio are the job's standard files, opened as the job's user.
 type stdio struct{ in, out, err *os.File }
@@ -44,137 +60,6 @@ func (s stdio) close() {
 			f.Close()
 		}
 	}
-}
-
-// runDirect starts and waits for the job as described above. It returns
-// errUseStage2 when nothing was started and the stage-2 shell should be
-// used instead.
-func runDirect(cfg Config, st *Status) error {
-	if !strings.Contains(cfg.Argv[0], "/") || cfg.Dir == "" {
-		// The shell resolves a bare command through the job's PATH, and
-		// says what it does about a missing directory.
-		return errUseStage2
-	}
-	files, err := openAsJob(cfg)
-	if err != nil {
-		return errUseStage2
-	}
-	defer files.close()
-	h, err := startHeld(cfg, files)
-	if err != nil {
-		return errUseStage2
-	}
-	files.close()
-	st.Pid, st.Start = h.pid, StartDirect
-	if err := join(cfg.ProcsFiles, h.pid); err != nil {
-		h.kill()
-		return err
-	}
-	st.Running, st.Started = true, time.Now()
-	if err := writeStatus(cfg.StatusFile, *st); err != nil {
-		h.kill()
-		return err
-	}
-	if err := h.release(); err != nil {
-		h.kill()
-		return fmt.Errorf("release job: %w", err)
-	}
-	return waitJob(h.pid, st)
-}
-
-// kill ends a held job (its tracer, if any, is told to stop) and collects it.
-func (h *held) kill() {
-	h.stop()
-	reapKilled(h.pid)
-}
-
-// stop lets the tracer thread go.
-func (h *held) stop() {
-	if !h.stopped {
-		h.stopped = true
-		close(h.req)
-	}
-}
-
-func reapKilled(pid int) {
-	syscall.Kill(pid, syscall.SIGKILL)
-	var ws syscall.WaitStatus
-	for {
-		if _, err := syscall.Wait4(pid, &ws, syscall.WALL, nil); !errors.Is(err, syscall.EINTR) {
-			return
-		}
-	}
-}
-
-// waitJob records how the job ended.
-func waitJob(pid int, st *Status) error {
-	var ws syscall.WaitStatus
-	for {
-		_, err := syscall.Wait4(pid, &ws, 0, nil)
-		if errors.Is(err, syscall.EINTR) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("job %d: wait: %w", pid, err)
-		}
-		break
-	}
-	st.recordWait(ws)
-	return nil
-}
-
-// held is a job stopped at its exec. Its tracer is the OS thread that
-// forked it, and only that thread may detach it: req carries the calls to
-// make there, done their results.
-type held struct {
-	pid     int
-	req     chan func() error
-	done    chan error
-	stopped bool // req is closed
-}
-
-// startHeld forks and execs the job as its user, in its own process group,
-// stopped by ptrace right after the exec.
-func startHeld(cfg Config, files stdio) (*held, error) {
-	req, done := make(chan func() error), make(chan error)
-	t := &held{req: req, done: done}
-	type started struct {
-		pid int
-		err error
-	}
-	ch := make(chan started, 1)
-	go func() {
-		// The tracer is a thread, not the process: every ptrace call for
-		// this job is made from this one.
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		attr := &syscall.ProcAttr{Dir: cfg.Dir, Env: cfg.Env,
-			Files: []uintptr{files.in.Fd(), files.out.Fd(), files.err.Fd()},
-			Sys:   &syscall.SysProcAttr{Setpgid: true, Ptrace: true}}
-		if c := cfg.Credential; c != nil {
-			attr.Sys.Credential = &syscall.Credential{Uid: c.UID, Gid: c.GID, Groups: c.Groups}
-		}
-		pid, err := syscall.ForkExec(cfg.Argv[0], cfg.Argv, attr)
-		if err == nil {
-			err = awaitExecStop(pid)
-		}
-		ch <- started{pid, err}
-		if err != nil {
-			return
-		}
-		for f := range req {
-			done <- f()
-		}
-	}()
-	s := <-ch
-	if s.err != nil {
-		if s.pid > 0 {
-			reapKilled(s.pid)
-		}
-		return nil, s.err
-	}
-	t.pid = s.pid
-	return t, nil
 }
 
 // awaitExecStop waits for the SIGTRAP stop that follows the traced exec
@@ -195,14 +80,6 @@ func awaitExecStop(pid int) error {
 		return fmt.Errorf("job %d: not stopped at its exec (wait status %#x)", pid, ws)
 	}
 	return syscall.PtraceSetOptions(pid, unix.PTRACE_O_EXITKILL)
-}
-
-// release detaches the held job, which then runs.
-func (h *held) release() error {
-	h.req <- func() error { return syscall.PtraceDetach(h.pid) }
-	err := <-h.done
-	h.stop()
-	return err
 }
 
 // openAsJob opens the job's standard files with the job's identity. It
@@ -226,21 +103,21 @@ func openAsJob(cfg Config) (stdio, error) {
 			if stdin == "" {
 				stdin = os.DevNull
 			}
-			if s.in, err = openChecked(stdin, os.O_RDONLY); err != nil {
+			if s.in, err = openChecked(stdin, os.O_RDONLY, cfg.Umask); err != nil {
 				return err
 			}
 			mode := os.O_WRONLY | os.O_TRUNC
 			if cfg.Append {
 				mode = os.O_WRONLY | os.O_APPEND
 			}
-			if s.out, err = openChecked(cfg.Stdout, mode); err != nil {
+			if s.out, err = openChecked(cfg.Stdout, mode, cfg.Umask); err != nil {
 				return err
 			}
 			if cfg.Stderr == "" || cfg.Stderr == cfg.Stdout {
 				s.err = s.out
 				return nil
 			}
-			s.err, err = openChecked(cfg.Stderr, mode)
+			s.err, err = openChecked(cfg.Stderr, mode, cfg.Umask)
 			return err
 		})
 		if err != nil {
@@ -309,16 +186,16 @@ func searchable(dir string) error {
 }
 
 // openChecked opens path with flags (creating a missing file with 0666
-// less the umask), but only when it is a regular file or an always-allowed
+// less the job's umask; the supervisor's own is 0), but only when it is a regular file or an always-allowed
 // pseudo-device: the path is looked at first without opening it (O_PATH,
 // not through a symlink) and then reopened through that very handle, so
 // it cannot be swapped for a device in between.
-func openChecked(path string, flags int) (*os.File, error) {
+func openChecked(path string, flags, umask int) (*os.File, error) {
 	pfd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) && flags != os.O_RDONLY {
 		// A new file is a regular one; O_EXCL refuses anything that
 		// appeared meanwhile.
-		return os.OpenFile(path, (flags&^os.O_TRUNC)|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o666)
+		return os.OpenFile(path, (flags&^os.O_TRUNC)|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o666&^os.FileMode(umask&0o777))
 	}
 	if err != nil {
 		return nil, err

@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// Config is everything the shim needs, written by the agent as JSON before
-// the shim starts. Only root reads it; the job never sees it.
+// Config is everything the supervisor needs to start a job, sent by the
+// agent over the supervisor's socket. The job never sees it.
 type Config struct {
 	JobID string `json:"jobId"`
 	// Argv is the job's command; Argv[0] is executed directly (a batch
@@ -34,7 +34,7 @@ type Config struct {
 	// ProcsFiles are the cgroup.procs files the job joins before it runs;
 	// none means no isolation.
 	ProcsFiles []string `json:"procsFiles,omitempty"`
-	// StatusFile is where the shim records the job's state.
+	// StatusFile is where the supervisor records how the job ended.
 	StatusFile string `json:"statusFile"`
 }
 
@@ -45,8 +45,7 @@ type Credential struct {
 	Groups []uint32 `json:"groups,omitempty"`
 }
 
-// Status is what the shim reports: first with Running set once the job is
-// in its cgroup and released, then with Done set when it has ended.
+// Status is what the supervisor records once the job has ended (Done).
 type Status struct {
 	ShimPid int `json:"shimPid"`
 	// Pid is the job's leader (and its process group id).
@@ -74,22 +73,18 @@ const (
 	StartShell = "shell"
 )
 
-// WriteConfig stores cfg at path atomically, readable by root only.
-func WriteConfig(path string, cfg Config) error {
+// validate checks what a supervisor cannot do without.
+func (cfg Config) validate() error {
+	if cfg.JobID == "" {
+		return fmt.Errorf("shim: config: job id is empty")
+	}
 	if len(cfg.Argv) == 0 || cfg.Argv[0] == "" {
-		return fmt.Errorf("shim: config %s: argv is empty", path)
+		return fmt.Errorf("shim: config of job %s: argv is empty", cfg.JobID)
 	}
 	if cfg.StatusFile == "" {
-		return fmt.Errorf("shim: config %s: status file is empty", path)
+		return fmt.Errorf("shim: config of job %s: status file is empty", cfg.JobID)
 	}
-	return writeJSON(path, cfg, 0o600)
-}
-
-// ReadConfig loads a Config written by WriteConfig.
-func ReadConfig(path string) (Config, error) {
-	var cfg Config
-	err := readJSON(path, &cfg)
-	return cfg, err
+	return nil
 }
 
 // ReadStatus loads the status file; a missing file is reported with

@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"net"
 	"os"
-	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -62,41 +62,33 @@ func ParkStartupVar(name string) string {
 // sweepTimeout bounds how long the shim keeps killing leftovers.
 const sweepTimeout = 10 * time.Second
 
-// Main runs the shim: args is the path of its Config. It returns the
-// process exit code: 0 once the job's status is recorded, non-zero when
-// the shim could not record one (the agent then reports the job lost).
+// Main runs the supervisor: args is ["serve"], and descriptor 3 is the
+// listening socket the agent made for it. It returns the process exit
+// code once no agent is connected and every job's end is recorded.
 func Main(args []string) int {
-	if len(args) != 1 {
-		fmt.Fprintln(os.Stderr, "usage: shim CONFIG.json")
+	if len(args) != 1 || args[0] != "serve" {
+		fmt.Fprintln(os.Stderr, "usage: parity-shim serve  (started by the node agent, with its socket as descriptor 3)")
 		return 2
 	}
-	cfg, err := ReadConfig(args[0])
+	lf := os.NewFile(3, "supervisor socket")
+	ln, err := net.FileListener(lf)
+	lf.Close() // FileListener holds a close-on-exec copy; 3 itself would reach every job
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		fmt.Fprintf(os.Stderr, "shim: descriptor 3 is not a listening socket: %v\n", err)
+		return 2
 	}
+	// Jobs get their umask from the launcher thread, files the supervisor
+	// creates for them an explicit mode: its own umask stays out of both.
+	syscall.Umask(0)
 	catchSignals()
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		fmt.Fprintf(os.Stderr, "shim: job %s: become subreaper: %v\n", cfg.JobID, err)
+		fmt.Fprintf(os.Stderr, "shim: become subreaper: %v\n", err)
 	}
-	st := Status{ShimPid: os.Getpid()}
-	runErr := run(cfg, &st)
-	if runErr != nil {
-		st.StartError = runErr.Error()
-		fmt.Fprintf(os.Stderr, "shim: job %s: %v\n", cfg.JobID, runErr)
+	if err := serve(ln); err != nil {
+		fmt.Fprintf(os.Stderr, "shim: %v\n", err)
+		return 1
 	}
-	st.Running, st.Done, st.Ended = false, true, time.Now()
-	code := 0
-	if err := writeStatus(cfg.StatusFile, st); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	// Leftovers die even when the status could not be written. Once the
-	// cgroup is empty every descendant is dead or dying, so a blocking reap
-	// ends; without a cgroup a setsid'ed escapee may live on, so only what
-	// has died is collected.
-	reap(sweep(cfg.ProcsFiles, st.Pid))
-	return code
+	return 0
 }
 
 // catchSignals keeps stray terminal or group signals from taking the
@@ -114,53 +106,6 @@ func catchSignals() {
 	}()
 }
 
-func run(cfg Config, st *Status) error {
-	syscall.Umask(cfg.Umask & 0o777) // the job's, for the files it and the direct path create
-	if err := runDirect(cfg, st); !errors.Is(err, errUseStage2) {
-		return err
-	}
-	st.Start = StartShell
-	r, w, err := os.Pipe()
-	if err != nil {
-		return fmt.Errorf("release pipe: %w", err)
-	}
-	defer w.Close()
-	cmd := stage2Cmd(cfg, r)
-	err = cmd.Start()
-	r.Close()
-	if err != nil {
-		return fmt.Errorf("start job: %w", err)
-	}
-	st.Pid = cmd.Process.Pid
-	if err := join(cfg.ProcsFiles, st.Pid); err != nil {
-		// Closing the pipe unreleased makes stage 2 exit 125 at once.
-		w.Close()
-		cmd.Process.Kill()
-		cmd.Wait()
-		return err
-	}
-	st.Running, st.Started = true, time.Now()
-	if err := writeStatus(cfg.StatusFile, *st); err != nil {
-		w.Close()
-		cmd.Process.Kill()
-		cmd.Wait()
-		return err
-	}
-	if _, err := w.Write([]byte("go\n")); err != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
-		return fmt.Errorf("release job: %w", err)
-	}
-	w.Close()
-	cmd.Wait() // the wait status below is the result; a non-zero exit is not an error here
-	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
-	if !ok {
-		return fmt.Errorf("job %d: no wait status", st.Pid)
-	}
-	st.recordWait(ws)
-	return nil
-}
-
 // recordWait keeps how the job ended: its exit code, or its signal and
 // whether it dumped core.
 func (st *Status) recordWait(ws syscall.WaitStatus) {
@@ -172,7 +117,8 @@ func (st *Status) recordWait(ws syscall.WaitStatus) {
 	}
 }
 
-func stage2Cmd(cfg Config, release *os.File) *exec.Cmd {
+// stage2Args is the stage-2 shell's command line for cfg.
+func stage2Args(cfg Config) []string {
 	stdin := cfg.Stdin
 	if stdin == "" {
 		stdin = os.DevNull
@@ -181,24 +127,20 @@ func stage2Cmd(cfg Config, release *os.File) *exec.Cmd {
 	if cfg.Append {
 		appendFlag = "1"
 	}
-	args := append([]string{"-c", stage2, "parity-job", cfg.Dir, stdin, cfg.Stdout, cfg.Stderr, appendFlag,
+	return append([]string{"/bin/sh", "-c", stage2, "parity-job", cfg.Dir, stdin, cfg.Stdout, cfg.Stderr, appendFlag,
 		fmt.Sprintf("%04o", cfg.Umask&0o777)}, cfg.Argv...)
-	cmd := exec.Command("/bin/sh", args...)
-	cmd.Env = make([]string, 0, len(cfg.Env))
+}
+
+// stage2Env is the job's environment with BASH_ENV and ENV parked.
+func stage2Env(cfg Config) []string {
+	env := make([]string, 0, len(cfg.Env))
 	for _, kv := range cfg.Env {
 		if k, v, _ := strings.Cut(kv, "="); ParkStartupVar(k) != k {
 			kv = ParkStartupVar(k) + "=" + v
 		}
-		cmd.Env = append(cmd.Env, kv)
+		env = append(env, kv)
 	}
-	cmd.Dir = "/"
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr // the shim's log, until stage 2 redirects
-	cmd.ExtraFiles = []*os.File{release}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if c := cfg.Credential; c != nil {
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: c.UID, Gid: c.GID, Groups: c.Groups}
-	}
-	return cmd
+	return env
 }
 
 // join writes pid into every hierarchy's cgroup.procs.
@@ -234,27 +176,23 @@ func sweep(files []string, pgid int) bool {
 		for _, p := range pids {
 			syscall.Kill(p, syscall.SIGKILL)
 		}
-		reap(false)
 		time.Sleep(delay) // no v1 notification for "cgroup empty"; poll with backoff
 		delay = min(2*delay, 50*time.Millisecond)
 	}
 	return false
 }
 
-// killGroup SIGKILLs a process group and reaps its members (orphans are
-// the shim's, as subreaper) until the group is gone or the deadline.
+// killGroup SIGKILLs a process group and waits (its members are reaped
+// by the launcher thread, as the supervisor is their subreaper) until the
+// group is gone or the deadline.
 func killGroup(pgid int, deadline time.Time) {
 	syscall.Kill(-pgid, syscall.SIGKILL)
 	delay := time.Millisecond
 	for time.Now().Before(deadline) {
-		var ws syscall.WaitStatus
-		if pid, _ := syscall.Wait4(-pgid, &ws, syscall.WNOHANG, nil); pid > 0 {
-			continue
-		}
 		if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
 			return
 		}
-		time.Sleep(delay) // dying members are not yet reparented; poll with backoff
+		time.Sleep(delay) // dying members are not yet reaped; poll with backoff
 		delay = min(2*delay, 50*time.Millisecond)
 	}
 }
@@ -273,23 +211,4 @@ func readPids(file string) ([]int, error) {
 		}
 	}
 	return out, sc.Err()
-}
-
-// reap collects orphans reparented to the shim: all of them when block is
-// set, else only those already dead.
-func reap(block bool) {
-	opts := syscall.WNOHANG
-	if block {
-		opts = 0
-	}
-	for {
-		var ws syscall.WaitStatus
-		pid, err := syscall.Wait4(-1, &ws, opts, nil)
-		if errors.Is(err, syscall.EINTR) {
-			continue
-		}
-		if pid <= 0 || err != nil {
-			return
-		}
-	}
 }

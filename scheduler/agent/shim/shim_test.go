@@ -1,14 +1,15 @@
 package shim
 
 import (
+	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 const shimArg = "__parity_shim__"
@@ -20,12 +21,16 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// runShim runs the shim as its own process (as the agent does) over cfg
-// and returns the status it recorded.
+// runShim has a supervisor of its own, started as the agent starts one,
+// run cfg and returns the status it recorded and the job's output with
+// the supervisor's log.
 func runShim(t *testing.T, cfg Config) (Status, string) {
 	t.Helper()
 	dir := t.TempDir()
 	cfg.StatusFile = filepath.Join(dir, "status.json")
+	if cfg.JobID == "" {
+		cfg.JobID = "job"
+	}
 	if cfg.Stdout == "" {
 		cfg.Stdout = filepath.Join(dir, "out")
 	}
@@ -35,26 +40,46 @@ func runShim(t *testing.T, cfg Config) (Status, string) {
 	if cfg.Env == nil {
 		cfg.Env = []string{"PATH=/usr/bin:/bin"}
 	}
-	path := filepath.Join(dir, "shim.json")
-	if err := WriteConfig(path, cfg); err != nil {
-		t.Fatal(err)
-	}
-	exe, err := os.Executable()
+	ended := make(chan string, 1)
+	c := connect(t, dir, func(id string) { ended <- id })
+	pid, startErr, err := c.Start(context.Background(), cfg)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("start: %v", err)
 	}
-	cmd := exec.Command(exe, shimArg, path)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	log, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("shim: %v: %s", err, log)
+	select {
+	case id := <-ended:
+		if id != cfg.JobID {
+			t.Fatalf("ended event for job %q, want %q", id, cfg.JobID)
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("job %s (pid %d, start error %q) did not end", cfg.JobID, pid, startErr)
 	}
 	st, err := ReadStatus(cfg.StatusFile)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if st.Pid != pid || st.StartError != startErr {
+		t.Errorf("status pid %d, start error %q; the start answered %d, %q", st.Pid, st.StartError, pid, startErr)
+	}
 	out, _ := os.ReadFile(cfg.Stdout)
+	log, _ := os.ReadFile(filepath.Join(dir, "shim.log"))
 	return st, string(out) + string(log)
+}
+
+// connect starts a supervisor for dir and connects to it; the connection
+// is closed when the test ends (and the idle supervisor leaves).
+func connect(t *testing.T, dir string, onEnded func(string)) *Client {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Connect(filepath.Join(dir, "shim.sock"), []string{exe, shimArg}, filepath.Join(dir, "shim.log"), onEnded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }
 
 func script(t *testing.T, body string) string {
@@ -141,13 +166,21 @@ func TestShimNeverRunsAJobItCannotConfine(t *testing.T) {
 	}
 }
 
-func TestWriteConfigRejectsEmptyFields(t *testing.T) {
+func TestStartRejectsIncompleteConfigs(t *testing.T) {
 	dir := t.TempDir()
-	if err := WriteConfig(filepath.Join(dir, "a"), Config{StatusFile: "s"}); err == nil || !strings.Contains(err.Error(), "argv") {
-		t.Errorf("empty argv: %v", err)
+	c := connect(t, dir, nil)
+	cases := []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Argv: []string{"x"}, StatusFile: "s"}, "job id"},
+		{Config{JobID: "1", StatusFile: "s"}, "argv"},
+		{Config{JobID: "1", Argv: []string{"x"}}, "status file"},
 	}
-	if err := WriteConfig(filepath.Join(dir, "b"), Config{Argv: []string{"x"}}); err == nil || !strings.Contains(err.Error(), "status file") {
-		t.Errorf("empty status file: %v", err)
+	for _, tc := range cases {
+		if _, _, err := c.Start(context.Background(), tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Start(%+v) = %v, want an error naming %s", tc.cfg, err, tc.want)
+		}
 	}
 	if err := WriteFileAtomic(filepath.Join(dir, "c"), []byte("v1"), 0o600); err != nil {
 		t.Fatal(err)
@@ -156,7 +189,11 @@ func TestWriteConfigRejectsEmptyFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	entries, _ := os.ReadDir(dir)
-	if b, _ := os.ReadFile(filepath.Join(dir, "c")); string(b) != "v2" || len(entries) != 1 {
-		t.Errorf("atomic write left %q and %d entries", b, len(entries))
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "c")); string(b) != "v2" || strings.Contains(strings.Join(names, " "), ".tmp") {
+		t.Errorf("atomic write left %q and %q", b, names)
 	}
 }
