@@ -21,7 +21,7 @@ type server struct {
 	starts  chan launch // to the launcher thread
 
 	mu    sync.Mutex
-	peer  *peer           // the connected agent, if any
+	peer  *peer            // the connected agent, if any
 	jobs  map[string]*sjob // started or starting, until their end is recorded
 	byPid map[int]*sjob
 	met   bool // an agent has connected

@@ -1,8 +1,8 @@
 package shim
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
