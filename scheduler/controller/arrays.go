@@ -184,6 +184,9 @@ func (c *Controller) materializeTasksLocked(j *job, split []workflow.Task) ([]wr
 			continue
 		}
 		if cold == nil {
+			cold = j.arrayCold
+		}
+		if cold == nil {
 			spec, err := c.store.script(j.core.ID)
 			if err != nil {
 				return nil, err

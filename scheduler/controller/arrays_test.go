@@ -9,6 +9,7 @@ import (
 	"github.com/parityhpc/parity/scheduler/api"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
+	"github.com/parityhpc/parity/scheduler/core"
 )
 
 // cpuTask is a one-CPU job in the cpu partition (node c1).
@@ -175,6 +176,47 @@ func TestArrayRowsCancelAndRestart(t *testing.T) {
 	for name, st := range names() {
 		if st != StateCompleting {
 			t.Fatalf("after cancelling the array, %s is %s", name, st)
+		}
+	}
+}
+
+// TestTasksSplitInTheSubmitsCommitGroupKeepTheScript: a pass that runs in
+// the same commit group as an array's submit splits tasks off before the
+// store holds the array's script; the tasks still get it (they once got an
+// empty one, and every launch failed with "script is empty").
+func TestTasksSplitInTheSubmitsCommitGroupKeepTheScript(t *testing.T) {
+	h := startController(t, testCluster)
+	c := h.c
+	spec := cpuTask("arr", "1-3")
+	want := spec.GetScript()
+	p, err := c.prepareSubmit("alice", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tasks []uint64
+	err = c.mutate(context.Background(), func() ([]write, func(), error) {
+		_, ws, err := c.insertLocked(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		split, err := c.splitArraysLocked()
+		for _, j := range c.st.active {
+			if j.task != nil && j.task.array != j.core.ID {
+				tasks = append(tasks, uint64(j.core.ID))
+			}
+		}
+		return append(ws, split...), nil, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tasks) == 0 {
+		t.Fatal("the pass split no task off the array")
+	}
+	for _, id := range tasks {
+		cold, err := c.store.script(core.JobID(id))
+		if err != nil || cold.GetScript() != want {
+			t.Errorf("task %d has script %q (%v), want the array's %q", id, cold.GetScript(), err, want)
 		}
 	}
 }

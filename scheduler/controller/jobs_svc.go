@@ -144,6 +144,9 @@ func (c *Controller) insertLocked(p *prepared) (core.JobID, []write, error) {
 	copy(p.rec[start:], field)
 	val := p.rec[start:]
 	st.nextID++
+	if j.array != nil {
+		j.arrayCold = p.cold
+	}
 	st.jobs[jid] = j
 	st.active = append(st.active, j)
 	key, next := p.keys[:8:8], p.keys[8:]

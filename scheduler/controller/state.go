@@ -73,6 +73,11 @@ type job struct {
 	array    *workflow.ArrayJob
 	arrayRec *workflow.ArrayRecord
 	task     *arrayTask
+	// arrayCold is an array's encoded script, environment and arguments,
+	// kept from its submit for the tasks split off it: a pass may split
+	// them before the submit's group is committed, when the store does
+	// not have them yet. Nil after a restart (the store has them then).
+	arrayCold []byte
 	// dep is the parsed --dependency (parsed once, on the first pass).
 	dep *jobspec.Dependency
 	// preemptMode and preemptedBy describe a preemption in progress
