@@ -16,8 +16,9 @@ import (
 // sweepTimeout bounds the final kill of a job's leftovers.
 const sweepTimeout = 30 * time.Second
 
-// finish turns the supervisor's word that a job ended into the job's end: leftovers are killed,
-// counters read, groups removed, the end persisted and then delivered.
+// finish turns the supervisor's word that a job ended into the job's end:
+// leftovers are killed, counters read, groups removed, the end persisted
+// and then delivered.
 func (r *Runtime) finish(j *job) {
 	if !r.enter() {
 		return
@@ -42,6 +43,7 @@ func (r *Runtime) finish(j *job) {
 	j.mu.Unlock()
 	r.mu.Lock()
 	delete(r.jobs, end.JobID)
+	r.ended[end.JobID] = true
 	r.mu.Unlock()
 	r.log.Info("job ended", "job", end.JobID, "state", end.State, "exit", end.ExitString(), "reason", end.Reason,
 		"cpuTime", end.Usage.CPUTime, "memPeak", end.Usage.MemoryPeakBytes)
@@ -67,8 +69,8 @@ func (r *Runtime) collect(j *job) cgroup.Stats {
 		r.log.Warn("could not read the job's counters", "job", j.rec.Spec.JobID, "err", err)
 		stats.Missing = append(stats.Missing, "cgroup")
 	}
-	// v1 counts an OOM kill in the group whose limit was hit; a step with
-	// a limit of its own would count it there.
+	// The kernel counts an OOM kill in the group of the task it killed
+	// (the step's), not only in the one whose limit was hit.
 	if j.step != nil {
 		if s, err := j.step.Stats(); err == nil {
 			stats.OOMKills = max(stats.OOMKills, s.OOMKills)

@@ -34,7 +34,13 @@ func (j *job) statusPath() string { return filepath.Join(j.dir, statusFile) }
 func (j *job) persist(now time.Time) error {
 	j.rec.GPUUsage = j.gpuUsage()
 	j.lastPersist = now
-	return writeRecord(filepath.Join(j.dir, stateFile), j.rec)
+	return writeRecord(filepath.Join(j.dir, stateFile), j.rec, false)
+}
+
+// create writes the state file's first version; the caller holds mu.
+func (j *job) create(now time.Time) error {
+	j.lastPersist = now
+	return writeRecord(filepath.Join(j.dir, stateFile), j.rec, true)
 }
 
 // stopTimers cancels pending limit, signal and kill timers; mu held.

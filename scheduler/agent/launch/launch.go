@@ -110,7 +110,7 @@ func (r *Runtime) start(ctx context.Context, j *job, spec Spec) (err error) {
 		ProcsFiles: procs, StatusFile: j.statusPath()}
 	// The record comes first: an agent restarted from here on finds the
 	// job (and asks the supervisor whether it runs).
-	if err := j.persist(j.rec.Started); err != nil {
+	if err := j.create(j.rec.Started); err != nil {
 		return err
 	}
 	// Not cancelled halfway: a start the supervisor made must not be
@@ -188,14 +188,26 @@ func (r *Runtime) credential(spec Spec) (*shim.Credential, error) {
 // writeScript stores the batch script, owned by and executable for the
 // job's user only.
 func writeScript(path string, spec Spec) error {
-	if err := os.WriteFile(path, []byte(spec.Script), 0o700); err != nil {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o700)
+	if err != nil {
 		return fmt.Errorf("launch: job %d: write script: %w", spec.JobID, err)
 	}
-	if err := os.Chmod(path, 0o700); err != nil {
+	defer f.Close()
+	// The mode is set on the handle as well: the agent's umask may have
+	// narrowed it. The owner only changes when the job is someone else's.
+	if err := f.Chmod(0o700); err != nil {
 		return fmt.Errorf("launch: job %d: script mode: %w", spec.JobID, err)
 	}
-	if err := os.Chown(path, int(spec.UID), int(spec.GID)); err != nil {
-		return fmt.Errorf("launch: job %d: script owner: %w", spec.JobID, err)
+	if spec.UID != uint32(os.Geteuid()) || spec.GID != uint32(os.Getegid()) {
+		if err := f.Chown(int(spec.UID), int(spec.GID)); err != nil {
+			return fmt.Errorf("launch: job %d: script owner: %w", spec.JobID, err)
+		}
+	}
+	if _, err := f.WriteString(spec.Script); err != nil {
+		return fmt.Errorf("launch: job %d: write script: %w", spec.JobID, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("launch: job %d: write script: %w", spec.JobID, err)
 	}
 	return nil
 }

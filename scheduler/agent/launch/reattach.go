@@ -44,8 +44,8 @@ func (r *Runtime) Reattach(ctx context.Context) ([]uint64, error) {
 		}
 		dir := filepath.Join(r.cfg.SpoolDir, e.Name())
 		rec, err := readRecord(filepath.Join(dir, stateFile))
-		if errors.Is(err, os.ErrNotExist) {
-			continue // a launch that died before its first record; nothing ran
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, errTornRecord) {
+			continue // a launch that died before or while writing its first record; nothing ran
 		}
 		if err != nil {
 			errs = append(errs, err)
@@ -65,6 +65,9 @@ func (r *Runtime) Reattach(ctx context.Context) ([]uint64, error) {
 func (r *Runtime) reattach(dir string, rec Record, sup *shim.Client, pid int, runs bool) bool {
 	id := rec.Spec.JobID
 	if rec.End != nil {
+		r.mu.Lock()
+		r.ended[id] = true
+		r.mu.Unlock()
 		r.box.put(*rec.End)
 		return false
 	}

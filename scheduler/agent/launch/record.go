@@ -2,6 +2,8 @@ package launch
 
 import (
 	"encoding/json"
+	"errors"
+	"io"
 	"fmt"
 	"os"
 	"time"
@@ -93,14 +95,25 @@ type GPUUsage struct {
 	MeanMemoryBytes float64 `json:"meanMemoryBytes"`
 }
 
-func writeRecord(path string, rec Record) error {
+// writeRecord stores rec: the first version (first set) in one write,
+// every later one atomically. A first version cut short by the agent's
+// death does not decode, and readers take it for none: the job was never
+// started then, as the record is written before the start.
+func writeRecord(path string, rec Record, first bool) error {
 	rec.Version = recordVersion
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("launch: encode state of job %d: %w", rec.Spec.JobID, err)
 	}
+	if first {
+		return shim.WriteFileOnce(path, append(b, '\n'), 0o600)
+	}
 	return shim.WriteFileAtomic(path, append(b, '\n'), 0o600)
 }
+
+// errTornRecord marks a first record cut short: the launch died before
+// it started anything.
+var errTornRecord = errors.New("launch: state file is incomplete")
 
 func readRecord(path string) (Record, error) {
 	var rec Record
@@ -109,6 +122,10 @@ func readRecord(path string) (Record, error) {
 		return rec, fmt.Errorf("launch: read state %s: %w", path, err)
 	}
 	if err := json.Unmarshal(b, &rec); err != nil {
+		var syn *json.SyntaxError
+		if len(b) == 0 || errors.As(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return rec, fmt.Errorf("%w: %s: %w", errTornRecord, path, err)
+		}
 		return rec, fmt.Errorf("launch: decode state %s: %w", path, err)
 	}
 	if rec.Version != recordVersion {

@@ -67,8 +67,11 @@ type Runtime struct {
 	box      *mailbox
 	done     chan struct{} // closed by Close
 
-	mu     sync.Mutex
-	jobs   map[uint64]*job
+	mu   sync.Mutex
+	jobs map[uint64]*job
+	// ended are jobs whose recorded end is not yet forgotten, as far as
+	// this runtime has seen (Forget reads the record of any other).
+	ended  map[uint64]bool
 	closed bool
 	busy   sync.WaitGroup // finishes and supervisor watchers in flight
 	// sup is the connection to the node's supervisor; nil until the first
@@ -111,7 +114,7 @@ func New(cfg Config) (*Runtime, error) {
 	if err := os.Chmod(cfg.SpoolDir, 0o711); err != nil {
 		return nil, fmt.Errorf("launch: spool %s: %w", cfg.SpoolDir, err)
 	}
-	r := &Runtime{cfg: cfg, log: cfg.Logger.With("node", cfg.Node), jobs: map[uint64]*job{}, hostCPUs: cfg.HostCPUs}
+	r := &Runtime{cfg: cfg, log: cfg.Logger.With("node", cfg.Node), jobs: map[uint64]*job{}, ended: map[uint64]bool{}, hostCPUs: cfg.HostCPUs}
 	if r.hostCPUs.IsEmpty() {
 		cpus, err := cgroup.HostCPUs(cfg.Cgroups)
 		if err != nil {
@@ -176,17 +179,21 @@ func (r *Runtime) Running() []JobInfo {
 func (r *Runtime) Forget(jobID uint64) error {
 	r.mu.Lock()
 	_, running := r.jobs[jobID]
+	known := r.ended[jobID]
+	delete(r.ended, jobID)
 	r.mu.Unlock()
 	if running {
 		return fmt.Errorf("%w: job %d", ErrNotEnded, jobID)
 	}
 	dir := r.jobDir(jobID)
-	rec, err := readRecord(filepath.Join(dir, stateFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err == nil && rec.End == nil {
-		return fmt.Errorf("%w: job %d", ErrNotEnded, jobID)
+	if !known {
+		rec, err := readRecord(filepath.Join(dir, stateFile))
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err == nil && rec.End == nil {
+			return fmt.Errorf("%w: job %d", ErrNotEnded, jobID)
+		}
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("launch: forget job %d: %w", jobID, err)

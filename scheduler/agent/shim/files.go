@@ -95,8 +95,37 @@ func ReadStatus(path string) (Status, error) {
 	return st, err
 }
 
-// writeStatus records st atomically so a reader never sees half a file.
-func writeStatus(path string, st Status) error { return writeJSON(path, st, 0o644) }
+// writeStatus records st, the job's only status: a reader sees no file,
+// an empty one (the supervisor died writing it: the job is lost) or all
+// of it.
+func writeStatus(path string, st Status) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("shim: encode %s: %w", path, err)
+	}
+	return WriteFileOnce(path, append(b, '\n'), 0o644)
+}
+
+// WriteFileOnce writes a file's first and only version in one write,
+// without the temporary file and rename of WriteFileAtomic (two inode
+// operations less). A writer that dies meanwhile leaves an empty file or,
+// for more than a page, a short one, which does not decode: readers take
+// that for no file at all. Later versions must go through
+// WriteFileAtomic.
+func WriteFileOnce(path string, data []byte, perm os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	if err != nil {
+		return fmt.Errorf("shim: write %s: %w", path, err)
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("shim: write %s: %w", path, err)
+	}
+	return nil
+}
 
 // WriteFileAtomic writes data to a temporary file next to path and renames
 // it over path, so a reader, or an agent restarted after a crash, sees
@@ -113,7 +142,7 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	}
 	tmp := f.Name()
 	_, err = f.Write(data)
-	if err == nil {
+	if err == nil && perm != 0o600 { // CreateTemp's
 		err = f.Chmod(perm)
 	}
 	if cerr := f.Close(); err == nil {

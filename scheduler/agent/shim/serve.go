@@ -130,8 +130,10 @@ func (s *server) running() []RunningJob {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]RunningJob, 0, len(s.jobs))
+	// Listed until the status is written and the leftovers swept: a job
+	// missing here must have its status file.
 	for _, j := range s.jobs {
-		if j.st.Pid > 0 && !j.st.Done {
+		if j.st.Pid > 0 {
 			out = append(out, RunningJob{JobID: j.cfg.JobID, Pid: j.st.Pid})
 		}
 	}
