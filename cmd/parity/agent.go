@@ -74,7 +74,7 @@ at start. With --sim the real drivers run on a built-in simulated machine
 	f.StringVar(&token, "token", "", "agent token bound to this node (default $PARITY_TOKEN or the token file)")
 	f.StringVar(&ca, "ca", "", "PEM file of the CA that signed the controller's TLS certificate (default $"+client.EnvCA+"; unset: plain TCP)")
 	f.StringVar(&node, "node", "", "node name (default: the host name)")
-	f.StringVar(&spool, "spool", "", "spool directory for job scripts and state (default /var/spool/parity/NODE)")
+	f.StringVar(&spool, "spool", "", "spool directory for job scripts, state and the job supervisor's socket (default /run/parity/NODE: runtime state, on tmpfs where /run is)")
 	f.StringVar(&cgroupRoot, "cgroup-root", "/parity", "cgroup parent of every job group")
 	f.StringVar(&metricsAddr, "metrics-addr", ":9400", `Prometheus /metrics address ("off" disables)`)
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
@@ -125,7 +125,10 @@ func runAgent(ctx context.Context, log *slog.Logger, o agentOptions) error {
 		o.node, _, _ = strings.Cut(h, ".")
 	}
 	if o.spool == "" {
-		o.spool = filepath.Join("/var/spool/parity", o.node)
+		// Runtime state, as containerd keeps its under /run: a job's files
+		// live as long as the job, which a reboot ends anyway, and on tmpfs
+		// their create and delete cost no journal work per job.
+		o.spool = filepath.Join("/run/parity", o.node)
 	}
 	tok, err := client.ResolveToken(o.token)
 	if err != nil {

@@ -345,5 +345,5 @@ func waitLabGone(ctx context.Context, dir string, pid int) error {
 // cleanStaleLab stops the daemons a dead process lab left (by their pid
 // files), then kills what remains in its cgroups and removes them.
 func cleanStaleLab(ctx context.Context, out io.Writer, dir, cgroupRoot string) error {
-	return errors.Join(cluster.StopStale(ctx, dir, out), cluster.RemoveCgroups(cgroupRoot))
+	return errors.Join(cluster.StopStale(ctx, dir, out), cluster.RemoveCgroups(cgroupRoot), cluster.RemoveRuntimeDir(dir))
 }

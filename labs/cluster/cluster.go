@@ -328,6 +328,7 @@ func (c *Cluster) Down(ctx context.Context) error {
 		errs = append(errs, c.ctl.Close())
 	}
 	errs = append(errs, RemoveCgroups(c.CgroupRoot))
+	errs = append(errs, RemoveRuntimeDir(c.Dir))
 	return errors.Join(errs...)
 }
 

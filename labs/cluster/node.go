@@ -2,10 +2,15 @@ package cluster
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/parityhpc/parity/labs/labfile"
 	"github.com/parityhpc/parity/labs/presets"
@@ -18,8 +23,42 @@ const LabFile = "lab.yaml"
 
 // nodeDirs are where a lab node keeps its simulated machine and its spool.
 func nodeDirs(dir, node string) (root, spool string) {
-	base := filepath.Join(dir, "nodes", node)
-	return filepath.Join(base, "root"), filepath.Join(base, "spool")
+	return filepath.Join(dir, "nodes", node, "root"), filepath.Join(RuntimeDir(dir), node)
+}
+
+// RuntimeDir is where the lab instance in dir keeps its nodes' spools: on
+// tmpfs (/dev/shm/parity-lab-ID, ID from dir as for CgroupRoot) when there
+// is one, as an agent keeps its own under /run by default, else in dir.
+// A spool holds each job's record and status only while the job is on
+// the node: nothing there outlives a reboot usefully, and on a disk
+// file system the create and delete of those files per job cost the
+// journal more than the rest of a short job's launch. Down removes it.
+func RuntimeDir(dir string) string {
+	var fs unix.Statfs_t
+	if err := unix.Statfs(shmDir, &fs); err != nil || fs.Type != unix.TMPFS_MAGIC || unix.Access(shmDir, unix.W_OK) != nil {
+		return filepath.Join(dir, "run")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	sum := sha256.Sum256([]byte(filepath.Clean(abs)))
+	return filepath.Join(shmDir, "parity-lab-"+hex.EncodeToString(sum[:4]))
+}
+
+// shmDir is the tmpfs every Linux system mounts for POSIX shared memory.
+const shmDir = "/dev/shm"
+
+// RemoveRuntimeDir removes the lab's spools when they live outside dir.
+func RemoveRuntimeDir(dir string) error {
+	rd := RuntimeDir(dir)
+	if strings.HasPrefix(rd, filepath.Clean(dir)+string(filepath.Separator)) {
+		return nil // left with the directory, for inspection
+	}
+	if err := os.RemoveAll(rd); err != nil {
+		return fmt.Errorf("cluster: remove node spools: %w", err)
+	}
+	return nil
 }
 
 // NodeSpool is the spool directory of a lab node.
@@ -40,11 +79,10 @@ func buildNode(ctx context.Context, lab *labfile.Lab, dir, name string, extra ma
 		if err != nil {
 			return nil, n, err
 		}
-		root, spool := nodeDirs(dir, n.Name)
-		for _, d := range []string{root, spool} {
-			if err := os.MkdirAll(d, 0o755); err != nil {
-				return nil, n, err
-			}
+		// The spool is the agent's to make (launch.New), and Down's to remove.
+		root, _ := nodeDirs(dir, n.Name)
+		if err := os.MkdirAll(root, 0o755); err != nil {
+			return nil, n, err
 		}
 		// Polled backends check for faults every second, as often as agents sample.
 		m, err := tmpl.Build(ctx, presets.Options{Root: root, Seed: lab.Seed + int64(i), Hostname: n.Name, HealthPoll: time.Second})

@@ -248,6 +248,7 @@ func (p *Procs) Down(ctx context.Context) error {
 		os.Remove(filepath.Join(p.Dir, RunDir, c.name+".pid"))
 	}
 	errs = append(errs, RemoveCgroups(p.CgroupRoot))
+	errs = append(errs, RemoveRuntimeDir(p.Dir))
 	return errors.Join(errs...)
 }
 
