@@ -3,8 +3,8 @@ package launch
 import (
 	"encoding/json"
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
