@@ -21,7 +21,8 @@ func TestLeanImports(t *testing.T) {
 		first, _, _ := strings.Cut(pkg, "/")
 		switch {
 		case !strings.Contains(first, "."): // the standard library
-		case pkg == "github.com/parityhpc/parity/scheduler/agent/shim", pkg == "github.com/parityhpc/parity/cmd/parity-shim":
+		case pkg == "github.com/parityhpc/parity/scheduler/agent/shim", pkg == "github.com/parityhpc/parity/scheduler/agent/ctlfile",
+			pkg == "github.com/parityhpc/parity/cmd/parity-shim":
 		case strings.HasPrefix(pkg, "golang.org/x/sys/"):
 		default:
 			t.Errorf("parity-shim links %s", pkg)

@@ -3,7 +3,6 @@ package cgroup
 import (
 	"bufio"
 	"bytes"
-	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -42,7 +41,7 @@ func (st *Stats) read(path, key string) (uint64, bool) {
 }
 
 func readCounter(path, key string) (uint64, bool) {
-	b, err := os.ReadFile(path)
+	b, err := readControl(path)
 	if err != nil {
 		return 0, false
 	}

@@ -160,7 +160,7 @@ func (m *Manager) inheritCpuset(dir string, fresh bool) error {
 	root := filepath.Join(m.v1Root, v1Cpuset)
 	for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
 		if !fresh {
-			own, err := os.ReadFile(filepath.Join(dir, f))
+			own, err := readControl(filepath.Join(dir, f))
 			if err != nil {
 				return err
 			}
@@ -169,7 +169,7 @@ func (m *Manager) inheritCpuset(dir string, fresh bool) error {
 			}
 		}
 		parent := filepath.Dir(dir)
-		v, err := os.ReadFile(filepath.Join(parent, f))
+		v, err := readControl(filepath.Join(parent, f))
 		if err != nil {
 			return err
 		}
@@ -177,7 +177,7 @@ func (m *Manager) inheritCpuset(dir string, fresh bool) error {
 			if err := m.inheritCpuset(parent, false); err != nil {
 				return err
 			}
-			if v, err = os.ReadFile(filepath.Join(parent, f)); err != nil {
+			if v, err = readControl(filepath.Join(parent, f)); err != nil {
 				return err
 			}
 		}
@@ -186,21 +186,6 @@ func (m *Manager) inheritCpuset(dir string, fresh bool) error {
 				return err
 			}
 		}
-	}
-	return nil
-}
-
-func writeFile(path, value string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteString(value)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("write %q to %s: %w", value, path, err)
 	}
 	return nil
 }
@@ -227,7 +212,7 @@ func (g *v1Group) Procs() ([]int, error) {
 
 // procsBelow adds the members of the group at dir and of its sub-groups.
 func procsBelow(dir string, seen map[int]bool, out *[]int) error {
-	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	b, err := readControl(filepath.Join(dir, "cgroup.procs"))
 	if err != nil {
 		return err
 	}
@@ -303,7 +288,7 @@ func (g *v1Group) freeze(ctx context.Context) error {
 		if err := writeFile(state, "FROZEN"); err != nil {
 			return err
 		}
-		b, err := os.ReadFile(state)
+		b, err := readControl(state)
 		if err != nil {
 			return err
 		}

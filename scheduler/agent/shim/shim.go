@@ -1,7 +1,6 @@
 package shim
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"net"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/parityhpc/parity/scheduler/agent/ctlfile"
 )
 
 // stage2 is the job's first program: a POSIX shell, already running as the
@@ -145,8 +146,9 @@ func stage2Env(cfg Config) []string {
 
 // join writes pid into every hierarchy's cgroup.procs.
 func join(files []string, pid int) error {
+	v := strconv.Itoa(pid)
 	for _, f := range files {
-		if err := os.WriteFile(f, []byte(strconv.Itoa(pid)), 0); err != nil {
+		if err := ctlfile.Write(f, v); err != nil {
 			return fmt.Errorf("join cgroup %s: %w", f, err)
 		}
 	}
@@ -198,17 +200,15 @@ func killGroup(pgid int, deadline time.Time) {
 }
 
 func readPids(file string) ([]int, error) {
-	f, err := os.Open(file)
+	b, err := ctlfile.Read(file)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	var out []int
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if p, err := strconv.Atoi(strings.TrimSpace(sc.Text())); err == nil {
+	for _, f := range strings.Fields(string(b)) {
+		if p, err := strconv.Atoi(f); err == nil {
 			out = append(out, p)
 		}
 	}
-	return out, sc.Err()
+	return out, nil
 }

@@ -1,0 +1,77 @@
+// Package ctlfile reads and writes kernel control files (cgroup, proc)
+// with plain system calls. An os.File registers each such file with the
+// runtime's poller (one epoll_ctl more a file) and carries a finalizer;
+// a job's start and end touch some thirty of them. It imports only the
+// standard library and x/sys, so the job supervisor may use it.
+package ctlfile
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// Read reads a control file whole.
+func Read(path string) ([]byte, error) {
+	fd, err := openRetry(path, unix.O_RDONLY|unix.O_CLOEXEC)
+	if err != nil {
+		return nil, &pathError{"open", path, err}
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 0, 512)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			return nil, &pathError{"read", path, err}
+		case n == 0:
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
+}
+
+// Write writes value to a control file in one write.
+func Write(path, value string) error {
+	fd, err := openRetry(path, unix.O_WRONLY|unix.O_TRUNC|unix.O_CLOEXEC)
+	if err == nil {
+		for {
+			_, err = unix.Write(fd, []byte(value))
+			if !errors.Is(err, unix.EINTR) {
+				break
+			}
+		}
+		if cerr := unix.Close(fd); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("write %q to %s: %w", value, path, err)
+	}
+	return nil
+}
+
+func openRetry(path string, flags int) (int, error) {
+	for {
+		fd, err := unix.Open(path, flags, 0)
+		if !errors.Is(err, unix.EINTR) {
+			return fd, err
+		}
+	}
+}
+
+// pathError is os.PathError's shape, so errors.Is(err, fs.ErrNotExist)
+// keeps working on what these return.
+type pathError struct {
+	op, path string
+	err      error
+}
+
+func (e *pathError) Error() string { return e.op + " " + e.path + ": " + e.err.Error() }
+func (e *pathError) Unwrap() error { return e.err }
