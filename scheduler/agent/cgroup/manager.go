@@ -58,6 +58,9 @@ type Group interface {
 	Kill(ctx context.Context) error
 	// Stats reads CPU time, memory and OOM counters.
 	Stats() (Stats, error)
+	// FinalStats reads what accounting keeps once the members are gone:
+	// CPU time, peak memory and OOM kills (not current memory or limit).
+	FinalStats() (Stats, error)
 	// Child creates (or reopens) a sub-group, e.g. a job step.
 	Child(name string, r Resources) (Group, error)
 	// Delete removes the group; it fails while processes remain.

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -78,7 +79,14 @@ func (m *Manager) loadV1(p string) (Group, error) {
 type v1Group struct {
 	m    *Manager
 	path string
+	// cpuset is what the group's cpuset got at creation; a child made
+	// through it starts from these values instead of reading them back.
+	cpuset cpusetValues
 }
+
+// cpusetValues are a cpuset group's CPUs and memory nodes; "" is unknown
+// (a new group then takes its parent's).
+type cpusetValues struct{ cpus, mems string }
 
 func (g *v1Group) Path() string { return g.path }
 
@@ -88,7 +96,23 @@ func (g *v1Group) dir(n string) string { return filepath.Join(g.m.v1Root, n, g.p
 // rules go in their order (deny all first); the memory limit before the
 // memory+swap one, which may never be below it.
 func (g *v1Group) create(r Resources) error {
+	own := cpusetValues{cpus: g.cpuset.cpus, mems: g.cpuset.mems}
+	if !r.CPUs.IsEmpty() {
+		own.cpus = r.CPUs.String()
+	}
+	if r.Mems != "" {
+		own.mems = r.Mems
+	}
+	cpusetDone := false
 	for _, n := range g.m.v1Subsystems() {
+		if n == v1Cpuset {
+			set, err := g.m.mkdirCpuset(g.path, own)
+			if err != nil {
+				return fmt.Errorf("cgroup: create v1 group %s: %w", g.path, err)
+			}
+			g.cpuset, cpusetDone = set, set != (cpusetValues{})
+			continue
+		}
 		if err := g.m.mkdirV1(n, g.path); err != nil {
 			return fmt.Errorf("cgroup: create v1 group %s: %w", g.path, err)
 		}
@@ -103,11 +127,13 @@ func (g *v1Group) create(r Resources) error {
 		rule = rule[strings.IndexByte(rule, ' ')+1:] // "c 195:2 rw" without the verb
 		writes = append(writes, [2]string{filepath.Join(g.dir(v1Devices), file), rule})
 	}
-	if !r.CPUs.IsEmpty() {
-		writes = append(writes, [2]string{filepath.Join(g.dir(v1Cpuset), "cpuset.cpus"), r.CPUs.String()})
-	}
-	if r.Mems != "" {
-		writes = append(writes, [2]string{filepath.Join(g.dir(v1Cpuset), "cpuset.mems"), r.Mems})
+	if !cpusetDone { // an existing group keeps its values unless asked
+		if !r.CPUs.IsEmpty() {
+			writes = append(writes, [2]string{filepath.Join(g.dir(v1Cpuset), "cpuset.cpus"), r.CPUs.String()})
+		}
+		if r.Mems != "" {
+			writes = append(writes, [2]string{filepath.Join(g.dir(v1Cpuset), "cpuset.mems"), r.Mems})
+		}
 	}
 	if r.MemoryLimit > 0 {
 		limit := strconv.FormatInt(r.MemoryLimit, 10)
@@ -149,6 +175,57 @@ func (m *Manager) mkdirV1(n, p string) error {
 		return m.inheritCpuset(dir, true)
 	}
 	return nil
+}
+
+// mkdirCpuset creates p in the cpuset hierarchy (parents as mkdirV1
+// does) and, when it is new, writes own's values, taking its parent's for
+// what own leaves unknown. It returns the values the new group holds; an
+// existing group is left alone and gives zero values.
+func (m *Manager) mkdirCpuset(p string, own cpusetValues) (cpusetValues, error) {
+	dir := filepath.Join(m.v1Root, v1Cpuset, p)
+	err := os.Mkdir(dir, 0o755)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := m.mkdirV1(v1Cpuset, filepath.Dir(p)); err != nil {
+			return cpusetValues{}, err
+		}
+		err = os.Mkdir(dir, 0o755)
+	}
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return cpusetValues{}, nil
+	case err != nil:
+		return cpusetValues{}, err
+	}
+	// Both must be set before a task can join the group.
+	for _, f := range []struct {
+		name string
+		val  *string
+	}{{"cpuset.mems", &own.mems}, {"cpuset.cpus", &own.cpus}} {
+		if *f.val == "" {
+			v, err := readControl(filepath.Join(filepath.Dir(dir), f.name))
+			if err != nil {
+				return cpusetValues{}, err
+			}
+			*f.val = strings.TrimSpace(string(v))
+			if *f.val == "" {
+				// The parent is itself still empty (being made by another
+				// launch): fill it in first, as mkdirV1 does.
+				if err := m.inheritCpuset(filepath.Dir(dir), false); err != nil {
+					return cpusetValues{}, err
+				}
+				if v, err = readControl(filepath.Join(filepath.Dir(dir), f.name)); err != nil {
+					return cpusetValues{}, err
+				}
+				*f.val = strings.TrimSpace(string(v))
+			}
+		}
+		if *f.val != "" {
+			if err := writeFile(filepath.Join(dir, f.name), *f.val); err != nil {
+				return cpusetValues{}, err
+			}
+		}
+	}
+	return own, nil
 }
 
 // inheritCpuset gives an empty cpuset group its parent's CPUs and memory
@@ -245,6 +322,21 @@ func subGroups(dir string) []string {
 	return out
 }
 
+// empty reports whether the group (sub-groups included) has no member:
+// the pids hierarchy's hierarchical task count answers in one read,
+// where listing members reads every level's cgroup.procs and directory.
+// A task that has exited but is not yet reaped still counts there, so
+// "not empty" is checked again by listing.
+func (g *v1Group) empty() bool {
+	if slices.Contains(g.m.v1Subsystems(), v1Pids) {
+		if n, ok := readCounter(filepath.Join(g.dir(v1Pids), "pids.current"), ""); ok && n == 0 {
+			return true
+		}
+	}
+	pids, err := g.Procs()
+	return err == nil && len(pids) == 0
+}
+
 func (g *v1Group) Signal(sig syscall.Signal) error {
 	pids, err := g.Procs()
 	if err != nil {
@@ -258,7 +350,7 @@ func (g *v1Group) Kill(ctx context.Context) error {
 	// alone: nothing can join it but the agent, and the freeze/thaw round
 	// trip polls freezer.state, which costs every job end milliseconds
 	// of CPU and more of latency on a busy node.
-	if pids, err := g.Procs(); err == nil && len(pids) == 0 {
+	if g.empty() {
 		return nil
 	}
 	var errs []error
@@ -319,6 +411,23 @@ func (g *v1Group) Stats() (Stats, error) {
 	return st, nil
 }
 
+func (g *v1Group) FinalStats() (Stats, error) {
+	var st Stats
+	mem := g.dir(v1Memory)
+	if ns, ok := st.read(filepath.Join(g.dir(v1Cpuacct), "cpuacct.usage"), ""); ok {
+		st.CPUTime = time.Duration(ns)
+	}
+	peak, ok := st.read(filepath.Join(mem, "memory.max_usage_in_bytes"), "")
+	if !ok {
+		if _, err := os.Stat(mem); err != nil {
+			return Stats{}, fmt.Errorf("cgroup: stats of %s: %w", g.path, err)
+		}
+	}
+	st.MemoryPeakBytes = peak
+	st.OOMKills, _ = st.read(filepath.Join(mem, "memory.oom_control"), "oom_kill")
+	return st, nil
+}
+
 func (g *v1Group) Child(name string, r Resources) (Group, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
@@ -327,7 +436,7 @@ func (g *v1Group) Child(name string, r Resources) (Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &v1Group{m: g.m, path: p}
+	c := &v1Group{m: g.m, path: p, cpuset: g.cpuset}
 	if err := c.create(r); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package cgroup
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -143,6 +144,59 @@ func TestV1ConcurrentFirstJobsOfANode(t *testing.T) {
 		}
 		if first != nil {
 			t.Fatalf("round %d: %v", round, first)
+		}
+	}
+}
+
+// TestV1StepStartsFromItsJobsCPUs: a job's own CPUs are written at its
+// creation, its step gets them (and the memory nodes) without reading
+// them back, an empty group's Kill is a no-op, and the final counters
+// read.
+func TestV1StepStartsFromItsJobsCPUs(t *testing.T) {
+	requireRoot(t)
+	if mode, _ := Detect(); mode != V1 {
+		t.Skip("skipped: host cgroups are not v1")
+	}
+	m, err := NewManager(V1)
+	if err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	root := groupName(t)
+	t.Cleanup(func() {
+		for _, n := range m.v1Subsystems() {
+			rmdirTree(filepath.Join(m.v1Root, n, root))
+		}
+	})
+	host, err := HostCPUs(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := strconv.Itoa(host.List()[0])
+	g, err := m.Create(root+"/node/job_2", Resources{CPUs: topology.NewCPUSet(host.List()[0])})
+	if err != nil {
+		t.Fatal(err)
+	}
+	step, err := g.Child("step_batch", Resources{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mems, _ := os.ReadFile(filepath.Join(m.v1Root, "cpuset", root, "node", "cpuset.mems"))
+	for _, p := range []string{"node/job_2", "node/job_2/step_batch"} {
+		cpus, _ := os.ReadFile(filepath.Join(m.v1Root, "cpuset", root, p, "cpuset.cpus"))
+		got, _ := os.ReadFile(filepath.Join(m.v1Root, "cpuset", root, p, "cpuset.mems"))
+		if strings.TrimSpace(string(cpus)) != cpu || strings.TrimSpace(string(got)) != strings.TrimSpace(string(mems)) {
+			t.Errorf("%s: cpus %q mems %q, want %s and the node's %q", p, cpus, got, cpu, mems)
+		}
+	}
+	if err := g.Kill(context.Background()); err != nil {
+		t.Errorf("Kill of an empty group: %v", err)
+	}
+	if st, err := step.FinalStats(); err != nil || len(st.Missing) > 0 && !slices.Contains(m.missing, "cpuacct") {
+		t.Errorf("FinalStats: %+v, %v", st, err)
+	}
+	for _, d := range []Group{step, g} {
+		if err := d.Delete(); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

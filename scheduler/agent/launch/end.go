@@ -64,7 +64,7 @@ func (r *Runtime) collect(j *job) cgroup.Stats {
 	if err := j.group.Kill(ctx); err != nil {
 		r.log.Error("job leftovers survived the final kill", "job", j.rec.Spec.JobID, "group", j.group.Path(), "err", err)
 	}
-	stats, err := j.group.Stats()
+	stats, err := j.group.FinalStats()
 	if err != nil {
 		r.log.Warn("could not read the job's counters", "job", j.rec.Spec.JobID, "err", err)
 		stats.Missing = append(stats.Missing, "cgroup")
@@ -72,7 +72,7 @@ func (r *Runtime) collect(j *job) cgroup.Stats {
 	// The kernel counts an OOM kill in the group of the task it killed
 	// (the step's), not only in the one whose limit was hit.
 	if j.step != nil {
-		if s, err := j.step.Stats(); err == nil {
+		if s, err := j.step.FinalStats(); err == nil {
 			stats.OOMKills = max(stats.OOMKills, s.OOMKills)
 		}
 	}
