@@ -189,9 +189,11 @@ func runAgent(ctx context.Context, log *slog.Logger, o agentOptions) error {
 		defer stop()
 	}
 	// Node checks in the spirit of LBNL NHC: room on the spool, free
-	// memory, and the site's own script when one is given.
+	// memory, and the site's own script when one is given. The spool holds
+	// scripts and small records (on a tmpfs /run of a few hundred MB on
+	// small nodes), so tens of MB free is room.
 	checks := []nodecheck.Check{
-		nodecheck.DiskFree{Path: o.spool, MinFreeBytes: 1 << 30, MinFreePct: 1},
+		nodecheck.DiskFree{Path: o.spool, MinFreeBytes: 64 << 20, MinFreePct: 1},
 		nodecheck.Memory{MinAvailableBytes: 256 << 20},
 	}
 	if o.checkScript != "" {

@@ -101,14 +101,7 @@ func groupName(t *testing.T) string {
 }
 
 func TestV1GroupEnforcesDevicesCPUsAndMemory(t *testing.T) {
-	requireRoot(t)
-	if mode, why := Detect(); mode != V1 {
-		t.Skipf("skipped: host cgroups are %s (%s), not v1", mode, why)
-	}
-	m, err := NewManager(V1)
-	if err != nil {
-		t.Skipf("skipped: %v", err)
-	}
+	m := requireV1(t)
 	dir, files := fakeNodes(t)
 	host, err := HostCPUs(m)
 	if err != nil {
@@ -163,14 +156,7 @@ func TestV1GroupEnforcesDevicesCPUsAndMemory(t *testing.T) {
 }
 
 func TestV1KillEmptiesAGroupThatForks(t *testing.T) {
-	requireRoot(t)
-	if mode, _ := Detect(); mode != V1 {
-		t.Skip("skipped: host cgroups are not v1")
-	}
-	m, err := NewManager(V1)
-	if err != nil {
-		t.Skipf("skipped: %v", err)
-	}
+	m := requireV1(t)
 	root := groupName(t)
 	g, err := m.Create(root+"/job", Resources{})
 	if err != nil {
@@ -215,14 +201,7 @@ func TestV1KillEmptiesAGroupThatForks(t *testing.T) {
 // TestV1KillLeavesAnEmptyGroupAlone: a job's group is usually empty when
 // its end is collected; Kill must not freeze and thaw it (nor change it).
 func TestV1KillLeavesAnEmptyGroupAlone(t *testing.T) {
-	requireRoot(t)
-	if mode, _ := Detect(); mode != V1 {
-		t.Skip("skipped: host cgroups are not v1")
-	}
-	m, err := NewManager(V1)
-	if err != nil {
-		t.Skipf("skipped: %v", err)
-	}
+	m := requireV1(t)
 	root := groupName(t)
 	g, err := m.Create(root+"/job", Resources{})
 	if err != nil {
@@ -287,4 +266,19 @@ func TestV2DeviceFilterAllowsOnlyTheListAndOnlyNarrows(t *testing.T) {
 	if got := runIn(t, g, n1); got[n1] != eperm {
 		t.Errorf("v2: after widening, open nvidia1: %q, want %q", got[n1], eperm)
 	}
+}
+
+// requireV1 is a v1 manager over the host's hierarchies, or skips the test
+// (not root, host not on v1, controllers not writable) saying why.
+func requireV1(t *testing.T) *Manager {
+	t.Helper()
+	requireRoot(t)
+	if mode, why := Detect(); mode != V1 {
+		t.Skipf("skipped: host cgroups are %s (%s), not v1", mode, why)
+	}
+	m, err := NewManager(V1)
+	if err != nil {
+		t.Skipf("skipped: %v", err)
+	}
+	return m
 }

@@ -22,14 +22,7 @@ import (
 // that refuses while a member remains and then removes the step with the
 // job, and a Load of a deleted group that fails.
 func TestV1GroupLifecycle(t *testing.T) {
-	requireRoot(t)
-	if mode, _ := Detect(); mode != V1 {
-		t.Skip("skipped: host cgroups are not v1")
-	}
-	m, err := NewManager(V1)
-	if err != nil {
-		t.Skipf("skipped: %v", err)
-	}
+	m := requireV1(t)
 	root := groupName(t)
 	t.Cleanup(func() {
 		for _, n := range m.v1Subsystems() {
@@ -106,14 +99,7 @@ func TestV1GroupLifecycle(t *testing.T) {
 // finds a parent another has just made (not yet given CPUs) must still get
 // its cpuset.
 func TestV1ConcurrentFirstJobsOfANode(t *testing.T) {
-	requireRoot(t)
-	if mode, _ := Detect(); mode != V1 {
-		t.Skip("skipped: host cgroups are not v1")
-	}
-	m, err := NewManager(V1)
-	if err != nil {
-		t.Skipf("skipped: %v", err)
-	}
+	m := requireV1(t)
 	host, err := HostCPUs(m)
 	if err != nil {
 		t.Fatal(err)
@@ -153,14 +139,7 @@ func TestV1ConcurrentFirstJobsOfANode(t *testing.T) {
 // them back, an empty group's Kill is a no-op, and the final counters
 // read.
 func TestV1StepStartsFromItsJobsCPUs(t *testing.T) {
-	requireRoot(t)
-	if mode, _ := Detect(); mode != V1 {
-		t.Skip("skipped: host cgroups are not v1")
-	}
-	m, err := NewManager(V1)
-	if err != nil {
-		t.Skipf("skipped: %v", err)
-	}
+	m := requireV1(t)
 	root := groupName(t)
 	t.Cleanup(func() {
 		for _, n := range m.v1Subsystems() {
