@@ -31,9 +31,9 @@ type Options struct {
 	// Dir holds everything the lab writes (controller state, node roots,
 	// spools); it is created if missing.
 	Dir string
-	// Shim is the command that supervises each job (default: parity-shim
-	// beside this executable, else its `agent shim`); tests pass a re-exec
-	// of the test binary.
+	// Shim is the command that runs each node's job supervisor (default:
+	// parity-shim beside this executable, else its `agent shim`); tests
+	// pass a re-exec of the test binary.
 	Shim []string
 	// Users may submit jobs (account "lab"); "root", "admin" and "nobody" always can.
 	Users []string
@@ -102,7 +102,7 @@ func Up(ctx context.Context, opts Options) (*Cluster, error) {
 	if len(shim) == 0 {
 		exe, err := os.Executable()
 		if err != nil {
-			return nil, fmt.Errorf("cluster: find the parity binary for job shims: %w", err)
+			return nil, fmt.Errorf("cluster: find the parity binary for the job supervisors: %w", err)
 		}
 		shim = agentshim.Command(exe, "agent", "shim")
 	}

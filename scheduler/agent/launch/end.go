@@ -88,7 +88,7 @@ func (r *Runtime) collect(j *job) cgroup.Stats {
 }
 
 // classify decides a job's end state from what the runtime asked for
-// (rec.Ending), what the shim recorded and whether the OOM killer struck.
+// (rec.Ending), what the supervisor recorded and whether the OOM killer struck.
 // Precedence follows Slurm: a state the runtime imposed (cancel, time
 // limit) wins, then an OOM kill, then the exit status.
 func classify(rec Record, st shim.Status, stErr error, oomKills uint64, now time.Time) JobEnd {

@@ -15,7 +15,7 @@ import (
 const defaultUmask = 0o022
 
 // Launch starts the batch script of spec on this node and returns once
-// its shim runs; the job's end arrives on Events. Launching a job this
+// the supervisor runs it; the job's end arrives on Events. Launching a job this
 // node already has (running, or ended and not yet forgotten) is a no-op,
 // so a repeated order is harmless. An error means nothing was started.
 func (r *Runtime) Launch(ctx context.Context, spec Spec) error {

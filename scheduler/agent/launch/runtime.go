@@ -33,8 +33,8 @@ type Config struct {
 	// Node is this node's name: %N, SLURMD_NODENAME, and part of every
 	// cgroup path (several simulated nodes may share a host).
 	Node string
-	// SpoolDir holds one directory per job (script, state, shim files);
-	// absolute, and private to this node.
+	// SpoolDir holds one directory per job (script, state, status) and
+	// the supervisor's socket and log; absolute, and private to this node.
 	SpoolDir string
 	// Cgroups creates the job groups; nil runs jobs without isolation,
 	// which New logs as an error.
