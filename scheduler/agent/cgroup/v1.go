@@ -79,14 +79,7 @@ func (m *Manager) loadV1(p string) (Group, error) {
 type v1Group struct {
 	m    *Manager
 	path string
-	// cpuset is what the group's cpuset got at creation; a child made
-	// through it starts from these values instead of reading them back.
-	cpuset cpusetValues
 }
-
-// cpusetValues are a cpuset group's CPUs and memory nodes; "" is unknown
-// (a new group then takes its parent's).
-type cpusetValues struct{ cpus, mems string }
 
 func (g *v1Group) Path() string { return g.path }
 
@@ -96,23 +89,7 @@ func (g *v1Group) dir(n string) string { return filepath.Join(g.m.v1Root, n, g.p
 // rules go in their order (deny all first); the memory limit before the
 // memory+swap one, which may never be below it.
 func (g *v1Group) create(r Resources) error {
-	own := cpusetValues{cpus: g.cpuset.cpus, mems: g.cpuset.mems}
-	if !r.CPUs.IsEmpty() {
-		own.cpus = r.CPUs.String()
-	}
-	if r.Mems != "" {
-		own.mems = r.Mems
-	}
-	cpusetDone := false
 	for _, n := range g.m.v1Subsystems() {
-		if n == v1Cpuset {
-			set, err := g.m.mkdirCpuset(g.path, own)
-			if err != nil {
-				return fmt.Errorf("cgroup: create v1 group %s: %w", g.path, err)
-			}
-			g.cpuset, cpusetDone = set, set != (cpusetValues{})
-			continue
-		}
 		if err := g.m.mkdirV1(n, g.path); err != nil {
 			return fmt.Errorf("cgroup: create v1 group %s: %w", g.path, err)
 		}
@@ -127,13 +104,11 @@ func (g *v1Group) create(r Resources) error {
 		rule = rule[strings.IndexByte(rule, ' ')+1:] // "c 195:2 rw" without the verb
 		writes = append(writes, [2]string{filepath.Join(g.dir(v1Devices), file), rule})
 	}
-	if !cpusetDone { // an existing group keeps its values unless asked
-		if !r.CPUs.IsEmpty() {
-			writes = append(writes, [2]string{filepath.Join(g.dir(v1Cpuset), "cpuset.cpus"), r.CPUs.String()})
-		}
-		if r.Mems != "" {
-			writes = append(writes, [2]string{filepath.Join(g.dir(v1Cpuset), "cpuset.mems"), r.Mems})
-		}
+	if !r.CPUs.IsEmpty() {
+		writes = append(writes, [2]string{filepath.Join(g.dir(v1Cpuset), "cpuset.cpus"), r.CPUs.String()})
+	}
+	if r.Mems != "" {
+		writes = append(writes, [2]string{filepath.Join(g.dir(v1Cpuset), "cpuset.mems"), r.Mems})
 	}
 	if r.MemoryLimit > 0 {
 		limit := strconv.FormatInt(r.MemoryLimit, 10)
@@ -175,57 +150,6 @@ func (m *Manager) mkdirV1(n, p string) error {
 		return m.inheritCpuset(dir, true)
 	}
 	return nil
-}
-
-// mkdirCpuset creates p in the cpuset hierarchy (parents as mkdirV1
-// does) and, when it is new, writes own's values, taking its parent's for
-// what own leaves unknown. It returns the values the new group holds; an
-// existing group is left alone and gives zero values.
-func (m *Manager) mkdirCpuset(p string, own cpusetValues) (cpusetValues, error) {
-	dir := filepath.Join(m.v1Root, v1Cpuset, p)
-	err := os.Mkdir(dir, 0o755)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err := m.mkdirV1(v1Cpuset, filepath.Dir(p)); err != nil {
-			return cpusetValues{}, err
-		}
-		err = os.Mkdir(dir, 0o755)
-	}
-	switch {
-	case errors.Is(err, fs.ErrExist):
-		return cpusetValues{}, nil
-	case err != nil:
-		return cpusetValues{}, err
-	}
-	// Both must be set before a task can join the group.
-	for _, f := range []struct {
-		name string
-		val  *string
-	}{{"cpuset.mems", &own.mems}, {"cpuset.cpus", &own.cpus}} {
-		if *f.val == "" {
-			v, err := readControl(filepath.Join(filepath.Dir(dir), f.name))
-			if err != nil {
-				return cpusetValues{}, err
-			}
-			*f.val = strings.TrimSpace(string(v))
-			if *f.val == "" {
-				// The parent is itself still empty (being made by another
-				// launch): fill it in first, as mkdirV1 does.
-				if err := m.inheritCpuset(filepath.Dir(dir), false); err != nil {
-					return cpusetValues{}, err
-				}
-				if v, err = readControl(filepath.Join(filepath.Dir(dir), f.name)); err != nil {
-					return cpusetValues{}, err
-				}
-				*f.val = strings.TrimSpace(string(v))
-			}
-		}
-		if *f.val != "" {
-			if err := writeFile(filepath.Join(dir, f.name), *f.val); err != nil {
-				return cpusetValues{}, err
-			}
-		}
-	}
-	return own, nil
 }
 
 // inheritCpuset gives an empty cpuset group its parent's CPUs and memory
@@ -396,18 +320,13 @@ func (g *v1Group) freeze(ctx context.Context) error {
 }
 
 func (g *v1Group) Stats() (Stats, error) {
-	var st Stats
+	st, err := g.FinalStats()
+	if err != nil {
+		return st, err
+	}
 	mem := g.dir(v1Memory)
-	if _, err := os.Stat(mem); err != nil {
-		return Stats{}, fmt.Errorf("cgroup: stats of %s: %w", g.path, err)
-	}
-	if ns, ok := st.read(filepath.Join(g.dir(v1Cpuacct), "cpuacct.usage"), ""); ok {
-		st.CPUTime = time.Duration(ns)
-	}
 	st.MemoryBytes, _ = st.read(filepath.Join(mem, "memory.usage_in_bytes"), "")
-	st.MemoryPeakBytes, _ = st.read(filepath.Join(mem, "memory.max_usage_in_bytes"), "")
 	st.MemoryLimitBytes, _ = st.read(filepath.Join(mem, "memory.limit_in_bytes"), "")
-	st.OOMKills, _ = st.read(filepath.Join(mem, "memory.oom_control"), "oom_kill")
 	return st, nil
 }
 
@@ -436,7 +355,7 @@ func (g *v1Group) Child(name string, r Resources) (Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &v1Group{m: g.m, path: p, cpuset: g.cpuset}
+	c := &v1Group{m: g.m, path: p}
 	if err := c.create(r); err != nil {
 		return nil, err
 	}

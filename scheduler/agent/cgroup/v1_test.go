@@ -134,10 +134,9 @@ func TestV1ConcurrentFirstJobsOfANode(t *testing.T) {
 	}
 }
 
-// TestV1StepStartsFromItsJobsCPUs: a job's own CPUs are written at its
-// creation, its step gets them (and the memory nodes) without reading
-// them back, an empty group's Kill is a no-op, and the final counters
-// read.
+// TestV1StepStartsFromItsJobsCPUs: a job gets its own CPUs, its step
+// gets them (and the memory nodes), an empty group's Kill is a no-op, and
+// the final counters read.
 func TestV1StepStartsFromItsJobsCPUs(t *testing.T) {
 	m := requireV1(t)
 	root := groupName(t)
