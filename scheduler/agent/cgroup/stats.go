@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/parityhpc/parity/scheduler/agent/ctlfile"
 )
 
 // Stats are the counters accounting and end-state classification need.
@@ -41,7 +43,7 @@ func (st *Stats) read(path, key string) (uint64, bool) {
 }
 
 func readCounter(path, key string) (uint64, bool) {
-	b, err := readControl(path)
+	b, err := ctlfile.Read(path)
 	if err != nil {
 		return 0, false
 	}

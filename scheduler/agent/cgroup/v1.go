@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/parityhpc/parity/scheduler/agent/ctlfile"
 )
 
 // v1 hierarchy (controller) names.
@@ -121,7 +123,7 @@ func (g *v1Group) create(r Resources) error {
 		writes = append(writes, [2]string{filepath.Join(g.dir(v1Pids), "pids.max"), strconv.FormatInt(r.PidsLimit, 10)})
 	}
 	for _, w := range writes {
-		if err := writeFile(w[0], w[1]); err != nil {
+		if err := ctlfile.Write(w[0], w[1]); err != nil {
 			return fmt.Errorf("cgroup: create v1 group %s: %w", g.path, err)
 		}
 	}
@@ -161,7 +163,7 @@ func (m *Manager) inheritCpuset(dir string, fresh bool) error {
 	root := filepath.Join(m.v1Root, v1Cpuset)
 	for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
 		if !fresh {
-			own, err := readControl(filepath.Join(dir, f))
+			own, err := ctlfile.Read(filepath.Join(dir, f))
 			if err != nil {
 				return err
 			}
@@ -170,7 +172,7 @@ func (m *Manager) inheritCpuset(dir string, fresh bool) error {
 			}
 		}
 		parent := filepath.Dir(dir)
-		v, err := readControl(filepath.Join(parent, f))
+		v, err := ctlfile.Read(filepath.Join(parent, f))
 		if err != nil {
 			return err
 		}
@@ -178,12 +180,12 @@ func (m *Manager) inheritCpuset(dir string, fresh bool) error {
 			if err := m.inheritCpuset(parent, false); err != nil {
 				return err
 			}
-			if v, err = readControl(filepath.Join(parent, f)); err != nil {
+			if v, err = ctlfile.Read(filepath.Join(parent, f)); err != nil {
 				return err
 			}
 		}
 		if val := strings.TrimSpace(string(v)); val != "" {
-			if err := writeFile(filepath.Join(dir, f), val); err != nil {
+			if err := ctlfile.Write(filepath.Join(dir, f), val); err != nil {
 				return err
 			}
 		}
@@ -213,7 +215,7 @@ func (g *v1Group) Procs() ([]int, error) {
 
 // procsBelow adds the members of the group at dir and of its sub-groups.
 func procsBelow(dir string, seen map[int]bool, out *[]int) error {
-	b, err := readControl(filepath.Join(dir, "cgroup.procs"))
+	b, err := ctlfile.Read(filepath.Join(dir, "cgroup.procs"))
 	if err != nil {
 		return err
 	}
@@ -287,7 +289,7 @@ func (g *v1Group) Kill(ctx context.Context) error {
 	}
 	errs = append(errs, err)
 	// A frozen task only acts on SIGKILL once thawed.
-	if err := writeFile(filepath.Join(g.dir(v1Freezer), "freezer.state"), "THAWED"); err != nil {
+	if err := ctlfile.Write(filepath.Join(g.dir(v1Freezer), "freezer.state"), "THAWED"); err != nil {
 		errs = append(errs, fmt.Errorf("cgroup: thaw %s: %w", g.path, err))
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -301,10 +303,10 @@ func (g *v1Group) Kill(ctx context.Context) error {
 func (g *v1Group) freeze(ctx context.Context) error {
 	state := filepath.Join(g.dir(v1Freezer), "freezer.state")
 	for {
-		if err := writeFile(state, "FROZEN"); err != nil {
+		if err := ctlfile.Write(state, "FROZEN"); err != nil {
 			return err
 		}
-		b, err := readControl(state)
+		b, err := ctlfile.Read(state)
 		if err != nil {
 			return err
 		}
