@@ -131,7 +131,7 @@ func TestClassify(t *testing.T) {
 		{"timeout wins over oom", accounting.StateTimeout, done(0, 9), nil, 1, accounting.StateTimeout, "0:9"},
 		{"timeout with a trap's exit code", accounting.StateTimeout, done(7, 0), nil, 0, accounting.StateTimeout, "7:0"},
 		{"start error", "", shim.Status{Done: true, StartError: "join cgroup: EBUSY"}, nil, 0, accounting.StateFailed, "1:0"},
-		{"supervisor lost", "", shim.Status{Running: true, Pid: 4}, nil, 0, accounting.StateNodeFail, "0:0"},
+		{"supervisor lost", "", shim.Status{Pid: 4}, nil, 0, accounting.StateNodeFail, "0:0"},
 		{"no status at all", "", shim.Status{}, missing, 0, accounting.StateNodeFail, "0:0"},
 		{"lost while cancelling", accounting.StateCancelled, shim.Status{}, missing, 0, accounting.StateCancelled, "0:0"},
 	}

@@ -148,11 +148,9 @@ func (c *Client) Close() error {
 
 // Start has the supervisor start the job cfg describes. pid is its
 // leader; a job that could not be started gives startErr (its status file
-// and an ended event follow), a failed request err.
+// and an ended event follow), a failed or refused request (an incomplete
+// cfg) err.
 func (c *Client) Start(ctx context.Context, cfg Config) (pid int, startErr string, err error) {
-	if err := cfg.validate(); err != nil {
-		return 0, "", err
-	}
 	m, err := c.call(ctx, request{Op: opStart, Config: &cfg})
 	if err != nil {
 		return 0, "", err

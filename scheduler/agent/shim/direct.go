@@ -186,10 +186,11 @@ func searchable(dir string) error {
 }
 
 // openChecked opens path with flags (creating a missing file with 0666
-// less the job's umask; the supervisor's own is 0), but only when it is a regular file or an always-allowed
-// pseudo-device: the path is looked at first without opening it (O_PATH,
-// not through a symlink) and then reopened through that very handle, so
-// it cannot be swapped for a device in between.
+// less the job's umask; the supervisor's own is 0), but only when it is a
+// regular file or an always-allowed pseudo-device: the path is looked at
+// first without opening it (O_PATH, not through a symlink) and then
+// reopened through that very handle, so it cannot be swapped for a device
+// in between.
 func openChecked(path string, flags, umask int) (*os.File, error) {
 	pfd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) && flags != os.O_RDONLY {

@@ -5,8 +5,8 @@
 // (held by ptrace at its exec, or, for what that path does not handle,
 // behind a stage-2 shell), puts it into the job's cgroup and releases it,
 // then waits for it and records its exact wait status (exit code, or
-// signal and core dump) in the job's status file, written atomically,
-// before it tells the agent. Because the supervisor, not the agent, is the
+// signal and core dump) in the job's status file, written once, before
+// it tells the agent. Because the supervisor, not the agent, is the
 // jobs' parent, an agent restart loses nothing: the new agent connects
 // again, asks which jobs still run and reads the statuses of those that
 // ended meanwhile. The supervisor is a child subreaper, so double-forked
@@ -14,6 +14,6 @@
 // when the script exits. It leaves once no agent is connected and no job
 // is left. One long-lived process instead of one per job saves a process
 // start (the Go runtime's, milliseconds of CPU) on every job. It imports
-// only the standard library and x/sys; it must not import the agent, the
-// scheduler or any vendor code.
+// only the standard library, x/sys and ctlfile; it must not import the
+// agent, the scheduler or any vendor code.
 package shim

@@ -50,7 +50,6 @@ type Status struct {
 	ShimPid int `json:"shimPid"`
 	// Pid is the job's leader (and its process group id).
 	Pid     int       `json:"pid,omitempty"`
-	Running bool      `json:"running,omitempty"`
 	Started time.Time `json:"started,omitzero"`
 	Done    bool      `json:"done,omitempty"`
 	Ended   time.Time `json:"ended,omitzero"`
@@ -156,14 +155,6 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 		return fmt.Errorf("shim: write %s: %w", path, err)
 	}
 	return nil
-}
-
-func writeJSON(path string, v any, perm os.FileMode) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("shim: encode %s: %w", path, err)
-	}
-	return WriteFileAtomic(path, append(b, '\n'), perm)
 }
 
 func readJSON(path string, v any) error {

@@ -109,7 +109,7 @@ func (s *server) fork(l launch) launched {
 
 func (s *server) register(j *sjob, pid int, how string) {
 	s.mu.Lock()
-	j.st.Pid, j.st.Start, j.st.Running, j.st.Started = pid, how, true, time.Now()
+	j.st.Pid, j.st.Start, j.st.Started = pid, how, time.Now()
 	s.byPid[pid] = j
 	s.mu.Unlock()
 }

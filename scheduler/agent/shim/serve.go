@@ -188,7 +188,7 @@ func (s *server) exited(pid int, ws syscall.WaitStatus) {
 // agent.
 func (s *server) ended(j *sjob) {
 	s.mu.Lock()
-	j.st.Running, j.st.Done, j.st.Ended = false, true, time.Now()
+	j.st.Done, j.st.Ended = true, time.Now()
 	st := j.st
 	s.mu.Unlock()
 	if err := writeStatus(j.cfg.StatusFile, st); err != nil {

@@ -157,23 +157,20 @@ func join(files []string, pid int) error {
 
 // sweep kills what the script left behind: its process group, then every
 // member of the cgroup until it is empty (a setsid'ed daemon escapes the
-// group but not the cgroup). It reports whether the cgroup was emptied.
-func sweep(files []string, pgid int) bool {
+// group but not the cgroup) or the deadline.
+func sweep(files []string, pgid int) {
 	deadline := time.Now().Add(sweepTimeout)
 	if pgid > 0 {
 		killGroup(pgid, deadline)
 	}
 	if len(files) == 0 {
-		return false
+		return
 	}
 	delay := time.Millisecond
 	for time.Now().Before(deadline) {
 		pids, err := readPids(files[0])
-		if err != nil {
-			return false
-		}
-		if len(pids) == 0 {
-			return true
+		if err != nil || len(pids) == 0 {
+			return
 		}
 		for _, p := range pids {
 			syscall.Kill(p, syscall.SIGKILL)
@@ -181,7 +178,6 @@ func sweep(files []string, pgid int) bool {
 		time.Sleep(delay) // no v1 notification for "cgroup empty"; poll with backoff
 		delay = min(2*delay, 50*time.Millisecond)
 	}
-	return false
 }
 
 // killGroup SIGKILLs a process group and waits (its members are reaped

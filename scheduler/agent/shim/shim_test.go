@@ -104,7 +104,7 @@ func TestShimRecordsTheExactWaitStatus(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.body, func(t *testing.T) {
 			st, out := runShim(t, Config{JobID: "1", Argv: []string{script(t, c.body)}})
-			if !st.Done || st.Running || st.ExitCode != c.code || st.Signal != c.signal || st.StartError != "" {
+			if !st.Done || st.ExitCode != c.code || st.Signal != c.signal || st.StartError != "" {
 				t.Errorf("status %+v, want exit %d signal %d: %s", st, c.code, c.signal, out)
 			}
 			if st.Pid == 0 || st.ShimPid == 0 || st.Started.IsZero() || st.Ended.Before(st.Started) {
