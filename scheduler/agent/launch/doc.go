@@ -8,9 +8,9 @@
 // OUT_OF_MEMORY, NODE_FAIL) with the job's CPU, memory and per-GPU usage.
 // Every job runs under the node's job supervisor (package shim), and its
 // state lives in a per-job state file, so a restarted agent re-attaches to
-// running jobs and still reports their real exit codes. The runtime is a library: the
-// agent's network loop drives it. It imports gres, topology, vendors data
-// types, scheduler/jobspec (patterns, signals), scheduler/accounting (state
-// names) and its sibling packages; it must not import the controller, the
-// API, labs or any vendor driver package.
+// running jobs and still reports their real exit codes. The runtime is a
+// library: the agent's network loop drives it. It imports gres, topology,
+// vendors data types, scheduler/jobspec (patterns, signals),
+// scheduler/accounting (state names) and its sibling packages; it must not
+// import the controller, the API, labs or any vendor driver package.
 package launch

@@ -54,7 +54,7 @@ func (r *Runtime) finish(j *job) {
 // counters and removes the groups; j.mu is held.
 func (r *Runtime) collect(j *job) cgroup.Stats {
 	if j.group == nil {
-		if pid := j.leaderPid(); pid > 0 {
+		if pid := j.pid; pid > 0 {
 			syscall.Kill(-pid, syscall.SIGKILL)
 		}
 		return cgroup.Stats{Missing: []string{"cgroup"}}

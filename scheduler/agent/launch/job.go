@@ -18,7 +18,8 @@ type job struct {
 
 	mu  sync.Mutex
 	rec Record
-	// pid is the job's leader, from the supervisor; 0 until it started.
+	// pid is the job's first process (and process group), as the
+	// supervisor reported it; 0 until it started.
 	pid         int
 	sup         *shim.Client // the supervisor it runs under
 	timers      []Timer
@@ -54,7 +55,3 @@ func (j *job) stopTimers() {
 		j.killTimer = nil
 	}
 }
-
-// leaderPid is the job's first process (and process group) as the
-// supervisor reported it; 0 before it started. mu is held.
-func (j *job) leaderPid() int { return j.pid }

@@ -88,7 +88,7 @@ func (r *Runtime) hardKill(j *job) {
 		return
 	}
 	if j.group == nil {
-		if pid := j.leaderPid(); pid > 0 {
+		if pid := j.pid; pid > 0 {
 			syscall.Kill(-pid, syscall.SIGKILL)
 		}
 		return
@@ -106,7 +106,7 @@ func (r *Runtime) signalAll(j *job, sig syscall.Signal) error {
 	if j.group != nil {
 		return j.group.Signal(sig)
 	}
-	if pid := j.leaderPid(); pid > 0 {
+	if pid := j.pid; pid > 0 {
 		if err := syscall.Kill(-pid, sig); err != nil && err != syscall.ESRCH {
 			return fmt.Errorf("launch: signal job %d: %w", j.rec.Spec.JobID, err)
 		}
@@ -157,7 +157,7 @@ func (r *Runtime) leadSignal(j *job) {
 		r.log.Info("--signal without B: targets job steps; the batch step has none to signal", "job", j.rec.Spec.JobID, "signal", sig.String())
 		return
 	}
-	pid := j.leaderPid()
+	pid := j.pid
 	if pid <= 0 {
 		return
 	}
