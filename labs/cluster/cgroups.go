@@ -21,12 +21,22 @@ import (
 // share groups, and `parity lab down --dir DIR` can find exactly its own
 // from the directory alone.
 func CgroupRoot(name, dir string) (string, error) {
+	id, err := instanceID(dir)
+	if err != nil {
+		return "", err
+	}
+	return "/parity-lab/" + cgroupSafe(name) + "-" + id, nil
+}
+
+// instanceID names the lab instance kept in dir: a short hash of its
+// absolute path, the same for every process of the instance.
+func instanceID(dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", fmt.Errorf("cluster: lab directory %q: %w", dir, err)
 	}
 	sum := sha256.Sum256([]byte(filepath.Clean(abs)))
-	return "/parity-lab/" + cgroupSafe(name) + "-" + hex.EncodeToString(sum[:4]), nil
+	return hex.EncodeToString(sum[:4]), nil
 }
 
 // cgroupSafe keeps a lab name usable as one path element.

@@ -2,8 +2,6 @@ package cluster
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,12 +36,11 @@ func RuntimeDir(dir string) string {
 	if err := unix.Statfs(shmDir, &fs); err != nil || fs.Type != unix.TMPFS_MAGIC || unix.Access(shmDir, unix.W_OK) != nil {
 		return filepath.Join(dir, "run")
 	}
-	abs, err := filepath.Abs(dir)
+	id, err := instanceID(dir)
 	if err != nil {
-		abs = dir
+		return filepath.Join(dir, "run")
 	}
-	sum := sha256.Sum256([]byte(filepath.Clean(abs)))
-	return filepath.Join(shmDir, "parity-lab-"+hex.EncodeToString(sum[:4]))
+	return filepath.Join(shmDir, "parity-lab-"+id)
 }
 
 // shmDir is the tmpfs every Linux system mounts for POSIX shared memory.
