@@ -38,21 +38,34 @@ func Read(path string) ([]byte, error) {
 }
 
 // Write writes value to a control file in one write.
-func Write(path, value string) error {
+func Write(path, value string) error { return WriteEach(path, value) }
+
+// WriteEach writes each value to a control file in a write of its own,
+// opening it once: files such as devices.allow take one rule a write,
+// and a job's dozen rules each paid an open and a path walk before.
+// It stops at the first value the kernel refuses.
+func WriteEach(path string, values ...string) error {
 	fd, err := openRetry(path, unix.O_WRONLY|unix.O_TRUNC|unix.O_CLOEXEC)
-	if err == nil {
+	if err != nil {
+		if len(values) > 0 {
+			return fmt.Errorf("write %q to %s: %w", values[0], path, err)
+		}
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	for _, v := range values {
 		for {
-			_, err = unix.Write(fd, []byte(value))
+			_, err = unix.Write(fd, []byte(v))
 			if !errors.Is(err, unix.EINTR) {
 				break
 			}
 		}
-		if cerr := unix.Close(fd); err == nil {
-			err = cerr
+		if err != nil {
+			unix.Close(fd)
+			return fmt.Errorf("write %q to %s: %w", v, path, err)
 		}
 	}
-	if err != nil {
-		return fmt.Errorf("write %q to %s: %w", value, path, err)
+	if err := unix.Close(fd); err != nil {
+		return fmt.Errorf("close %s: %w", path, err)
 	}
 	return nil
 }

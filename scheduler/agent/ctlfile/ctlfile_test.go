@@ -33,3 +33,24 @@ func TestReadAndWrite(t *testing.T) {
 		t.Errorf("Write to a missing file: %v, want ErrNotExist naming the path", err)
 	}
 }
+
+func TestWriteEachWritesEveryValueInOrderThroughOneOpen(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "rules")
+	if err := os.WriteFile(p, []byte("stale"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteEach(p, "a *:* rwm\n", "c 1:3 rwm\n", "c 195:2 rw\n"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(p)
+	if want := "a *:* rwm\nc 1:3 rwm\nc 195:2 rw\n"; err != nil || string(got) != want {
+		t.Errorf("read back %q (%v), want %q", got, err, want)
+	}
+	// The kernel's refusal names the value it refused: /proc/self/oom_score_adj
+	// takes only numbers in [-1000, 1000].
+	adj := "/proc/self/oom_score_adj"
+	err = WriteEach(adj, "0", "9999")
+	if err == nil || !strings.Contains(err.Error(), `"9999"`) || !strings.Contains(err.Error(), adj) {
+		t.Errorf("WriteEach with a refused value: %v, want an error naming the value and the file", err)
+	}
+}
