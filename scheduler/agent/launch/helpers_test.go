@@ -36,7 +36,7 @@ const nobodyUID, nobodyGID = 65534, 65534
 // waitTimeout bounds every wait on a job; reaching it fails the test.
 const waitTimeout = 60 * time.Second
 
-func requireRoot(t *testing.T) {
+func requireRoot(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("skipped: needs root to switch users, mknod device nodes and create cgroups")
@@ -45,7 +45,7 @@ func requireRoot(t *testing.T) {
 
 // requireCgroups returns a manager for the host's cgroups or skips,
 // saying why.
-func requireCgroups(t *testing.T) *cgroup.Manager {
+func requireCgroups(t testing.TB) *cgroup.Manager {
 	t.Helper()
 	requireRoot(t)
 	mode, why := cgroup.Detect()
@@ -125,7 +125,7 @@ func (c *manualClock) Advance(d time.Duration) int {
 
 // env is one test's node: a runtime over a private spool and cgroup root.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	base   string // searchable by the job's user; put fixtures below it
 	rt     *Runtime
 	cfg    Config
@@ -134,7 +134,7 @@ type env struct {
 	cgRoot string
 }
 
-func newEnv(t *testing.T, mgr *cgroup.Manager, mutate func(*Config)) *env {
+func newEnv(t testing.TB, mgr *cgroup.Manager, mutate func(*Config)) *env {
 	t.Helper()
 	base := t.TempDir()
 	// Jobs run as nobody: the path down to their files must be searchable.
@@ -271,7 +271,7 @@ func readFile(t *testing.T, path string) string {
 
 // removeCgroupTree removes test groups left behind (deepest first) in
 // every v1 hierarchy and the v2 mount; a leftover is a test failure.
-func removeCgroupTree(t *testing.T, root string) {
+func removeCgroupTree(t testing.TB, root string) {
 	killGroupTree(t, root)
 	var left []string
 	for _, base := range cgroupBases() {
@@ -302,7 +302,7 @@ func cgroupBases() []string {
 	return out
 }
 
-func mustCPUs(t *testing.T, list string) topology.CPUSet {
+func mustCPUs(t testing.TB, list string) topology.CPUSet {
 	t.Helper()
 	s, err := topology.ParseCPUList(list)
 	if err != nil {
@@ -313,7 +313,7 @@ func mustCPUs(t *testing.T, list string) topology.CPUSet {
 
 // killGroupTree SIGKILLs whatever a failed test left in its groups and
 // waits (bounded) for them to go, so one failure does not leak processes.
-func killGroupTree(t *testing.T, root string) {
+func killGroupTree(t testing.TB, root string) {
 	top := filepath.Join("/sys/fs/cgroup/devices", root)
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {

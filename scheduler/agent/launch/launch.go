@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/parityhpc/parity/scheduler/agent/cgroup"
@@ -168,7 +169,7 @@ func (r *Runtime) discard(j *job) {
 // the agent's own user, an error when that would need root.
 func (r *Runtime) credential(spec Spec) (*shim.Credential, error) {
 	euid := uint32(os.Geteuid())
-	if spec.UID == euid && spec.GID == uint32(os.Getegid()) && spec.Groups == nil {
+	if spec.UID == euid && spec.GID == uint32(os.Getegid()) && (spec.Groups == nil || ownGroups(spec.GID, spec.Groups)) {
 		return nil, nil
 	}
 	if euid != 0 {
@@ -183,6 +184,24 @@ func (r *Runtime) credential(spec Spec) (*shim.Credential, error) {
 		groups = g
 	}
 	return &shim.Credential{UID: spec.UID, GID: spec.GID, Groups: groups}, nil
+}
+
+// ownGroups reports whether groups, with the job's gid (the agent's own),
+// give the access this process has: a job of the agent's own user (root,
+// which the user database lists in group 0 while the agent may hold no
+// supplementary group at all) then needs no identity change, which costs
+// the supervisor a thread of its own for every job.
+func ownGroups(gid uint32, groups []uint32) bool {
+	own, err := os.Getgroups()
+	if err != nil {
+		return false
+	}
+	mine := []uint32{gid}
+	for _, g := range own {
+		mine = append(mine, uint32(g))
+	}
+	set := func(gs []uint32) []uint32 { return slices.Compact(slices.Sorted(slices.Values(gs))) }
+	return slices.Equal(set(append([]uint32{gid}, groups...)), set(mine))
 }
 
 // writeScript stores the batch script, owned by and executable for the

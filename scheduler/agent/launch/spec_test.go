@@ -3,6 +3,7 @@ package launch
 import (
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -159,5 +160,36 @@ func TestTerminateRejectsNonFinalStatesAndUnknownJobs(t *testing.T) {
 	}
 	if err := e.Cancel(t.Context(), 1); !errors.Is(err, ErrUnknownJob) {
 		t.Errorf("Cancel of an unknown job: %v, want ErrUnknownJob", err)
+	}
+}
+
+// A job of the agent's own user runs without an identity change whether
+// the controller sent no groups or the ones the user database gives; any
+// other identity needs one.
+func TestCredentialOnlyWhenTheIdentityDiffers(t *testing.T) {
+	uid, gid := uint32(os.Geteuid()), uint32(os.Getegid())
+	own, err := os.Getgroups()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := []uint32{gid} // the primary group listed again, as the user database lists root's
+	for i := len(own) - 1; i >= 0; i-- { // another order, and a repeat
+		mine = append(mine, uint32(own[i]), uint32(own[i]))
+	}
+	r := &Runtime{}
+	for _, tc := range []struct {
+		name     string
+		spec     Spec
+		wantNone bool
+	}{
+		{"no groups sent", Spec{UID: uid, GID: gid}, true},
+		{"the process's own groups", Spec{UID: uid, GID: gid, Groups: mine}, true},
+		{"one group more", Spec{UID: uid, GID: gid, Groups: append(slices.Clone(mine), 4242)}, false},
+		{"another gid", Spec{UID: uid, GID: gid + 1, Groups: mine}, false},
+	} {
+		c, err := r.credential(tc.spec)
+		if (tc.wantNone && c != nil) || (!tc.wantNone && c == nil && err == nil) {
+			t.Errorf("%s: credential %+v (%v), want none: %v", tc.name, c, err, tc.wantNone)
+		}
 	}
 }
