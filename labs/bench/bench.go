@@ -169,6 +169,7 @@ func runWorkloads(ctx context.Context, t target, o Options, progress func(string
 
 func runSubmits(ctx context.Context, t target, o Options, n int, figs map[string]Figure, fail func(error, ...string), progress func(string, ...any)) {
 	progress("%s: (a) %d individual submissions", t.name(), n)
+	busy0, ok0 := hostBusy()
 	t0 := time.Now()
 	err := func() error {
 		for range n {
@@ -177,7 +178,7 @@ func runSubmits(ctx context.Context, t target, o Options, n int, figs map[string
 			}
 		}
 		sub := time.Since(t0)
-		figs[keySubmitTime] = Figure{Value: sub.Seconds()}
+		figs[keySubmitTime] = Figure{Value: sub.Seconds(), Note: cpuNote(busy0, ok0, n, "submitting, and running what had started")}
 		figs[keySubmitRate] = Figure{Value: float64(n) / sub.Seconds()}
 		if err := waitEmpty(ctx, t, o.Timeout); err != nil {
 			return err
@@ -192,6 +193,7 @@ func runSubmits(ctx context.Context, t target, o Options, n int, figs map[string
 
 func runArray(ctx context.Context, t target, o Options, figs map[string]Figure, fail func(error, ...string), progress func(string, ...any)) {
 	progress("%s: (b) %d-task array", t.name(), o.Sizes.Array)
+	busy0, ok0 := hostBusy()
 	t0 := time.Now()
 	err := func() error {
 		if _, err := t.submit(ctx, jobArgs("--array=1-"+strconv.Itoa(o.Sizes.Array), "--gres=gpu:h100:1")...); err != nil {
@@ -200,7 +202,7 @@ func runArray(ctx context.Context, t target, o Options, figs map[string]Figure, 
 		if err := waitEmpty(ctx, t, o.Timeout); err != nil {
 			return err
 		}
-		figs[keyArrayDrain] = Figure{Value: time.Since(t0).Seconds()}
+		figs[keyArrayDrain] = Figure{Value: time.Since(t0).Seconds(), Note: cpuNote(busy0, ok0, o.Sizes.Array, "")}
 		return nil
 	}()
 	if err != nil {
@@ -367,4 +369,46 @@ func loadAvg() string {
 		return "unknown"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// hostBusy is the machine's non-idle CPU time so far (/proc/stat, all
+// CPUs), and whether it could be read: with the wall time it says whether
+// a workload was bound by the machine's cores.
+func hostBusy() (time.Duration, bool) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, false
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 8 || f[0] != "cpu" {
+		return 0, false
+	}
+	var ticks int64
+	for i, v := range f[1:] {
+		if i == 3 || i == 4 || i >= 8 { // idle, iowait; guest time is already in user
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond, true // USER_HZ is 100 on Linux
+}
+
+// cpuNote says how much of the machine's CPU a workload of n jobs used
+// since busy0 (from hostBusy), and on what, or "" when that cannot be read.
+func cpuNote(busy0 time.Duration, ok0 bool, n int, on string) string {
+	busy1, ok1 := hostBusy()
+	if !ok0 || !ok1 || n <= 0 {
+		return ""
+	}
+	d := busy1 - busy0
+	note := fmt.Sprintf("host CPU busy %.1f core-s, %.1f ms a job", d.Seconds(), ms(d)/float64(n))
+	if on != "" {
+		note += " (" + on + ")"
+	}
+	return note
 }

@@ -175,3 +175,20 @@ func TestParsableID(t *testing.T) {
 		t.Error("non-parsable output accepted")
 	}
 }
+
+func TestCPUNoteSaysWhatTheMachineSpent(t *testing.T) {
+	if got := cpuNote(0, false, 10, ""); got != "" {
+		t.Errorf("without a first reading: %q, want no note", got)
+	}
+	busy0, ok := hostBusy()
+	if !ok {
+		t.Skip("skipped: /proc/stat cannot be read here")
+	}
+	got := cpuNote(busy0, true, 10, "submitting")
+	if !strings.HasPrefix(got, "host CPU busy ") || !strings.HasSuffix(got, " ms a job (submitting)") {
+		t.Errorf("note %q, want the core-seconds and the share a job, and on what", got)
+	}
+	if got := cpuNote(busy0, true, 0, ""); got != "" {
+		t.Errorf("for no jobs: %q, want no note", got)
+	}
+}
