@@ -172,7 +172,7 @@ func TestCredentialOnlyWhenTheIdentityDiffers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mine := []uint32{gid} // the primary group listed again, as the user database lists root's
+	mine := []uint32{gid}                // the primary group listed again, as the user database lists root's
 	for i := len(own) - 1; i >= 0; i-- { // another order, and a repeat
 		mine = append(mine, uint32(own[i]), uint32(own[i]))
 	}
