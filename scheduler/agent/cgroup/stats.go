@@ -43,7 +43,7 @@ func (st *Stats) read(path, key string) (uint64, bool) {
 }
 
 func readCounter(path, key string) (uint64, bool) {
-	b, err := ctlfile.Read(path)
+	b, err := ctlfile.ReadValue(path)
 	if err != nil {
 		return 0, false
 	}

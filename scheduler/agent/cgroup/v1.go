@@ -162,7 +162,7 @@ func (m *Manager) mkdirV1(n, p string) error {
 	case err != nil:
 		return err
 	case n == v1Cpuset:
-		if mems, err := ctlfile.Read(filepath.Join(dir, "cpuset.mems")); err == nil && len(strings.TrimSpace(string(mems))) > 0 {
+		if mems, err := ctlfile.ReadValue(filepath.Join(dir, "cpuset.mems")); err == nil && len(strings.TrimSpace(string(mems))) > 0 {
 			return nil
 		}
 		if err := m.inheritCpuset(dir, true); err != nil {

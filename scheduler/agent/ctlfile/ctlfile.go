@@ -37,6 +37,36 @@ func Read(path string) ([]byte, error) {
 	}
 }
 
+// ReadValue reads a control file produced whole by one kernel show
+// function (a counter, a limit, memory.stat, oom_control): the kernel
+// hands such a file over in one read when it fits the buffer, so a read
+// that leaves room is its end and the second read that Read makes to see
+// the end is saved. Lists that grow with a group's members
+// (cgroup.procs, tasks) are not such files: use Read.
+func ReadValue(path string) ([]byte, error) {
+	fd, err := openRetry(path, unix.O_RDONLY|unix.O_CLOEXEC)
+	if err != nil {
+		return nil, &pathError{"open", path, err}
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 4096)
+	for {
+		n, err := unix.Read(fd, buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, &pathError{"read", path, err}
+		}
+		if n < len(buf) {
+			return buf[:n], nil
+		}
+		break
+	}
+	// It filled the buffer: read it again whole.
+	return Read(path)
+}
+
 // Write writes value to a control file in one write.
 func Write(path, value string) error { return WriteEach(path, value) }
 

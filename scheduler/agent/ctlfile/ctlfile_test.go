@@ -54,3 +54,24 @@ func TestWriteEachWritesEveryValueInOrderThroughOneOpen(t *testing.T) {
 		t.Errorf("WriteEach with a refused value: %v, want an error naming the value and the file", err)
 	}
 }
+
+func TestReadValueReadsSmallAndLargeFilesWhole(t *testing.T) {
+	dir := t.TempDir()
+	for _, size := range []int{0, 12, 4095, 4096, 4097, 20_000} {
+		p := filepath.Join(dir, "v")
+		want := strings.Repeat("7", size)
+		if err := os.WriteFile(p, []byte(want), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := ReadValue(p); err != nil || string(got) != want {
+			t.Errorf("size %d: read back %d bytes (%v)", size, len(got), err)
+		}
+	}
+	// A kernel file produced by one show function.
+	if b, err := ReadValue("/proc/self/oom_score_adj"); err != nil || len(strings.TrimSpace(string(b))) == 0 {
+		t.Errorf("oom_score_adj: %q (%v)", b, err)
+	}
+	if _, err := ReadValue(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: %v, want ErrNotExist", err)
+	}
+}

@@ -2,11 +2,14 @@ package launch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/parityhpc/parity/scheduler/agent/cgroup"
 	"github.com/parityhpc/parity/scheduler/agent/shim"
@@ -72,7 +75,7 @@ func (r *Runtime) start(ctx context.Context, j *job, spec Spec) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(j.dir, 0o711); err != nil {
+	if err := mkdirJobDir(j.dir); err != nil {
 		return fmt.Errorf("launch: job %d: spool: %w", id, err)
 	}
 	defer func() {
@@ -162,7 +165,7 @@ func (r *Runtime) discard(j *job) {
 		}
 	}
 	j.step, j.group = nil, nil
-	os.RemoveAll(j.dir)
+	removeJobDir(j.dir)
 }
 
 // credential is the identity the job switches to: none when it runs as
@@ -186,6 +189,19 @@ func (r *Runtime) credential(spec Spec) (*shim.Credential, error) {
 	return &shim.Credential{UID: spec.UID, GID: spec.GID, Groups: groups}, nil
 }
 
+// mkdirJobDir makes a job's spool directory in one system call when the
+// spool is there and the directory is not (MkdirAll looks first).
+func mkdirJobDir(dir string) error {
+	err := unix.Mkdir(dir, 0o711)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EEXIST) {
+		return os.MkdirAll(dir, 0o711)
+	}
+	if err != nil {
+		return &os.PathError{Op: "mkdir", Path: dir, Err: err}
+	}
+	return nil
+}
+
 // ownGroups reports whether groups, with the job's gid (the agent's own),
 // give the access this process has: a job of the agent's own user (root,
 // which the user database lists in group 0 while the agent may hold no
@@ -207,26 +223,27 @@ func ownGroups(gid uint32, groups []uint32) bool {
 // writeScript stores the batch script, owned by and executable for the
 // job's user only.
 func writeScript(path string, spec Spec) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o700)
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, 0o700)
 	if err != nil {
-		return fmt.Errorf("launch: job %d: write script: %w", spec.JobID, err)
+		return fmt.Errorf("launch: job %d: write script %s: %w", spec.JobID, path, err)
 	}
-	defer f.Close()
+	defer unix.Close(fd)
 	// The mode is set on the handle as well: the agent's umask may have
 	// narrowed it. The owner only changes when the job is someone else's.
-	if err := f.Chmod(0o700); err != nil {
+	if err := unix.Fchmod(fd, 0o700); err != nil {
 		return fmt.Errorf("launch: job %d: script mode: %w", spec.JobID, err)
 	}
 	if spec.UID != uint32(os.Geteuid()) || spec.GID != uint32(os.Getegid()) {
-		if err := f.Chown(int(spec.UID), int(spec.GID)); err != nil {
+		if err := unix.Fchown(fd, int(spec.UID), int(spec.GID)); err != nil {
 			return fmt.Errorf("launch: job %d: script owner: %w", spec.JobID, err)
 		}
 	}
-	if _, err := f.WriteString(spec.Script); err != nil {
-		return fmt.Errorf("launch: job %d: write script: %w", spec.JobID, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("launch: job %d: write script: %w", spec.JobID, err)
+	for b := []byte(spec.Script); len(b) > 0; {
+		n, err := unix.Write(fd, b)
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return fmt.Errorf("launch: job %d: write script: %w", spec.JobID, err)
+		}
+		b = b[max(n, 0):]
 	}
 	return nil
 }

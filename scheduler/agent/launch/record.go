@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/parityhpc/parity/scheduler/accounting"
@@ -117,7 +116,7 @@ var errTornRecord = errors.New("launch: state file is incomplete")
 
 func readRecord(path string) (Record, error) {
 	var rec Record
-	b, err := os.ReadFile(path)
+	b, err := shim.ReadSmallFile(path)
 	if err != nil {
 		return rec, fmt.Errorf("launch: read state %s: %w", path, err)
 	}

@@ -35,7 +35,7 @@ import (
 // tracer: it must be the launcher's.
 func startHeld(cfg Config, files stdio) (int, error) {
 	attr := &syscall.ProcAttr{Dir: cfg.Dir, Env: cfg.Env,
-		Files: []uintptr{files.in.Fd(), files.out.Fd(), files.err.Fd()},
+		Files: []uintptr{uintptr(files.in), uintptr(files.out), uintptr(files.err)},
 		Sys:   &syscall.SysProcAttr{Setpgid: true, Ptrace: true}}
 	if c := cfg.Credential; c != nil {
 		attr.Sys.Credential = &syscall.Credential{Uid: c.UID, Gid: c.GID, Groups: c.Groups}
@@ -51,13 +51,16 @@ func startHeld(cfg Config, files stdio) (int, error) {
 	return pid, nil
 }
 
-// stdio are the job's standard files, opened as the job's user.
-type stdio struct{ in, out, err *os.File }
+// stdio are the job's standard files as plain descriptors (an os.File
+// costs each a poller registration and a finalizer), opened as the job's
+// user; err may be out itself. A descriptor equal to shared is the
+// supervisor's own /dev/null and stays open.
+type stdio struct{ in, out, err, shared int }
 
 func (s stdio) close() {
-	for _, f := range []*os.File{s.in, s.out, s.err} {
-		if f != nil {
-			f.Close()
+	for i, fd := range []int{s.in, s.out, s.err} {
+		if fd >= 0 && fd != s.shared && (i < 2 || fd != s.out) {
+			unix.Close(fd)
 		}
 	}
 }
@@ -85,39 +88,37 @@ func awaitExecStop(pid int) error {
 // openAsJob opens the job's standard files with the job's identity. It
 // fails (and the caller falls back to the shell) when the working
 // directory cannot be entered by the user or a path is not a regular file
-// or an always-allowed pseudo-device.
-func openAsJob(cfg Config) (stdio, error) {
+// or an always-allowed pseudo-device. /dev/null, the usual stdin and a
+// common output, is the supervisor's own descriptor devNull (read-write,
+// and a device every job may use), so it costs no open.
+func openAsJob(cfg Config, devNull int) (stdio, error) {
 	type result struct {
 		s   stdio
 		err error
 	}
 	ch := make(chan result, 1)
 	open := func() {
-		var s stdio
+		s := stdio{in: -1, out: -1, err: -1, shared: devNull}
 		err := asJob(cfg.Credential, func() error {
 			if err := searchable(cfg.Dir); err != nil {
 				return err
 			}
 			var err error
-			stdin := cfg.Stdin
-			if stdin == "" {
-				stdin = os.DevNull
-			}
-			if s.in, err = openChecked(stdin, os.O_RDONLY, cfg.Umask); err != nil {
+			if s.in, err = openStdio(cfg.Stdin, os.O_RDONLY, cfg.Umask, devNull); err != nil {
 				return err
 			}
 			mode := os.O_WRONLY | os.O_TRUNC
 			if cfg.Append {
 				mode = os.O_WRONLY | os.O_APPEND
 			}
-			if s.out, err = openChecked(cfg.Stdout, mode, cfg.Umask); err != nil {
+			if s.out, err = openStdio(cfg.Stdout, mode, cfg.Umask, devNull); err != nil {
 				return err
 			}
 			if cfg.Stderr == "" || cfg.Stderr == cfg.Stdout {
 				s.err = s.out
 				return nil
 			}
-			s.err, err = openChecked(cfg.Stderr, mode, cfg.Umask)
+			s.err, err = openStdio(cfg.Stderr, mode, cfg.Umask, devNull)
 			return err
 		})
 		if err != nil {
@@ -136,18 +137,20 @@ func openAsJob(cfg Config) (stdio, error) {
 		}()
 	}
 	r := <-ch
-	if r.err == nil && r.s.err == r.s.out {
-		// One file for both; dup it so each can be closed on its own.
-		fd, err := syscall.Dup(int(r.s.out.Fd()))
-		if err != nil {
-			r.s.out.Close()
-			r.s.in.Close()
-			return stdio{}, err
-		}
-		syscall.CloseOnExec(fd)
-		r.s.err = os.NewFile(uintptr(fd), r.s.out.Name())
-	}
 	return r.s, r.err
+}
+
+// openStdio opens one standard file: "" (stdin only) and /dev/null are
+// devNull when the supervisor has one, anything else goes through
+// openChecked.
+func openStdio(path string, flags, umask, devNull int) (int, error) {
+	if (path == "" || path == os.DevNull) && devNull >= 0 {
+		return devNull, nil
+	}
+	if path == "" {
+		path = os.DevNull
+	}
+	return openChecked(path, flags, umask)
 }
 
 // asJob runs fn with the calling thread's file-system identity switched to
@@ -190,32 +193,40 @@ func searchable(dir string) error {
 // regular file or an always-allowed pseudo-device: the path is looked at
 // first without opening it (O_PATH, not through a symlink) and then
 // reopened through that very handle, so it cannot be swapped for a device
-// in between.
-func openChecked(path string, flags, umask int) (*os.File, error) {
+// in between. The descriptor is close-on-exec: the fork hands it on.
+func openChecked(path string, flags, umask int) (int, error) {
 	pfd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) && flags != os.O_RDONLY {
 		// A new file is a regular one; O_EXCL refuses anything that
 		// appeared meanwhile.
-		return os.OpenFile(path, (flags&^os.O_TRUNC)|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o666&^os.FileMode(umask&0o777))
+		fd, err := unix.Open(path, (flags&^os.O_TRUNC)|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(0o666&^(umask&0o777)))
+		if err != nil {
+			return -1, &os.PathError{Op: "open", Path: path, Err: err}
+		}
+		return fd, nil
 	}
 	if err != nil {
-		return nil, err
+		return -1, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer unix.Close(pfd)
 	var fi unix.Stat_t
 	if err := unix.Fstat(pfd, &fi); err != nil {
-		return nil, err
+		return -1, &os.PathError{Op: "stat", Path: path, Err: err}
 	}
 	switch fi.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
 	case unix.S_IFCHR:
 		if !pseudoDevice(unix.Major(fi.Rdev), unix.Minor(fi.Rdev)) {
-			return nil, fmt.Errorf("%s is a device outside the basic set", path)
+			return -1, fmt.Errorf("%s is a device outside the basic set", path)
 		}
 	default:
-		return nil, fmt.Errorf("%s is neither a regular file nor a basic device", path)
+		return -1, fmt.Errorf("%s is neither a regular file nor a basic device", path)
 	}
-	return os.OpenFile("/proc/self/fd/"+strconv.Itoa(pfd), flags, 0)
+	fd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(pfd), flags|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return fd, nil
 }
 
 // pseudoDevice reports the devices every job's allow-list holds (null,

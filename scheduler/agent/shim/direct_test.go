@@ -156,3 +156,18 @@ func TestShimOpensOutputAsTheJobsUser(t *testing.T) {
 		t.Errorf("output created where the user may not write (%v)", err)
 	}
 }
+
+// TestShimJobsShareTheSupervisorsDevNull: /dev/null as stdin and stdout
+// is the supervisor's own descriptor, and behaves as /dev/null opened by
+// the job would: reads end at once and writes succeed.
+func TestShimJobsShareTheSupervisorsDevNull(t *testing.T) {
+	dir := t.TempDir()
+	errFile := filepath.Join(dir, "err")
+	job := script(t, `echo discarded || echo "write failed" >&2
+read line; echo "read=$?" >&2`)
+	st, out := runShim(t, Config{Argv: []string{job}, Dir: dir, Stdout: os.DevNull, Stderr: errFile})
+	b, _ := os.ReadFile(errFile)
+	if st.Start != StartDirect || st.ExitCode != 0 || string(b) != "read=1\n" {
+		t.Errorf("status %+v, stderr %q, want a direct start, exit 0, an empty read and no failed write: %s", st, b, out)
+	}
+}

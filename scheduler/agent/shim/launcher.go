@@ -41,12 +41,23 @@ type launched struct {
 func (s *server) launch(j *sjob) launched {
 	l := launch{j: j, done: make(chan launched, 1)}
 	if directApplies(j.cfg) {
-		if f, err := openAsJob(j.cfg); err == nil {
+		if f, err := openAsJob(j.cfg, s.jobsNull); err == nil {
 			l.files = &f
 		}
 	}
 	s.starts <- l
 	return <-l.done
+}
+
+// sharedNull returns fd (the supervisor's /dev/null) for jobs to share,
+// or -1 when it is not the basic null device: jobs then open the path
+// themselves, checked like any other.
+func sharedNull(fd int) int {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR || !pseudoDevice(unix.Major(st.Rdev), unix.Minor(st.Rdev)) {
+		return -1
+	}
+	return fd
 }
 
 // directApplies says whether the direct path may be tried: the shell
@@ -124,7 +135,7 @@ func (s *server) startStage2(cfg Config) (int, error) {
 	defer w.Close()
 	attr := &syscall.ProcAttr{Dir: "/", Env: stage2Env(cfg),
 		// Until stage 2 redirects, its output is the supervisor's log.
-		Files: []uintptr{s.devNull.Fd(), os.Stderr.Fd(), os.Stderr.Fd(), r.Fd()},
+		Files: []uintptr{uintptr(s.devNull), os.Stderr.Fd(), os.Stderr.Fd(), r.Fd()},
 		Sys:   &syscall.SysProcAttr{Setpgid: true}}
 	if c := cfg.Credential; c != nil {
 		attr.Sys.Credential = &syscall.Credential{Uid: c.UID, Gid: c.GID, Groups: c.Groups}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // firstContact bounds how long a new supervisor waits for its agent.
@@ -16,9 +18,10 @@ const firstContact = time.Minute
 
 // server is a node's supervisor: one process for all of the node's jobs.
 type server struct {
-	ln      net.Listener
-	devNull *os.File
-	starts  chan launch // to the launcher thread
+	ln       net.Listener
+	devNull  int         // /dev/null, read-write: stage 2's stdin
+	jobsNull int         // devNull, or -1 if jobs may not share it (sharedNull)
+	starts   chan launch // to the launcher thread
 
 	mu    sync.Mutex
 	peer  *peer            // the connected agent, if any
@@ -54,12 +57,13 @@ func (p *peer) send(m message) {
 // serve runs the supervisor on ln until it is idle: no agent connected
 // and no job left whose end is not recorded.
 func serve(ln net.Listener) error {
-	devNull, err := os.Open(os.DevNull)
+	// Read-write: jobs get it as stdin and as an output.
+	devNull, err := unix.Open(os.DevNull, unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return err
+		return &os.PathError{Op: "open", Path: os.DevNull, Err: err}
 	}
-	defer devNull.Close()
-	s := &server{ln: ln, devNull: devNull, starts: make(chan launch), jobs: map[string]*sjob{},
+	defer unix.Close(devNull)
+	s := &server{ln: ln, devNull: devNull, jobsNull: sharedNull(devNull), starts: make(chan launch), jobs: map[string]*sjob{},
 		byPid: map[int]*sjob{}, idle: make(chan struct{})}
 	go s.launcher()
 	go s.accept()
