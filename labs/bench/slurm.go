@@ -42,7 +42,9 @@ func startSlurm(ctx context.Context, o SlurmOptions, progress func(string, ...an
 		}
 		conf = filepath.Join(dir, "slurm.conf")
 		s.env = []string{"SLURM_CONF=" + conf}
-		if _, err := runCmd(ctx, s.env, "sinfo", "-h"); err != nil {
+		// No configuration there: no Slurm of the anchor's runs, and
+		// asking sinfo would only wait out its connect timeout (a minute).
+		if !fileExists(conf) || !slurmAnswers(ctx, s.env) {
 			progress("starting Slurm with %s/up.sh %s", o.Anchor, dir)
 			if _, err := runCmd(ctx, nil, "bash", filepath.Join(o.Anchor, "up.sh"), dir); err != nil {
 				return nil, fmt.Errorf("bench: start slurm: %w", err)
@@ -207,4 +209,15 @@ func parseSdiag(out string) (PassStats, error) {
 		ps.Note += fmt.Sprintf("; backfill: %d cycles, mean %.1f ms", n, float64(mean)/1000)
 	}
 	return ps, errors.Join(errs...)
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// slurmAnswers reports whether the controller of env's Slurm answers.
+func slurmAnswers(ctx context.Context, env []string) bool {
+	_, err := runCmd(ctx, env, "sinfo", "-h")
+	return err == nil
 }
