@@ -34,11 +34,11 @@ import (
 // parity-shim sits beside it.
 func newAgentCmd() *cobra.Command {
 	var (
-		addr, token, ca, node, spool, cgroupRoot, metricsAddr, logLevel string
-		simName, simRoot, checkScript, simLab, simNode, dcgm            string
-		seed                                                            int64
-		noIsolation                                                     bool
-		killWait, sampleEvery                                           time.Duration
+		addr, token, tokenFile, ca, node, spool, cgroupRoot, metricsAddr string
+		logLevel, simName, simRoot, checkScript, simLab, simNode, dcgm   string
+		seed                                                             int64
+		noIsolation                                                      bool
+		killWait, sampleEvery                                            time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "agent",
@@ -63,7 +63,11 @@ at start. With --sim the real drivers run on a built-in simulated machine
 				return fmt.Errorf("--log-level=%s: %w", logLevel, err)
 			}
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
-			return runAgent(cmd.Context(), log, agentOptions{addr: addr, token: token, ca: ca, node: node, spool: spool,
+			tok, err := agentToken(token, tokenFile)
+			if err != nil {
+				return err
+			}
+			return runAgent(cmd.Context(), log, agentOptions{addr: addr, token: tok, ca: ca, node: node, spool: spool,
 				cgroupRoot: cgroupRoot, metricsAddr: metricsAddr, simName: simName, simRoot: simRoot, seed: seed,
 				killWait: killWait, sampleEvery: sampleEvery, checkScript: checkScript, dcgm: dcgm,
 				simLab: simLab, simNode: simNode, noIsolation: noIsolation})
@@ -71,7 +75,8 @@ at start. With --sim the real drivers run on a built-in simulated machine
 	}
 	f := cmd.Flags()
 	f.StringVar(&addr, "controller", "", "controller address (default $PARITY_CONTROLLER or "+client.DefaultAddr+")")
-	f.StringVar(&token, "token", "", "agent token bound to this node (default $PARITY_TOKEN or the token file)")
+	f.StringVar(&token, "token", "", "agent token bound to this node (default $PARITY_TOKEN, else ~/.config/parity/token); visible in ps, prefer --token-file")
+	f.StringVar(&tokenFile, "token-file", "", "file holding the agent token (parity token create --role agent --node NAME), readable by root only")
 	f.StringVar(&ca, "ca", "", "PEM file of the CA that signed the controller's TLS certificate (default $"+client.EnvCA+"; unset: plain TCP)")
 	f.StringVar(&node, "node", "", "node name (default: the host name)")
 	f.StringVar(&spool, "spool", "", "spool directory for job scripts, state and the job supervisor's socket (default /run/parity/NODE: runtime state, on tmpfs where /run is)")
@@ -105,6 +110,26 @@ at start. With --sim the real drivers run on a built-in simulated machine
 		},
 	})
 	return cmd
+}
+
+// agentToken reads --token-file when given (it and --token exclude each
+// other); otherwise the token is --token's, resolved as the user verbs do.
+func agentToken(token, file string) (string, error) {
+	if file == "" {
+		return token, nil
+	}
+	if token != "" {
+		return "", errors.New("--token and --token-file: give one of them")
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("--token-file: %w", err)
+	}
+	t := strings.TrimSpace(string(b))
+	if t == "" {
+		return "", fmt.Errorf("--token-file=%s: the file is empty", file)
+	}
+	return t, nil
 }
 
 type agentOptions struct {
