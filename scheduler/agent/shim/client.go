@@ -99,6 +99,7 @@ func spawn(sock string, start []string, logPath string) (net.Conn, error) {
 		return nil, fmt.Errorf("shim: listener of %s: %w", sock, err)
 	}
 	defer lf.Close()
+	rotateLog(logPath, maxLogBytes)
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("shim: supervisor log: %w", err)
@@ -120,6 +121,18 @@ func spawn(sock string, start []string, logPath string) (net.Conn, error) {
 		return nil, fmt.Errorf("shim: connect to the new supervisor: %w", err)
 	}
 	return conn, nil
+}
+
+// maxLogBytes is the size past which a new supervisor starts a fresh log.
+const maxLogBytes = 16 << 20
+
+// rotateLog moves a log of max bytes or more to path.1 (replacing the one
+// there): the supervisor writes only failures, but it may live for months
+// on a busy node, and each new one starts with room.
+func rotateLog(path string, max int64) {
+	if fi, err := os.Stat(path); err == nil && fi.Size() >= max {
+		os.Rename(path, path+".1")
+	}
 }
 
 // Pid is the supervisor's process id.

@@ -41,3 +41,27 @@ func TestCommandPrefersTheShimBinaryBesideExe(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestRotateLogKeepsOneOldLogPastTheLimit(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "shim.log")
+	if err := os.WriteFile(log, []byte("small"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rotateLog(log, 10)
+	if b, _ := os.ReadFile(log); string(b) != "small" {
+		t.Fatalf("a log under the limit was moved: %q", b)
+	}
+	if err := os.WriteFile(log, []byte("0123456789 and more"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(log+".1", []byte("older"), 0o600)
+	rotateLog(log, 10)
+	if _, err := os.Stat(log); !os.IsNotExist(err) {
+		t.Errorf("a log past the limit is still there (%v)", err)
+	}
+	if b, _ := os.ReadFile(log + ".1"); string(b) != "0123456789 and more" {
+		t.Errorf("rotated log holds %q, want the last one", b)
+	}
+	rotateLog(filepath.Join(dir, "missing.log"), 10) // nothing to do, no panic
+}
