@@ -36,15 +36,6 @@ func allSpecs() []specDef {
 	return slices.Concat(placementSpecs(), isolationSpecs(), accountingSpecs(), healthSpecs(), contractSpecs())
 }
 
-// SpecIDs lists the IDs of every spec, in suite order.
-func SpecIDs() []string {
-	var out []string
-	for _, d := range allSpecs() {
-		out = append(out, d.ID)
-	}
-	return out
-}
-
 func specByID(id string) (specDef, bool) {
 	for _, d := range allSpecs() {
 		if d.ID == id {

@@ -21,17 +21,6 @@ type Span struct {
 	AllocTRES TRES
 }
 
-// SpanOf returns the usage span of an allocation record; ok is false for
-// steps and for runs that never started (they used nothing, and a step's
-// resources are the allocation's, so counting both would bill twice).
-func SpanOf(r *JobRecord) (Span, bool) {
-	if r.Step != "" || r.Start.IsZero() {
-		return Span{}, false
-	}
-	return Span{JobID: r.JobID, Run: r.Run, User: r.User, Account: r.Account, Partition: r.Partition,
-		Start: r.Start, End: r.End, AllocTRES: r.AllocTRES}, true
-}
-
 // Billing is the span's billing TRES; a run recorded without one bills its
 // CPU count, Slurm's default weights.
 func (s *Span) Billing() float64 {

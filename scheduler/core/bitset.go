@@ -44,12 +44,6 @@ func (b bitset) or(o bitset) {
 	}
 }
 
-func (b bitset) reset() {
-	for i := range b {
-		b[i] = 0
-	}
-}
-
 // each calls f for every member in ascending order until f returns false.
 func (b bitset) each(f func(i int) bool) {
 	for wi, w := range b {
@@ -61,13 +55,6 @@ func (b bitset) each(f func(i int) bool) {
 			w &= w - 1
 		}
 	}
-}
-
-// members lists the set in ascending order.
-func (b bitset) members() []int {
-	out := make([]int, 0, b.count())
-	b.each(func(i int) bool { out = append(out, i); return true })
-	return out
 }
 
 // cpuBits is a per-node CPU bitset in an arena slice.
