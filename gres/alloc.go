@@ -42,12 +42,6 @@ func NewNodeAllocations(inv Inventory) *NodeAllocations {
 // Owner returns who holds the device, or "".
 func (n *NodeAllocations) Owner(uuid string) string { return n.owner[uuid] }
 
-// DrainReason returns why the device is drained, and whether it is.
-func (n *NodeAllocations) DrainReason(uuid string) (string, bool) {
-	r, ok := n.drained[uuid]
-	return r, ok
-}
-
 // Drain takes one device out of service for new allocations; a current
 // holder keeps it until release. Draining twice updates the reason.
 func (n *NodeAllocations) Drain(uuid, reason string) error {

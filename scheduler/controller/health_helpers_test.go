@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -151,12 +150,6 @@ func expectOrder(t *testing.T, stream pb.Agent_OrdersClient, kind string, job ui
 	}
 	t.Fatalf("no %s order for job %d device %q", kind, job, device)
 	return nil
-}
-
-func hasEvent(evs []*pb.Event, kind, device, reasonPart string) bool {
-	return slices.ContainsFunc(evs, func(e *pb.Event) bool {
-		return e.GetKind() == kind && (device == "" || e.GetFields()["devices"] == device) && strings.Contains(e.GetReason(), reasonPart)
-	})
 }
 
 // expectMetrics scrapes /metrics and checks that each line is there.

@@ -59,14 +59,3 @@ func (r *rig) discover(t *testing.T) gres.Inventory {
 	}
 	return inv
 }
-
-// wholeGPUs returns the devices without a parent.
-func wholeGPUs(inv gres.Inventory) []gres.Device {
-	var out []gres.Device
-	for _, d := range inv.Devices {
-		if d.Parent == "" {
-			out = append(out, d)
-		}
-	}
-	return out
-}
