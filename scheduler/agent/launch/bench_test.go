@@ -12,13 +12,19 @@ import (
 	"github.com/parityhpc/parity/vendors"
 )
 
-// BenchmarkLaunchTrueJob runs 1-GPU `true` batch jobs as root, eight at a
-// time as on an 8-GPU node, through the real supervisor and cgroups: the
-// agent's share of the 1,000-task array in `parity lab bench`. Besides
-// the wall time a job, it reports the host's CPU a job (every process:
-// runtime, supervisor and the job's shell), read from /proc/stat, which
-// is the figure that bounds the array on a small machine.
+// BenchmarkLaunchTrueJob runs 1-GPU `true` batch jobs, eight at a time as
+// on an 8-GPU node, through the real supervisor and cgroups: as root, the
+// agent's share of the 1,000-task array in `parity lab bench`, and as
+// another user, as on a real cluster. Besides the wall time a job, it
+// reports the host's CPU a job (every process: runtime, supervisor and
+// the job's shell), read from /proc/stat, which is the figure that bounds
+// the array on a small machine.
 func BenchmarkLaunchTrueJob(b *testing.B) {
+	b.Run("root", func(b *testing.B) { benchLaunch(b, "root", 0, 0, []uint32{0}) }) // groups as the user database gives root's
+	b.Run("other-user", func(b *testing.B) { benchLaunch(b, "nobody", nobodyUID, nobodyGID, []uint32{nobodyGID}) })
+}
+
+func benchLaunch(b *testing.B, user string, uid, gid uint32, groups []uint32) {
 	// The spool on tmpfs, as the agent's default /run/parity is.
 	spool, err := os.MkdirTemp("/dev/shm", "parity-bench-")
 	if err != nil {
@@ -48,7 +54,7 @@ func BenchmarkLaunchTrueJob(b *testing.B) {
 	for i := range b.N {
 		slots <- struct{}{}
 		s := e.spec(uint64(i+1), "true\n")
-		s.User, s.UID, s.GID, s.Groups = "root", 0, 0, []uint32{0} // as the user database gives root
+		s.User, s.UID, s.GID, s.Groups = user, uid, gid, groups
 		s.Output = "/dev/null"
 		s.CPUs = mustCPUs(b, strconv.Itoa(i%2))
 		s.MemoryBytes = 100 << 20
