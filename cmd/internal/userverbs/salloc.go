@@ -1,14 +1,20 @@
 package userverbs
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/client"
@@ -23,6 +29,10 @@ wait until it is granted, then run COMMAND (default $SHELL) here, on this
 host, with SLURM_JOB_ID, SLURM_JOB_NODELIST and the other allocation variables
 set, so that srun inside it runs steps on the allocated nodes. The allocation
 is released when COMMAND exits; salloc exits with COMMAND's status.
+
+If the allocation is revoked first (scancel, or its time limit), salloc says
+so and, with -K/--kill-command[=SIGNAL], signals COMMAND (default SIGHUP when
+salloc's input is a terminal, else SIGTERM); without it, COMMAND runs on.
 
 Parity's own flags (--controller, --token, --ca) may appear before COMMAND.`,
 		DisableFlagParsing: true,
@@ -63,7 +73,9 @@ func runSalloc(cmd *cobra.Command, env userEnv, args []string) error {
 		return err
 	}
 	defer s.close()
-	errw := cmd.ErrOrStderr()
+	// The command's stderr and salloc's notices share it, from two
+	// goroutines when it is not a file.
+	errw := &lockedWriter{w: cmd.ErrOrStderr()}
 	id, err := allocate(cmd.Context(), s, req, "salloc", errw)
 	if err != nil {
 		return err
@@ -74,8 +86,19 @@ func runSalloc(cmd *cobra.Command, env userEnv, args []string) error {
 		releaseAllocation(s, id, 1, "salloc", errw)
 		return s.fail(err)
 	}
-	code, runErr := runAllocated(cmd, env, argv, allocationEnv(j, s.addr))
-	releaseAllocation(s, id, code, "salloc", errw)
+	var revoked atomic.Bool
+	code, runErr := runAllocated(cmd, env, argv, allocationEnv(j, s.addr), errw, func(ctx context.Context, c *exec.Cmd) {
+		watchRevocation(ctx, s, id, func() {
+			revoked.Store(true)
+			fmt.Fprintf(errw, "salloc: Job allocation %d has been revoked.\n", id)
+			if a.killCommand {
+				c.Process.Signal(killSignal(a.killSignal, env.stdin))
+			}
+		})
+	})
+	if !revoked.Load() { // a revoked allocation is gone already
+		releaseAllocation(s, id, code, "salloc", errw)
+	}
 	if runErr != nil {
 		return &exitError{code: code, err: fmt.Errorf("salloc: %w", runErr)}
 	}
@@ -104,10 +127,65 @@ func allocationEnv(j *pb.Job, addr string) map[string]string {
 	return v
 }
 
+// revocationPoll is how often salloc asks whether its allocation is
+// still there while the command runs.
+const revocationPoll = time.Second
+
+// watchRevocation calls revoked once if job id stops running before ctx
+// ends (the command exited).
+func watchRevocation(ctx context.Context, s *session, id uint64, revoked func()) {
+	tick := time.NewTicker(revocationPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		j, err := s.c.GetJob(ctx, id, false)
+		if err == nil && j.GetState() != "RUNNING" && j.GetState() != "SUSPENDED" {
+			if ctx.Err() == nil {
+				revoked()
+			}
+			return
+		}
+	}
+}
+
+// killSignal is -K's signal: the one given, else SIGHUP for an interactive
+// session (input from a terminal) and SIGTERM otherwise, as Slurm's salloc.
+func killSignal(n int, stdin io.Reader) syscall.Signal {
+	if n > 0 {
+		return syscall.Signal(n)
+	}
+	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
+		return syscall.SIGHUP
+	}
+	return syscall.SIGTERM
+}
+
+// lockedWriter serialises writes from several goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
 // runAllocated runs salloc's command in the foreground with the terminal
 // and returns its exit status (128+N for a signal). An interrupt reaches
-// the command through the terminal; salloc waits for it either way.
-func runAllocated(cmd *cobra.Command, env userEnv, argv []string, add map[string]string) (int, error) {
+// the command through the terminal; salloc waits for it either way. watch
+// runs while the command does; its context ends when the command has.
+func runAllocated(cmd *cobra.Command, env userEnv, argv []string, add map[string]string, stderr io.Writer, watch func(context.Context, *exec.Cmd)) (int, error) {
 	c := exec.Command(argv[0], argv[1:]...)
 	c.Env = env.environ()
 	for k, v := range add {
@@ -116,11 +194,27 @@ func runAllocated(cmd *cobra.Command, env userEnv, argv []string, add map[string
 	if wd, err := env.getwd(); err == nil {
 		c.Dir = wd
 	}
-	c.Stdin, c.Stdout, c.Stderr = env.stdin, cmd.OutOrStdout(), cmd.ErrOrStderr()
+	c.Stdin, c.Stdout, c.Stderr = env.stdin, cmd.OutOrStdout(), stderr
+	if l, ok := stderr.(*lockedWriter); ok {
+		if f, ok := l.w.(*os.File); ok {
+			c.Stderr = f // the command writes to the file itself
+		}
+	}
 	if f, ok := env.stdin.(*os.File); ok {
 		c.Stdin = f
 	}
-	err := c.Run()
+	err := c.Start()
+	if err == nil {
+		ctx, stop := context.WithCancel(cmd.Context())
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			watch(ctx, c)
+		}()
+		err = c.Wait()
+		stop()
+		<-watched
+	}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:

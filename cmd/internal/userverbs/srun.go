@@ -57,6 +57,10 @@ type srunArgs struct {
 	pty    bool
 	jobID  uint64
 	help   bool
+	// killCommand is salloc's -K/--kill-command[=signal]: signal the
+	// command when the allocation is revoked; killSignal 0 is the default.
+	killCommand bool
+	killSignal  int
 	// opts are the sbatch-style resource options, argv the command.
 	opts []string
 	argv []string
@@ -95,6 +99,20 @@ func parseSrunArgs(verb string, args []string) (srunArgs, error) {
 				a.jobID = id
 			} else {
 				a.client.setConn(name, value)
+			}
+		case verb == "salloc" && (name == "--kill-command" || strings.HasPrefix(w, "-K")):
+			// An optional value, so only attached: --kill-command=TERM, -KTERM.
+			v := strings.TrimPrefix(w, "-K")
+			if name == "--kill-command" {
+				v = value
+			}
+			a.killCommand = true
+			if v != "" {
+				sig, err := jobspec.ParseSignal(v)
+				if err != nil || strings.ContainsAny(v, ":@") {
+					return a, usageError(verb, "--kill-command=%q: want a signal name or number", v)
+				}
+				a.killSignal = sig.Number
 			}
 		case w == "--":
 			a.argv = args[i+1:]

@@ -2,6 +2,7 @@ package userverbs
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -67,6 +68,38 @@ func TestParseSrunArgs(t *testing.T) {
 		if !slices.Equal(a.opts, tc.opts) || !slices.Equal(a.argv, tc.argv) || a.label != tc.label || a.pty != tc.pty || a.jobID != tc.jobID || a.client.controller != tc.controller {
 			t.Errorf("%q: opts %q argv %q label %v job %d controller %q", tc.in, a.opts, a.argv, a.label, a.jobID, a.client.controller)
 		}
+	}
+}
+
+func TestParseSallocKillCommand(t *testing.T) {
+	for _, tc := range []struct {
+		in          []string
+		kill        bool
+		sig         int
+		argv        []string
+		errContains string
+	}{
+		{in: []string{"-K", "-N1", "sh"}, kill: true, argv: []string{"sh"}},
+		{in: []string{"--kill-command=TERM", "sh"}, kill: true, sig: 15, argv: []string{"sh"}},
+		{in: []string{"-K9", "sh"}, kill: true, sig: 9, argv: []string{"sh"}},
+		{in: []string{"--kill-command=SIGUSR1", "sh", "-K"}, kill: true, sig: 10, argv: []string{"sh", "-K"}},
+		{in: []string{"-N1", "sh"}, argv: []string{"sh"}},
+		{in: []string{"--kill-command=BOGUS", "sh"}, errContains: `--kill-command="BOGUS"`},
+		{in: []string{"--kill-command=B:USR1", "sh"}, errContains: "want a signal name or number"},
+	} {
+		a, err := parseSrunArgs("salloc", tc.in)
+		if tc.errContains != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.errContains) {
+				t.Errorf("%q: error %v, want %q", tc.in, err, tc.errContains)
+			}
+			continue
+		}
+		if err != nil || a.killCommand != tc.kill || a.killSignal != tc.sig || !slices.Equal(a.argv, tc.argv) {
+			t.Errorf("%q: kill %v signal %d argv %q (%v); want %v %d %q", tc.in, a.killCommand, a.killSignal, a.argv, err, tc.kill, tc.sig, tc.argv)
+		}
+	}
+	if a, _ := parseSrunArgs("srun", []string{"-K", "sh"}); a.killCommand { // srun's -K is --kill-on-bad-exit
+		t.Error("srun -K was taken for salloc's --kill-command")
 	}
 }
 
@@ -208,6 +241,7 @@ func TestSrunAndSallocEndToEnd(t *testing.T) {
 	if !strings.HasPrefix(out, "job=") || !strings.Contains(out, "nodes=h100-") || code != 4 {
 		t.Errorf("salloc: exit %d, stdout %q, stderr %q; want exit 4 and the allocation's variables", code, out, errOut)
 	}
+	sallocRevoked(t, cl, env, work)
 	jobs, err := cl.ListJobs(ctx, &pb.ListJobsRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -266,5 +300,45 @@ func copyExecutable(t *testing.T, from, to string) {
 	}
 	if err := os.WriteFile(to, b, 0o755); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// sallocRevoked: an allocation cancelled while salloc's command runs is
+// reported as revoked, and -K signals the command (SIGTERM: its input is
+// no terminal), whose exit status salloc then returns.
+func sallocRevoked(t *testing.T, cl *client.Client, env userEnv, work string) {
+	t.Helper()
+	marker := filepath.Join(work, "salloc-started")
+	type result struct {
+		out, errOut string
+		code        int
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, errOut, code := runCLI(env, "salloc", "-K", "-N1", "-A", cluster.ExemptAccount, "--mem=256M", "/bin/sh", "-c",
+			`trap 'echo got TERM; exit 7' TERM; echo $SLURM_JOB_ID > `+marker+`.tmp; mv `+marker+`.tmp `+marker+`; while :; do sleep 0.1; done`)
+		done <- result{out, errOut, code}
+	}()
+	deadline := time.Now().Add(time.Minute)
+	var id uint64
+	for id == 0 {
+		if b, err := os.ReadFile(marker); err == nil {
+			id, _ = strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("salloc's command did not start within a minute")
+		}
+		time.Sleep(20 * time.Millisecond) // polling for the command's marker, not synchronising on time
+	}
+	if _, err := cl.CancelJob(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-done:
+		if !strings.Contains(r.errOut, fmt.Sprintf("Job allocation %d has been revoked", id)) || !strings.Contains(r.out, "got TERM") || r.code != 7 {
+			t.Errorf("salloc -K after scancel: exit %d, stdout %q, stderr %q; want the revocation, SIGTERM to the command and its exit 7", r.code, r.out, r.errOut)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("salloc -K did not end within a minute of its allocation's cancel")
 	}
 }
