@@ -48,6 +48,7 @@ func TestConnMuxRoutes(t *testing.T) {
 		{name: "HTTP/1.0 GET", write: "GET / HTTP/1.0\r\n", want: "http"},
 		{name: "TLS h2", tls: true, alpn: []string{"h2"}, want: "grpc"},
 		{name: "TLS http/1.1", tls: true, alpn: []string{"http/1.1"}, want: "http"},
+		{name: "TLS h2 or http/1.1, as curl offers", tls: true, alpn: []string{"h2", "http/1.1"}, want: "http"},
 		{name: "TLS without ALPN, HTTP/2", tls: true, write: string(http2Preface), want: "grpc"},
 		{name: "TLS without ALPN, HTTP/1.1", tls: true, write: "POST / HTTP/1.1\r\n", want: "http"},
 	}

@@ -184,6 +184,13 @@ func TestHTTPSubmitTLS(t *testing.T) {
 	if want := `{"jobId":"1","message":"Submitted batch job 1","expectedStart":null,"warnings":[]}` + "\n"; st != http.StatusOK || string(b) != want {
 		t.Fatalf("over TLS: %d %s", st, b)
 	}
+	// A client that offers HTTP/2 as well (curl, browsers) is served too.
+	both := &http.Client{Transport: &http.Transport{ForceAttemptHTTP2: true,
+		TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	st, b = postSubmit(t, both, "https://"+c.Addr(), "Bearer "+tok, http.MethodPost, jsonBody(t, jsonapi.SubmitRequest{Spec: httpJob("tls2", 1)}))
+	if !strings.Contains(string(b), `"jobId":"2"`) || st != http.StatusOK {
+		t.Fatalf("over TLS, offering h2 and http/1.1: %d %s", st, b)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+c.Addr()+jsonapi.SubmitPath, bytes.NewReader(body))

@@ -25,5 +25,8 @@ func serverTLS(certFile, keyFile string) (*tls.Config, error) {
 		return nil, fmt.Errorf("controller: --tls-cert=%s --tls-key=%s: %w", certFile, keyFile, err)
 	}
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
-		NextProtos: []string{alpnGRPC, alpnHTTP1}}, nil
+		// HTTP/1.1 first: the server's order decides, and a client that
+		// offers both (curl, browsers) is an HTTP client, while gRPC
+		// clients offer h2 alone.
+		NextProtos: []string{alpnHTTP1, alpnGRPC}}, nil
 }
