@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/parityhpc/parity/scheduler/accounting"
 	"github.com/parityhpc/parity/scheduler/policy"
 )
 
@@ -121,6 +122,16 @@ func (p *parser) priority(c *Cluster, r *rawPriority) {
 	case policy.AlgoFairTree, policy.AlgoClassic:
 	default:
 		p.errorf("priority.fairShare", "%q must be fairtree or classic", r.FairShare)
+	}
+	switch strings.ToLower(r.Billing) {
+	case "", "sum":
+		pr.Billing = accounting.BillSum
+	case "max_tres":
+		pr.Billing = accounting.BillMaxTRES
+	case "max_tres_gres":
+		pr.Billing = accounting.BillMaxTRESGRES
+	default:
+		p.errorf("priority.billing", "%q must be sum, max_tres or max_tres_gres", r.Billing)
 	}
 	c.Priority = pr
 }

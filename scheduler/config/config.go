@@ -3,6 +3,7 @@ package config
 import (
 	"time"
 
+	"github.com/parityhpc/parity/scheduler/accounting"
 	"github.com/parityhpc/parity/scheduler/policy"
 )
 
@@ -144,6 +145,9 @@ type Priority struct {
 	MaxAge, HalfLife                        time.Duration
 	FavorSmall                              bool
 	FairShareAlgo                           string
+	// Billing is how partitions' billingWeights combine (Slurm's
+	// PriorityFlags=MAX_TRES and MAX_TRES_GRES; the sum by default).
+	Billing accounting.BillingMode
 }
 
 // Scheduler holds the scheduling loop options.

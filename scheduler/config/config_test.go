@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parityhpc/parity/scheduler/accounting"
 	"github.com/parityhpc/parity/scheduler/core"
 )
 
@@ -80,6 +81,9 @@ func TestFull(t *testing.T) {
 		cfg.Priority.Weights.Age != 500 || cfg.Priority.Weights.JobSize != 1000 || cfg.Priority.MaxAge != 14*24*time.Hour || cfg.Priority.FairShare != "classic" {
 		t.Fatalf("core config: %+v", cfg)
 	}
+	if c.Priority.Billing != accounting.BillMaxTRES {
+		t.Fatalf("priority.billing: %v, want MAX_TRES", c.Priority.Billing)
+	}
 	if c.RequeueOnNodeFail || c.EventRetention != 90*24*time.Hour || c.Auth.TokenTTL != 7*24*time.Hour {
 		t.Fatalf("top-level fields: %+v", c)
 	}
@@ -114,6 +118,8 @@ func TestErrorsNameLineAndField(t *testing.T) {
 			[]string{`c.yaml:5: nodes[0].memory: "lots" is not a size`, `c.yaml:6: nodes[0].features[0]: "a&b" is not a feature name`}},
 		{"bad billing weights", "cluster: x\npartitions:\n  - name: a\n    nodes: n1\n    billingWeights: \"CPU=1,Mem=2K\"\n",
 			[]string{`c.yaml:5: partitions[0].billingWeights: accounting: invalid billing configuration: TRESBillingWeights element "Mem=2K"`}},
+		{"bad billing mode", "cluster: x\npartitions: [{name: a, nodes: n1}]\npriority:\n  billing: max\n",
+			[]string{`c.yaml:4: priority.billing: "max" must be sum, max_tres or max_tres_gres`}},
 		{"yaml syntax", "cluster: x\npartitions: [\n", []string{`c.yaml:`}},
 	}
 	for _, tc := range tests {

@@ -113,6 +113,7 @@ type rawPriority struct {
 	HalfLife   string     `yaml:"halfLife"`
 	FavorSmall bool       `yaml:"favorSmall"`
 	FairShare  string     `yaml:"fairShare"`
+	Billing    string     `yaml:"billing"`
 }
 
 type rawWeights struct {

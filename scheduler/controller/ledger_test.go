@@ -14,6 +14,7 @@ import (
 	"github.com/parityhpc/parity/scheduler/api"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
+	"github.com/parityhpc/parity/scheduler/config"
 	ledger "github.com/parityhpc/parity/scheduler/store"
 )
 
@@ -340,5 +341,33 @@ func TestFairShareChargesTheLedgersBilling(t *testing.T) {
 	c.chargeUsageLocked(h.clock.Now())
 	if got, want := c.st.usage["physics/alice"], 22.0*100; got != want {
 		t.Errorf("usage of physics/alice after 100 s = %v, want %v (billing 22 × 100 s); all: %v", got, want, c.st.usage)
+	}
+}
+
+// priority.billing chooses how billingWeights combine, as Slurm's
+// PriorityFlags=MAX_TRES and MAX_TRES_GRES do.
+func TestBillingModeFromTheClusterFile(t *testing.T) {
+	// 1 CPU, 8 GiB and 1 GPU: 1 + 2 + 8 summed; 8 the largest; with
+	// MAX_TRES_GRES the GPU's 8 plus the largest other, 2.
+	alloc := accounting.TRES{accounting.TRESCPU: 1, accounting.TRESMem: 8192, "gres/gpu": 1}
+	for _, tc := range []struct {
+		billing string
+		want    int64
+	}{{"", 11}, {"sum", 11}, {"max_tres", 8}, {"MAX_TRES_GRES", 10}} {
+		text := billingCluster
+		if tc.billing != "" {
+			text += "priority:\n  billing: " + tc.billing + "\n"
+		}
+		cfg, err := config.Parse("c.yaml", []byte(text))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.billing, err)
+		}
+		p, err := billingPolicy(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Bill("nv", alloc); got != tc.want {
+			t.Errorf("billing %q: %d, want %d", tc.billing, got, tc.want)
+		}
 	}
 }

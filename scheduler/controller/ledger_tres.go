@@ -15,7 +15,7 @@ const gresGPU = "gpu"
 // billingPolicy reads every partition's TRESBillingWeights; an invalid
 // one fails with the partition's name, so a typo never bills silently wrong.
 func billingPolicy(cfg *config.Cluster) (accounting.BillingPolicy, error) {
-	p := accounting.BillingPolicy{Partitions: map[string]accounting.BillingWeights{}}
+	p := accounting.BillingPolicy{Partitions: map[string]accounting.BillingWeights{}, Mode: cfg.Priority.Billing}
 	for _, part := range cfg.Partitions {
 		w, err := accounting.ParseBillingWeights(part.BillingWeights)
 		if err != nil {
