@@ -44,9 +44,10 @@ controller and agents, real job launch) and runs, one after the other:
       histogram, Slurm's sdiag "Main schedule statistics" mean cycle.
 Then the same on Slurm when --slurm is given, SLURM_CONF is set, or
 --slurm-anchor names the slurm-anchor directory whose up.sh starts it (and
-whose down.sh stops it afterwards if this run started it). Slurm's queue
-must be empty. Figures are wall clock: report them with the machine load,
-which the table prints.`,
+whose down.sh stops it afterwards if this run started it, removing the
+state directory too if this run made it). Slurm's queue must be empty.
+Figures are wall clock: report them with the machine load, which the
+table prints, and with the host CPU each workload used (in the notes).`,
 		Example: `  sudo parity lab bench --slurm-anchor ../shared/tools/slurm-anchor
   sudo parity lab bench --submits 20 --array 50 --backlog 100 --json
   sudo parity lab bench --submits 0 --backlog 0 --cpuprofile array.prof`,

@@ -2,7 +2,12 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -190,5 +195,33 @@ func TestCPUNoteSaysWhatTheMachineSpent(t *testing.T) {
 	}
 	if got := cpuNote(busy0, true, 0, ""); got != "" {
 		t.Errorf("for no jobs: %q, want no note", got)
+	}
+}
+
+// A Slurm state directory the bench made goes with the Slurm it started,
+// once the daemons are gone; one that was there before stays.
+func TestAnchorStopRemovesOnlyADirectoryItMade(t *testing.T) {
+	anchor := t.TempDir()
+	down := "#!/usr/bin/env bash\nfor f in \"$1\"/*.pid; do kill \"$(cat \"$f\")\"; done\n"
+	if err := os.WriteFile(filepath.Join(anchor, "down.sh"), []byte(down), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, fresh := range []bool{true, false} {
+		dir := filepath.Join(t.TempDir(), "sa")
+		os.MkdirAll(filepath.Join(dir, "state"), 0o755)
+		daemon := exec.Command("sleep", "60")
+		if err := daemon.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { daemon.Wait(); close(exited) }() // reaped, so it is gone once killed
+		os.WriteFile(filepath.Join(dir, "ctld.pid"), []byte(strconv.Itoa(daemon.Process.Pid)+"\n"), 0o644)
+		if err := anchorStop(anchor, dir, fresh)(context.Background()); err != nil {
+			t.Fatalf("fresh=%v: %v", fresh, err)
+		}
+		<-exited
+		if _, err := os.Stat(dir); fresh != os.IsNotExist(err) {
+			t.Errorf("fresh=%v: directory after stop: %v", fresh, err)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -45,15 +46,12 @@ func startSlurm(ctx context.Context, o SlurmOptions, progress func(string, ...an
 		// No configuration there: no Slurm of the anchor's runs, and
 		// asking sinfo would only wait out its connect timeout (a minute).
 		if !fileExists(conf) || !slurmAnswers(ctx, s.env) {
+			fresh := !fileExists(dir)
 			progress("starting Slurm with %s/up.sh %s", o.Anchor, dir)
 			if _, err := runCmd(ctx, nil, "bash", filepath.Join(o.Anchor, "up.sh"), dir); err != nil {
 				return nil, fmt.Errorf("bench: start slurm: %w", err)
 			}
-			down := filepath.Join(o.Anchor, "down.sh")
-			s.stop = func(ctx context.Context) error {
-				_, err := runCmd(ctx, nil, "bash", down, dir)
-				return err
-			}
+			s.stop = anchorStop(o.Anchor, dir, fresh)
 		}
 	}
 	if conf == "" {
@@ -220,4 +218,53 @@ func fileExists(path string) bool {
 func slurmAnswers(ctx context.Context, env []string) bool {
 	_, err := runCmd(ctx, env, "sinfo", "-h")
 	return err == nil
+}
+
+// anchorStop stops the Slurm the anchor's up.sh started in dir. A
+// directory this run made (fresh) goes too, once its daemons have saved
+// their state and gone: a job Slurm did not finish would otherwise come
+// back and stop the next run.
+func anchorStop(anchor, dir string, fresh bool) func(context.Context) error {
+	return func(ctx context.Context) error {
+		pids := anchorPids(dir)
+		if _, err := runCmd(ctx, nil, "bash", filepath.Join(anchor, "down.sh"), dir); err != nil {
+			return err
+		}
+		if !fresh {
+			return nil
+		}
+		if err := waitGone(ctx, pids); err != nil {
+			return err
+		}
+		return os.RemoveAll(dir)
+	}
+}
+
+// anchorPids reads the anchor's daemons' pid files in dir.
+func anchorPids(dir string) []int {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.pid"))
+	var pids []int
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// waitGone waits until none of pids runs (slurmctld saves its state as
+// it stops), for at most a minute.
+func waitGone(ctx context.Context, pids []int) error {
+	return poll(ctx, time.Minute, func() (bool, error) {
+		for _, pid := range pids {
+			if syscall.Kill(pid, 0) == nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	}, "the Slurm daemons to stop")
 }
