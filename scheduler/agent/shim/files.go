@@ -164,7 +164,7 @@ func writeNew(path string, data []byte, perm os.FileMode, exact bool) error {
 		if errors.Is(err, unix.EINTR) {
 			err = nil
 		}
-		data = data[n:]
+		data = data[max(n, 0):] // n is -1 with an error
 	}
 	if cerr := unix.Close(fd); err == nil {
 		err = cerr
