@@ -37,12 +37,13 @@ func Read(path string) ([]byte, error) {
 	}
 }
 
-// ReadValue reads a control file produced whole by one kernel show
-// function (a counter, a limit, memory.stat, oom_control): the kernel
-// hands such a file over in one read when it fits the buffer, so a read
-// that leaves room is its end and the second read that Read makes to see
-// the end is saved. Lists that grow with a group's members
-// (cgroup.procs, tasks) are not such files: use Read.
+// ReadValue reads a file that is handed over in one read when it fits the
+// buffer: a regular file no one is writing (a spool record) or a control
+// file produced whole by one kernel show function (a counter, a limit,
+// memory.stat, oom_control). A read that leaves room is then its end, and
+// the second read that Read makes to see the end is saved. Lists that
+// grow with a group's members (cgroup.procs, tasks) are not such files:
+// use Read.
 func ReadValue(path string) ([]byte, error) {
 	fd, err := openRetry(path, unix.O_RDONLY|unix.O_CLOEXEC)
 	if err != nil {

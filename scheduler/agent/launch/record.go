@@ -9,6 +9,7 @@ import (
 
 	"github.com/parityhpc/parity/scheduler/accounting"
 	"github.com/parityhpc/parity/scheduler/agent/cgroup"
+	"github.com/parityhpc/parity/scheduler/agent/ctlfile"
 	"github.com/parityhpc/parity/scheduler/agent/shim"
 )
 
@@ -116,7 +117,7 @@ var errTornRecord = errors.New("launch: state file is incomplete")
 
 func readRecord(path string) (Record, error) {
 	var rec Record
-	b, err := shim.ReadSmallFile(path)
+	b, err := ctlfile.ReadValue(path)
 	if err != nil {
 		return rec, fmt.Errorf("launch: read state %s: %w", path, err)
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/parityhpc/parity/scheduler/agent/ctlfile"
 )
 
 // Config is everything the supervisor needs to start a job, sent by the
@@ -172,33 +174,8 @@ func writeNew(path string, data []byte, perm os.FileMode, exact bool) error {
 	return err
 }
 
-// ReadSmallFile reads a regular file whole. A short read is its end, so a
-// file that fits the first buffer costs one read.
-func ReadSmallFile(path string) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	defer unix.Close(fd)
-	buf := make([]byte, 0, 4096)
-	for {
-		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
-		switch {
-		case errors.Is(err, unix.EINTR):
-			continue
-		case err != nil:
-			return nil, &os.PathError{Op: "read", Path: path, Err: err}
-		}
-		buf = buf[:len(buf)+n]
-		if len(buf) < cap(buf) {
-			return buf, nil
-		}
-		buf = append(buf, 0)[:len(buf)]
-	}
-}
-
 func readJSON(path string, v any) error {
-	b, err := ReadSmallFile(path)
+	b, err := ctlfile.ReadValue(path)
 	if err != nil {
 		return fmt.Errorf("shim: read %s: %w", path, err)
 	}
