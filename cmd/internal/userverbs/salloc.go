@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/client"
@@ -158,7 +158,7 @@ func killSignal(n int, stdin io.Reader) syscall.Signal {
 	if n > 0 {
 		return syscall.Signal(n)
 	}
-	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
+	if f, ok := stdin.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
 		return syscall.SIGHUP
 	}
 	return syscall.SIGTERM
@@ -174,11 +174,6 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
-}
-
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }
 
 // runAllocated runs salloc's command in the foreground with the terminal
