@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -73,6 +74,7 @@ type Manager struct {
 	v1Root  string   // where the v1 controllers are mounted
 	v1Subs  []string // the v1 hierarchies a group spans
 	v2Mount string   // the cgroup2 mount point
+	v2Mem   bool     // the cgroup2 root offers the memory controller
 	swap    bool     // v1 memory.memsw.* exists
 	missing []string
 }
@@ -112,7 +114,9 @@ func NewV2Manager(mount string) (*Manager, error) {
 	if err := writable(mount); err != nil {
 		return nil, fmt.Errorf("%w: cgroup2 at %s: %w", ErrUnavailable, mount, err)
 	}
-	return &Manager{mode: V2, v2Mount: mount}, nil
+	m := &Manager{mode: V2, v2Mount: mount}
+	m.v2Mem = slices.Contains(m.V2Controllers(), "memory")
+	return m, nil
 }
 
 // Mode returns the manager's mode.

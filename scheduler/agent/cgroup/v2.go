@@ -10,8 +10,20 @@ import (
 	"github.com/containerd/cgroups/v3/cgroup2"
 )
 
+// v2Resources is r for cgroup2, with the memory controller enabled even
+// without a limit where the root offers it: v2 keeps memory.current and
+// memory.peak only in groups that have it, and accounting needs them for
+// every job.
+func (m *Manager) v2Resources(r Resources) *cgroup2.Resources {
+	out := r.V2()
+	if out.Memory == nil && m.v2Mem {
+		out.Memory = &cgroup2.Memory{}
+	}
+	return out
+}
+
 func (m *Manager) createV2(p string, r Resources) (Group, error) {
-	mg, err := cgroup2.NewManager(m.v2Mount, p, r.V2())
+	mg, err := cgroup2.NewManager(m.v2Mount, p, m.v2Resources(r))
 	if err != nil {
 		return nil, fmt.Errorf("cgroup: create v2 group %s under %s: %w", p, m.v2Mount, err)
 	}
@@ -95,7 +107,7 @@ func (g *v2Group) Child(name string, r Resources) (Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	mg, err := g.mg.NewChild(name, r.V2())
+	mg, err := g.mg.NewChild(name, g.m.v2Resources(r))
 	if err != nil {
 		return nil, fmt.Errorf("cgroup: create v2 group %s: %w", p, err)
 	}

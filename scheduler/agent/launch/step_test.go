@@ -61,7 +61,7 @@ func TestStepRunsTasksInNestedGroup(t *testing.T) {
 	sr := NewStepRunner(e.rt)
 	var col stepCollector
 	st, err := sr.Launch(context.Background(), e.stepSpec(7, 3, 2, "/bin/sh", "-c",
-		`echo "rank $RANK uid $(id -u) in $(pwd)"; grep -m1 cpuset /proc/self/cgroup | cut -d: -f3; echo oops >&2; exit $((RANK-10))`), col.io())
+		`echo "rank $RANK uid $(id -u) in $(pwd)"; grep -m1 -E '^[0-9]+:(cpuset)?:' /proc/self/cgroup | cut -d: -f3; echo oops >&2; exit $((RANK-10))`), col.io())
 	if err != nil {
 		t.Fatal(err)
 	}
