@@ -87,10 +87,7 @@ func (e *Env) allocTRES(j *pb.Job) accounting.TRES {
 }
 
 func specTRES(e *Env) {
-	gpus := 0
-	if e.Vendor.HasGPUs() {
-		gpus = 2
-	}
+	gpus := e.MultiGPU()
 	shape := JobShape{Name: "tres", GPUs: gpus, CPUs: 2, MemMB: 256}
 	id := e.Submit(shape)
 	j := e.WaitEnded(id)
@@ -123,7 +120,7 @@ func specTRES(e *Env) {
 }
 
 func specGPUSeconds(e *Env) {
-	const gpus = 2
+	gpus := e.MultiGPU()
 	script := "date +%s.%N\nsleep 2\ndate +%s.%N"
 	id := e.Submit(JobShape{Name: "gpu-seconds", GPUs: gpus, CPUs: 1, Script: script})
 	j := e.WaitEnded(id)

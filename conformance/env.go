@@ -77,6 +77,23 @@ func (e *Env) Failf(format string, args ...any) {
 	g.Fail(fmt.Sprintf(format, args...), 1)
 }
 
+// MultiGPU is the count the specs that want several GPUs a node ask for:
+// two, or one where the smallest GPU node of any vendor has one, so that
+// every vendor is asked the same and a one-GPU node still runs each spec.
+// Zero for a vendor without GPUs.
+func (e *Env) MultiGPU() int {
+	if !e.Vendor.HasGPUs() {
+		return 0
+	}
+	n := 2
+	for _, v := range e.Target.Vendors() {
+		if v.HasGPUs() {
+			n = min(n, v.GPUsPerNode)
+		}
+	}
+	return n
+}
+
 // JobShape is a job the suite submits, independent of vendor: GPUs are
 // per node and of the vendor's type; the partition and constraint reach
 // the vendor's nodes.

@@ -72,10 +72,7 @@ func (e *Env) inspect() *probeOnce {
 	for _, f := range p.files {
 		paths = append(paths, f.Path)
 	}
-	gpus := 0
-	if e.Vendor.HasGPUs() {
-		gpus = 2
-	}
+	gpus := e.MultiGPU()
 	args := append(e.Target.ProbeCommand(), "inspect", "--env", strings.Join(e.Vendor.Info.VisibleDevicesEnv, ","), "--open", strings.Join(paths, ","))
 	id := e.Submit(JobShape{Name: "inspect", GPUs: gpus, CPUs: 2, Nodelist: []string{p.node}, Script: "exec " + shellQuote(args)})
 	p.job = e.WaitEnded(id)

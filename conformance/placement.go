@@ -33,7 +33,8 @@ func placementSpecs() []specDef {
 }
 
 func specCountAndType(e *Env) {
-	id := e.Submit(JobShape{Name: "count", GPUs: 2, CPUs: 2})
+	gpus := e.MultiGPU()
+	id := e.Submit(JobShape{Name: "count", GPUs: gpus, CPUs: 2})
 	j := e.WaitEnded(id)
 	a := e.SingleAlloc(j)
 	types := map[string]string{}
@@ -48,7 +49,7 @@ func specCountAndType(e *Env) {
 	e.Observe("gpus", strconv.Itoa(len(a.GetDevices())))
 	e.Observe("type", fmt.Sprint(slices.Compact(slices.Sorted(slices.Values(got)))))
 	e.Expect(j.GetState()).To(gm.Equal("COMPLETED"), describeJob(j))
-	e.Expect(a.GetDevices()).To(gm.HaveLen(2), "allocated GPUs")
+	e.Expect(a.GetDevices()).To(gm.HaveLen(gpus), "allocated GPUs")
 	for i, typ := range got {
 		e.Expect(typ).To(gm.Equal(e.Vendor.GPUType), "type of GPU %s", a.GetDevices()[i])
 	}
