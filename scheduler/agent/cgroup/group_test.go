@@ -2,6 +2,7 @@ package cgroup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -20,15 +21,17 @@ import (
 
 // The oracle is the cgroup's answer, not the driver's: EPERM means the
 // cgroup refused the open; success (a GPU host whose driver backs the
-// number) or ENXIO (no driver behind it) means the cgroup let it through.
+// number; ENODEV where no GPU has that minor) or ENXIO (no driver behind
+// it) means the cgroup let it through.
 const (
 	allowed = "allowed"
 	eperm   = "Operation not permitted"
 )
 
-// verdict folds the driver's possible answers to an allowed open into one.
+// verdict folds the driver's possible answers to an allowed open into one
+// (the NVIDIA driver answers ENODEV for a minor with no GPU behind it).
 func verdict(res string) string {
-	if res == "opened" || res == "No such device or address" {
+	if res == "opened" || res == "No such device or address" || res == "No such device" {
 		return allowed
 	}
 	return res
@@ -276,6 +279,35 @@ func TestV2DeviceFilterAllowsOnlyTheListAndOnlyNarrows(t *testing.T) {
 	}
 	if got := runIn(t, g, n1); got[n1] != eperm {
 		t.Errorf("v2: after widening, open nvidia1: %q, want %q", got[n1], eperm)
+	}
+}
+
+// Load finds a group that exists and refuses one that does not, on v2 as
+// on v1: an agent reattaching to a job whose group is gone must know.
+func TestV2LoadNeedsTheGroup(t *testing.T) {
+	requireRoot(t)
+	mount := "/sys/fs/cgroup"
+	if mode, _ := Detect(); mode != V2 {
+		mount = "/sys/fs/cgroup/unified"
+	}
+	m, err := NewV2Manager(mount)
+	if err != nil {
+		t.Skipf("skipped: no writable cgroup2 mount: %v", err)
+	}
+	root := groupName(t)
+	g, err := m.Create(root+"/job", Resources{})
+	if err != nil {
+		t.Skipf("skipped: cgroup2 at %s: %v", mount, err)
+	}
+	t.Cleanup(func() { os.Remove(filepath.Join(mount, root)) })
+	if _, err := m.Load(root + "/job"); err != nil {
+		t.Errorf("load an existing group: %v", err)
+	}
+	if err := g.Delete(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Load(root + "/job"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("load a removed group: %v, want ErrNotExist", err)
 	}
 }
 

@@ -3,6 +3,7 @@ package cgroup
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"syscall"
 	"time"
@@ -30,7 +31,12 @@ func (m *Manager) createV2(p string, r Resources) (Group, error) {
 	return &v2Group{m: m, path: p, mg: mg}, nil
 }
 
+// loadV2 opens an existing group: cgroup2.Load does not look, and a
+// group that is gone must not come back as an empty one (as on v1).
 func (m *Manager) loadV2(p string) (Group, error) {
+	if _, err := os.Stat(filepath.Join(m.v2Mount, p)); err != nil {
+		return nil, fmt.Errorf("cgroup: load v2 group %s: %w", p, err)
+	}
 	mg, err := cgroup2.Load(p, cgroup2.WithMountpoint(m.v2Mount))
 	if err != nil {
 		return nil, fmt.Errorf("cgroup: load v2 group %s under %s: %w", p, m.v2Mount, err)
