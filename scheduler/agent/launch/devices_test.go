@@ -26,15 +26,17 @@ done
 
 // The oracle is the cgroup's answer, not the driver's: EPERM means the
 // cgroup refused the open; success (a GPU host whose driver backs the
-// number) or ENXIO (no driver behind it) means the cgroup let it through.
+// number; ENODEV where no GPU has that minor) or ENXIO (no driver behind
+// it) means the cgroup let it through.
 const (
 	allowed = "allowed"
 	eperm   = "Operation not permitted"
 )
 
-// verdict folds the driver's possible answers to an allowed open into one.
+// verdict folds the driver's possible answers to an allowed open into one
+// (the NVIDIA driver answers ENODEV for a minor with no GPU behind it).
 func verdict(res string) string {
-	if res == "opened" || res == "No such device or address" {
+	if res == "opened" || res == "No such device or address" || res == "No such device" {
 		return allowed
 	}
 	return res
