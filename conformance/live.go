@@ -93,6 +93,10 @@ type LiveTarget struct {
 	opts    LiveOptions
 	vendors []VendorTarget
 	tree    *topology.SwitchTree
+	// inv holds each vendor node's registered inventory, read once at the
+	// start; noInv says why a node has none.
+	inv   map[string]gres.Inventory
+	noInv map[string]string
 }
 
 var _ Target = (*LiveTarget)(nil)
@@ -130,6 +134,17 @@ func NewLive(ctx context.Context, opts LiveOptions) (*LiveTarget, error) {
 			return nil, err
 		}
 		t.vendors = append(t.vendors, vt)
+	}
+	t.inv, t.noInv = map[string]gres.Inventory{}, map[string]string{}
+	for _, vt := range t.vendors {
+		for _, n := range vt.Nodes {
+			inv, err := cl.NodeInventory(ctx, n)
+			if err != nil {
+				t.noInv[n] = client.Message(err)
+				continue
+			}
+			t.inv[n] = inv
+		}
 	}
 	return t, nil
 }
@@ -194,8 +209,16 @@ func (t *LiveTarget) WorkDir() (string, error) {
 // Isolation is what the specs test on a live cluster, never assumed away.
 func (t *LiveTarget) Isolation() (bool, string) { return true, "" }
 
+// Inventory is what node's agent registered with the controller.
 func (t *LiveTarget) Inventory(node string) (gres.Inventory, error) {
-	return gres.Inventory{}, fmt.Errorf("%w: %s's device inventory (files, links, CPUs) is not exposed by the controller's API", ErrNotSupported, node)
+	if inv, ok := t.inv[node]; ok {
+		return inv, nil
+	}
+	why := t.noInv[node]
+	if why == "" {
+		why = "not a node of any vendor under test"
+	}
+	return gres.Inventory{}, fmt.Errorf("%w: %s's device inventory (files, links, CPUs): %s", ErrNotSupported, node, why)
 }
 
 func (t *LiveTarget) SwitchTree() (*topology.SwitchTree, error) {

@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/parityhpc/parity/labs/labfile"
+	"github.com/parityhpc/parity/scheduler/api"
 )
 
 // TestLiveTargetFindsTheLabsVendorsThroughTheAPI points a live target at a
@@ -61,6 +64,23 @@ func TestLiveTargetFindsTheLabsVendorsThroughTheAPI(t *testing.T) {
 			t.Errorf("live sees %+v\nlab knows %+v", g, w)
 		}
 	}
+	// Each node's inventory comes from what its agent registered, as the
+	// lab holds it in-process: files, links and local CPUs included.
+	for _, v := range want {
+		for _, n := range v.Nodes {
+			li, err := live.Inventory(n)
+			if err != nil {
+				t.Fatalf("live inventory of %s: %v", n, err)
+			}
+			wi, err := labT.Inventory(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !proto.Equal(api.InventoryToProto(li), api.InventoryToProto(wi)) || len(li.Devices) != len(wi.Devices) {
+				t.Errorf("live inventory of %s:\n%+v\nlab's:\n%+v", n, li, wi)
+			}
+		}
+	}
 	other := want[len(want)-1].Nodes[0]
 	if ok, _ := live.MayDisturb(allowed); !ok {
 		t.Errorf("%s was allowed with --allow-faults but may not be disturbed", allowed)
@@ -69,11 +89,11 @@ func TestLiveTargetFindsTheLabsVendorsThroughTheAPI(t *testing.T) {
 		t.Errorf("MayDisturb(%s) = %v, %q; want refused naming --allow-faults", other, ok, why)
 	}
 	for what, err := range map[string]error{
-		"faults on an allowed node": second(live.Faults(allowed)),
-		"inventory":                 second(live.Inventory(allowed)),
-		"workdir":                   second(live.WorkDir()),
-		"switch tree":               second(live.SwitchTree()),
-		"replica":                   third(live.Replica(ctx, allowed)),
+		"faults on an allowed node":     second(live.Faults(allowed)),
+		"inventory outside the vendors": second(live.Inventory("no-such-node")),
+		"workdir":                       second(live.WorkDir()),
+		"switch tree":                   second(live.SwitchTree()),
+		"replica":                       third(live.Replica(ctx, allowed)),
 	} {
 		if !errors.Is(err, ErrNotSupported) || err.Error() == ErrNotSupported.Error() {
 			t.Errorf("%s: %v, want ErrNotSupported with a reason", what, err)

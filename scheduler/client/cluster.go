@@ -2,9 +2,17 @@ package client
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
+	"github.com/parityhpc/parity/gres"
+	"github.com/parityhpc/parity/scheduler/api"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 )
+
+// ErrNoInventory is returned by NodeInventory for a node whose agent has
+// not registered (or a controller too old to return inventories).
+var ErrNoInventory = errors.New("client: no device inventory")
 
 // ListNodes returns the nodes the filter selects, by name.
 func (c *Client) ListNodes(ctx context.Context, f *pb.ListNodesRequest) ([]*pb.Node, error) {
@@ -21,6 +29,19 @@ func (c *Client) ListNodes(ctx context.Context, f *pb.ListNodesRequest) ([]*pb.N
 // GetNode returns one node.
 func (c *Client) GetNode(ctx context.Context, name string) (*pb.Node, error) {
 	return c.nodes.Get(ctx, &pb.GetNodeRequest{Name: name})
+}
+
+// NodeInventory returns the devices node's agent discovered: files, links,
+// local CPUs and NUMA. A node that has not registered has none to give.
+func (c *Client) NodeInventory(ctx context.Context, name string) (gres.Inventory, error) {
+	n, err := c.nodes.Get(ctx, &pb.GetNodeRequest{Name: name, Inventory: true})
+	if err != nil {
+		return gres.Inventory{}, err
+	}
+	if n.GetInventory() == nil {
+		return gres.Inventory{}, fmt.Errorf("%w: node %s has not registered its devices with the controller", ErrNoInventory, name)
+	}
+	return api.InventoryFromProto(n.GetInventory())
 }
 
 // UpdateNodes drains, resumes or downs nodes (or single GPUs).

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/parityhpc/parity/scheduler/api"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/topology"
 )
@@ -79,7 +80,11 @@ func (s *nodesService) Get(ctx context.Context, req *pb.GetNodeRequest) (*pb.Nod
 	if n == nil {
 		return nil, status.Errorf(codes.NotFound, "node %q not found", req.GetName())
 	}
-	return c.nodeProto(n), nil
+	p := c.nodeProto(n)
+	if req.GetInventory() && n.inv != nil {
+		p.Inventory = api.InventoryToProto(*n.inv)
+	}
+	return p, nil
 }
 
 // Update drains, resumes, undrains or downs nodes, or drains and resumes

@@ -126,8 +126,12 @@ func (x *ListNodesResponse) GetNodes() []*Node {
 }
 
 type GetNodeRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// inventory asks for the devices the node's agent discovered (files,
+	// links, local CPUs, NUMA): what a live conformance run checks jobs
+	// against.
+	Inventory     bool `protobuf:"varint,2,opt,name=inventory,proto3" json:"inventory,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -167,6 +171,13 @@ func (x *GetNodeRequest) GetName() string {
 		return x.Name
 	}
 	return ""
+}
+
+func (x *GetNodeRequest) GetInventory() bool {
+	if x != nil {
+		return x.Inventory
+	}
+	return false
 }
 
 type UpdateNodeRequest struct {
@@ -297,9 +308,10 @@ const file_parity_v1_nodes_proto_rawDesc = "" +
 	"\tpartition\x18\x02 \x01(\tR\tpartition\x12\x16\n" +
 	"\x06states\x18\x03 \x03(\tR\x06states\":\n" +
 	"\x11ListNodesResponse\x12%\n" +
-	"\x05nodes\x18\x01 \x03(\v2\x0f.parity.v1.NodeR\x05nodes\"$\n" +
+	"\x05nodes\x18\x01 \x03(\v2\x0f.parity.v1.NodeR\x05nodes\"B\n" +
 	"\x0eGetNodeRequest\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\"q\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
+	"\tinventory\x18\x02 \x01(\bR\tinventory\"q\n" +
 	"\x11UpdateNodeRequest\x12\x14\n" +
 	"\x05nodes\x18\x01 \x01(\tR\x05nodes\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12\x16\n" +

@@ -1626,7 +1626,9 @@ type Node struct {
 	Jobs          []uint64               `protobuf:"varint,16,rep,packed,name=jobs,proto3" json:"jobs,omitempty"`
 	// display_state is the one-word derived state sinfo prints (idle, mix,
 	// alloc, drng, drain, down), with "*" when not responding.
-	DisplayState  string `protobuf:"bytes,17,opt,name=display_state,json=displayState,proto3" json:"display_state,omitempty"`
+	DisplayState string `protobuf:"bytes,17,opt,name=display_state,json=displayState,proto3" json:"display_state,omitempty"`
+	// inventory is set by Nodes.Get when asked, once the agent registered.
+	Inventory     *Inventory `protobuf:"bytes,18,opt,name=inventory,proto3" json:"inventory,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1778,6 +1780,13 @@ func (x *Node) GetDisplayState() string {
 		return x.DisplayState
 	}
 	return ""
+}
+
+func (x *Node) GetInventory() *Inventory {
+	if x != nil {
+		return x.Inventory
+	}
+	return nil
 }
 
 type DeviceFile struct {
@@ -3191,7 +3200,7 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"healthHeld\x12#\n" +
 	"\rhealth_exempt\x18\v \x01(\bR\fhealthExempt\x12\x1d\n" +
 	"\n" +
-	"drained_by\x18\f \x01(\tR\tdrainedBy\"\xb0\x04\n" +
+	"drained_by\x18\f \x01(\tR\tdrainedBy\"\xe4\x04\n" +
 	"\x04Node\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12\x14\n" +
@@ -3217,7 +3226,8 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"registered\x18\x0f \x01(\bR\n" +
 	"registered\x12\x12\n" +
 	"\x04jobs\x18\x10 \x03(\x04R\x04jobs\x12#\n" +
-	"\rdisplay_state\x18\x11 \x01(\tR\fdisplayState\"L\n" +
+	"\rdisplay_state\x18\x11 \x01(\tR\fdisplayState\x122\n" +
+	"\tinventory\x18\x12 \x01(\v2\x14.parity.v1.InventoryR\tinventory\"L\n" +
 	"\n" +
 	"DeviceFile\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x14\n" +
@@ -3414,27 +3424,28 @@ var file_parity_v1_types_proto_depIdxs = []int32{
 	28, // 22: parity.v1.Node.reason_time:type_name -> google.protobuf.Timestamp
 	9,  // 23: parity.v1.Node.gpus:type_name -> parity.v1.GPU
 	28, // 24: parity.v1.Node.last_heartbeat:type_name -> google.protobuf.Timestamp
-	11, // 25: parity.v1.Device.files:type_name -> parity.v1.DeviceFile
-	12, // 26: parity.v1.Device.links:type_name -> parity.v1.DeviceLink
-	25, // 27: parity.v1.Device.attributes:type_name -> parity.v1.Device.AttributesEntry
-	14, // 28: parity.v1.Host.numa:type_name -> parity.v1.NUMANode
-	13, // 29: parity.v1.Inventory.devices:type_name -> parity.v1.Device
-	11, // 30: parity.v1.Inventory.shared_files:type_name -> parity.v1.DeviceFile
-	15, // 31: parity.v1.Inventory.host:type_name -> parity.v1.Host
-	28, // 32: parity.v1.Sample.time:type_name -> google.protobuf.Timestamp
-	28, // 33: parity.v1.Condition.time:type_name -> google.protobuf.Timestamp
-	19, // 34: parity.v1.Diagnosis.tests:type_name -> parity.v1.DiagnosisTest
-	28, // 35: parity.v1.Diagnosis.time:type_name -> google.protobuf.Timestamp
-	28, // 36: parity.v1.NodeCheck.time:type_name -> google.protobuf.Timestamp
-	26, // 37: parity.v1.PriorityFactors.tres:type_name -> parity.v1.PriorityFactors.TresEntry
-	28, // 38: parity.v1.Event.time:type_name -> google.protobuf.Timestamp
-	22, // 39: parity.v1.Event.priority:type_name -> parity.v1.PriorityFactors
-	27, // 40: parity.v1.Event.fields:type_name -> parity.v1.Event.FieldsEntry
-	41, // [41:41] is the sub-list for method output_type
-	41, // [41:41] is the sub-list for method input_type
-	41, // [41:41] is the sub-list for extension type_name
-	41, // [41:41] is the sub-list for extension extendee
-	0,  // [0:41] is the sub-list for field type_name
+	16, // 25: parity.v1.Node.inventory:type_name -> parity.v1.Inventory
+	11, // 26: parity.v1.Device.files:type_name -> parity.v1.DeviceFile
+	12, // 27: parity.v1.Device.links:type_name -> parity.v1.DeviceLink
+	25, // 28: parity.v1.Device.attributes:type_name -> parity.v1.Device.AttributesEntry
+	14, // 29: parity.v1.Host.numa:type_name -> parity.v1.NUMANode
+	13, // 30: parity.v1.Inventory.devices:type_name -> parity.v1.Device
+	11, // 31: parity.v1.Inventory.shared_files:type_name -> parity.v1.DeviceFile
+	15, // 32: parity.v1.Inventory.host:type_name -> parity.v1.Host
+	28, // 33: parity.v1.Sample.time:type_name -> google.protobuf.Timestamp
+	28, // 34: parity.v1.Condition.time:type_name -> google.protobuf.Timestamp
+	19, // 35: parity.v1.Diagnosis.tests:type_name -> parity.v1.DiagnosisTest
+	28, // 36: parity.v1.Diagnosis.time:type_name -> google.protobuf.Timestamp
+	28, // 37: parity.v1.NodeCheck.time:type_name -> google.protobuf.Timestamp
+	26, // 38: parity.v1.PriorityFactors.tres:type_name -> parity.v1.PriorityFactors.TresEntry
+	28, // 39: parity.v1.Event.time:type_name -> google.protobuf.Timestamp
+	22, // 40: parity.v1.Event.priority:type_name -> parity.v1.PriorityFactors
+	27, // 41: parity.v1.Event.fields:type_name -> parity.v1.Event.FieldsEntry
+	42, // [42:42] is the sub-list for method output_type
+	42, // [42:42] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_parity_v1_types_proto_init() }
