@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(childMain())
 	}
+	if os.Getenv(oneGPUEnv) != "" {
+		os.Exit(oneGPUMain())
+	}
 	os.Exit(m.Run())
 }
 

@@ -72,23 +72,27 @@ func (e *Env) inspect() *probeOnce {
 	for _, f := range p.files {
 		paths = append(paths, f.Path)
 	}
-	gpus := e.MultiGPU()
-	args := append(e.Target.ProbeCommand(), "inspect", "--env", strings.Join(e.Vendor.Info.VisibleDevicesEnv, ","), "--open", strings.Join(paths, ","))
-	id := e.Submit(JobShape{Name: "inspect", GPUs: gpus, CPUs: 2, Nodelist: []string{p.node}, Script: "exec " + shellQuote(args)})
-	p.job = e.WaitEnded(id)
-	out := e.Output(id)
-	switch {
-	case p.job.GetState() != "COMPLETED":
-		p.fail = fmt.Sprintf("the inspect job did not complete: %s; output: %s", describeJob(p.job), truncateText(out, 500))
-	default:
-		if err := json.Unmarshal([]byte(out), &p.rep); err != nil {
-			p.fail = fmt.Sprintf("the inspect job's output is not a probe report (%v): %s", err, truncateText(out, 500))
-		}
-	}
+	p.job, p.rep, p.fail = e.runProbe("inspect", p.node, e.MultiGPU(), paths)
 	e.run.mu.Lock()
 	e.run.probes[e.Vendor.Name] = p
 	e.run.mu.Unlock()
 	return p
+}
+
+// runProbe runs a job holding gpus GPUs of node that reports what it
+// sees and which of paths it can open; fail says why there is no report.
+func (e *Env) runProbe(name, node string, gpus int, paths []string) (j *pb.Job, rep ProbeReport, fail string) {
+	args := append(e.Target.ProbeCommand(), "inspect", "--env", strings.Join(e.Vendor.Info.VisibleDevicesEnv, ","), "--open", strings.Join(paths, ","))
+	id := e.Submit(JobShape{Name: name, GPUs: gpus, CPUs: 2, Nodelist: []string{node}, Script: "exec " + shellQuote(args)})
+	j = e.WaitEnded(id)
+	out := e.Output(id)
+	if j.GetState() != "COMPLETED" {
+		return j, rep, fmt.Sprintf("the %s job did not complete: %s; output: %s", name, describeJob(j), truncateText(out, 500))
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		return j, rep, fmt.Sprintf("the %s job's output is not a probe report (%v): %s", name, err, truncateText(out, 500))
+	}
+	return j, rep, ""
 }
 
 func (e *Env) inspected() *probeOnce {
@@ -174,6 +178,27 @@ func specDeviceFiles(e *Env) {
 			bad = append(bad, fmt.Sprintf("%s: %s (allocated: %v)", f, res, held[f.Path]))
 		}
 	}
+	if len(unheldGPUFiles(inv, held)) == 0 {
+		// The job held every GPU of the node (a one-GPU node): a job
+		// without GPUs there must be refused each of them instead.
+		var paths []string
+		for _, d := range inv.Devices {
+			for _, f := range d.Files {
+				paths = append(paths, f.Path)
+			}
+		}
+		_, rep, fail := e.runProbe("inspect-nogpu", p.node, 0, paths)
+		if fail != "" {
+			e.Failf("%s", fail)
+		}
+		for _, path := range paths {
+			if res := rep.Open[path]; res == "EPERM" {
+				denied++
+			} else {
+				bad = append(bad, fmt.Sprintf("%s: %s (in a job without GPUs)", path, res))
+			}
+		}
+	}
 	// Ordinal i of the visible-devices variables is the i-th allocated GPU
 	// in bus order: its files are the ones the job may open, in that order.
 	var ordinals []string
@@ -189,6 +214,19 @@ func specDeviceFiles(e *Env) {
 	e.Observe("other_gpus", boolWord(len(bad) == 0, "EPERM", "reachable"))
 	e.Expect(bad).To(gm.BeEmpty(), "device files whose access does not match the allocation")
 	e.Expect(allowed).To(gm.BeNumerically(">", 0), "no allocated device file could be opened")
+}
+
+// unheldGPUFiles are the node's GPU device files outside held.
+func unheldGPUFiles(inv gres.Inventory, held map[string]bool) []gres.DeviceFile {
+	var out []gres.DeviceFile
+	for _, d := range inv.Devices {
+		for _, f := range d.Files {
+			if !held[f.Path] {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
 }
 
 func specMemoryLimit(e *Env) {

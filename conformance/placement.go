@@ -91,7 +91,7 @@ func specIsland(e *Env) {
 func specNUMALocal(e *Env) {
 	node := e.Vendor.Nodes[0]
 	inv := e.Inventory(node)
-	id := e.Submit(JobShape{Name: "numa", GPUs: 2, CPUs: 4, Nodelist: []string{node}})
+	id := e.Submit(JobShape{Name: "numa", GPUs: e.MultiGPU(), CPUs: 4, Nodelist: []string{node}})
 	j := e.WaitEnded(id)
 	a := e.SingleAlloc(j)
 	cpus := e.CPUsOf(a)

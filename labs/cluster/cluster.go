@@ -218,7 +218,7 @@ func (c *Cluster) startNode(ctx context.Context, n labfile.Node, mgr *cgroup.Man
 		return fmt.Errorf("cluster: node %s: %w", n.Name, err)
 	}
 	if c.Isolation {
-		if err := makeDeviceNodes(found.Inventory); err != nil {
+		if err := MakeDeviceNodes(found.Inventory); err != nil {
 			m.Close()
 			return err
 		}

@@ -10,11 +10,11 @@ import (
 	"github.com/parityhpc/parity/gres"
 )
 
-// makeDeviceNodes turns the simulated machine's placeholder device files
+// MakeDeviceNodes turns a simulated machine's placeholder device files
 // into character devices with the numbers the driver reported, so cgroup
 // device rules apply to them as to real GPUs: opening an allowed one gives
 // ENXIO (no driver behind it) and a denied one EPERM. It needs root.
-func makeDeviceNodes(inv gres.Inventory) error {
+func MakeDeviceNodes(inv gres.Inventory) error {
 	var files []gres.DeviceFile
 	for _, d := range inv.Devices {
 		files = append(files, d.Files...)

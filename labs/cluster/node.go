@@ -106,7 +106,7 @@ func SimNode(ctx context.Context, dir, name string, deviceNodes bool) (drivers [
 	if deviceNodes {
 		found, err := vendors.DiscoverAll(ctx, m.Drivers)
 		if err == nil {
-			err = makeDeviceNodes(found.Inventory)
+			err = MakeDeviceNodes(found.Inventory)
 		}
 		if err != nil {
 			m.Close()

@@ -43,6 +43,14 @@ func mi300xNPS1() Template {
 		accel: amdMachine(amdsim.Config{Model: "mi300x", GPUs: 8, NUMANodes: 1})}
 }
 
+// gpuVM is a cloud GPU virtual machine: one H200 on PCIe, no NVLink, and
+// one NUMA node. It gives a lab the one-GPU nodes that such fleets run.
+func gpuVM() Template {
+	layout := sim.HostLayout{Sockets: 1, NUMANodes: 1, CoresPerSocket: 16, ThreadsPerCore: 1, MemoryBytes: 128 * gib}
+	return Template{Name: "gpu-vm", Description: "1× H200 141GB on PCIe, 16 cores, one NUMA node (a cloud GPU VM)", Layout: layout,
+		accel: nvidiaMachine(nvmlsim.Config{Model: "h200", GPUs: 1, GPUNUMA: []int{0}})}
+}
+
 func cpuOnly() Template {
 	layout := sim.HostLayout{Sockets: 2, NUMANodes: 2, CoresPerSocket: 32, ThreadsPerCore: 2, MemoryBytes: 512 * gib}
 	return Template{Name: "cpu", Description: "CPU-only node, 2× 32-core CPUs, 2 NUMA nodes", Layout: layout}

@@ -100,7 +100,7 @@ func (t Template) Build(ctx context.Context, opts Options) (*Machine, error) {
 // templates returns the built-in machines, built anew on each call so no
 // caller can change another's.
 func templates() map[string]Template {
-	list := []Template{dgxH100(), dgxA100(), mi300x(), mi300xNPS1(), cpuOnly()}
+	list := []Template{dgxH100(), dgxA100(), mi300x(), mi300xNPS1(), gpuVM(), cpuOnly()}
 	out := make(map[string]Template, len(list))
 	for _, t := range list {
 		out[t.Name] = t
