@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,6 +29,7 @@ type conformOptions struct {
 	compare, out, focus         string
 	keep                        bool
 	workdir, topology, ledger   string
+	nodeParity                  string
 	account, exemptAccount      string
 	healthWait, jobTimeout      time.Duration
 }
@@ -51,7 +53,8 @@ With --target ADDR --token TOKEN --vendors FILE it runs against a live
 cluster; FILE names the partition (and feature) of each vendor's nodes.
 Specs that drain, requeue or fault a node run only on nodes named with
 --allow-faults; the others are reported skipped with the reason. Job output
-is read from --workdir, which must be shared with the nodes.`,
+is read from --workdir, which must be shared with the nodes. The suite's
+jobs run parity on the nodes to report what they see (--node-parity).`,
 		Example: `  parity conform
   parity conform --lab bench-32 --out /srv/reports/nightly --compare /srv/reports/last/report.json
   parity conform --focus 'isolation|parity'
@@ -69,6 +72,7 @@ is read from --workdir, which must be shared with the nodes.`,
 	f.StringVar(&o.workdir, "workdir", "", "directory shared with the live cluster's nodes for job output")
 	f.StringVar(&o.topology, "topology", "", "topology.conf of the live cluster's switches")
 	f.StringVar(&o.ledger, "ledger", "", "accounting ledger of the live cluster, if readable from here")
+	f.StringVar(&o.nodeParity, "node-parity", "parity", "parity on the live cluster's nodes, which the suite's jobs run to probe (a name looked up on /usr/local/bin:/usr/bin:/bin, or a path)")
 	f.StringVar(&o.account, "account", "", "account to charge the suite's jobs (labs: lab)")
 	f.StringVar(&o.exemptAccount, "exempt-account", "", "account exempt from idle-GPU reclamation, for the exemption spec")
 	f.StringVar(&o.compare, "compare", "", "previous report.json to compare with (new failures first)")
@@ -195,6 +199,9 @@ func conformTarget(ctx context.Context, o conformOptions, logger *slog.Logger, s
 	if o.vendors == "" {
 		return nil, "", usageError("conform", "--target needs --vendors FILE naming each vendor's partition")
 	}
+	if strings.TrimSpace(o.nodeParity) == "" {
+		return nil, "", usageError("conform", "--node-parity: name the parity binary on the nodes")
+	}
 	tok, err := client.ResolveToken(o.token)
 	if err != nil {
 		return nil, "", usageError("conform", "%v", err)
@@ -208,7 +215,7 @@ func conformTarget(ctx context.Context, o conformOptions, logger *slog.Logger, s
 		return nil, "", usageError("conform", "%v", err)
 	}
 	t, err := conformance.NewLive(ctx, conformance.LiveOptions{Addr: o.target, Token: tok, Vendors: vf, AllowFaults: o.allowFaults,
-		WorkDir: o.workdir, Topology: o.topology, Ledger: o.ledger})
+		WorkDir: o.workdir, Topology: o.topology, Ledger: o.ledger, Probe: []string{o.nodeParity, "conform", "probe"}})
 	if err != nil {
 		return nil, "", &exitError{code: 1, err: fmt.Errorf("conform: %w", err)}
 	}

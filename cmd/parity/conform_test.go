@@ -123,6 +123,7 @@ func TestConformUsageErrors(t *testing.T) {
 		{"unknown lab", []string{"conform", "--lab", "no-such-lab", "--out", t.TempDir()}, `no built-in lab "no-such-lab"`},
 		{"bad focus", []string{"conform", "--focus", "(", "--out", t.TempDir()}, "--focus"},
 		{"target without vendors", []string{"conform", "--target", "127.0.0.1:1", "--token", "x", "--out", t.TempDir()}, "--vendors"},
+		{"empty node parity", []string{"conform", "--target", "127.0.0.1:1", "--token", "x", "--vendors", "v.yaml", "--node-parity", " ", "--out", t.TempDir()}, "--node-parity"},
 		{"unreadable compare", []string{"conform", "--compare", "/no/such/report.json", "--out", t.TempDir()}, "--compare"},
 	}
 	for _, tc := range tests {
