@@ -104,8 +104,12 @@ func newConformProbeCmd() *cobra.Command {
 func runConform(cmd *cobra.Command, o conformOptions) error {
 	ctx := cmd.Context()
 	stdout := cmd.OutOrStdout()
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
-		return usageError("conform", "--out %s: %v", o.out, err)
+	// Usage errors leave nothing behind: they come before --out is made.
+	if o.target != "" && o.vendors == "" {
+		return usageError("conform", "--target needs --vendors FILE naming each vendor's partition")
+	}
+	if o.target != "" && strings.TrimSpace(o.nodeParity) == "" {
+		return usageError("conform", "--node-parity: name the parity binary on the nodes")
 	}
 	var prev *reports.Run
 	if o.compare != "" {
@@ -126,6 +130,9 @@ func runConform(cmd *cobra.Command, o conformOptions) error {
 			return usageError("conform", "--focus %q: %v", o.focus, err)
 		}
 		focus = re
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return usageError("conform", "--out %s: %v", o.out, err)
 	}
 	logf, err := os.Create(filepath.Join(o.out, "lab.log"))
 	if err != nil {
@@ -195,12 +202,6 @@ func conformTarget(ctx context.Context, o conformOptions, logger *slog.Logger, s
 			fmt.Fprintf(stdout, "WARNING: jobs run without isolation (%s); isolation specs will be skipped\n", why)
 		}
 		return t, conformOr(o.account, "lab"), nil
-	}
-	if o.vendors == "" {
-		return nil, "", usageError("conform", "--target needs --vendors FILE naming each vendor's partition")
-	}
-	if strings.TrimSpace(o.nodeParity) == "" {
-		return nil, "", usageError("conform", "--node-parity: name the parity binary on the nodes")
 	}
 	tok, err := client.ResolveToken(o.token)
 	if err != nil {

@@ -135,6 +135,15 @@ func TestConformUsageErrors(t *testing.T) {
 			}
 		})
 	}
+	// A flag error leaves no report folder behind.
+	out := filepath.Join(t.TempDir(), "report")
+	var stdout, stderr bytes.Buffer
+	if code := runWithLabVerbs(context.Background(), []string{"conform", "--focus", "(", "--out", out}, &stdout, &stderr); code == 0 {
+		t.Fatal("a bad --focus was accepted")
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("--out %s after a flag error: %v, want it not made", out, err)
+	}
 }
 
 func TestConformProbeReportsWhatAJobSees(t *testing.T) {
