@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -55,6 +56,14 @@ func (c *Controller) resolveSpec(user string, s *pb.JobSpec, capsOf func(*config
 	}
 	if t := s.GetTimeLimitSeconds(); t < -1 {
 		return nil, invalid("--time", t, "requested time limit is invalid")
+	}
+	switch wd := s.GetWorkdir(); {
+	case wd == "":
+		// An API client that names none gets what slurmd falls back to
+		// when a job's directory is unusable, rather than a launch failure.
+		s.Workdir = "/tmp"
+	case !path.IsAbs(wd):
+		return nil, invalid("--chdir", wd, "the working directory must be an absolute path")
 	}
 	if dep := s.GetDependency(); dep != "" {
 		if err := c.checkDependencyLocked(dep); err != nil {

@@ -48,6 +48,7 @@ func TestSubmitRejectsImpossibleRequests(t *testing.T) {
 		{"nice out of range", &pb.JobSpec{Partition: "gpu", Nice: 20000}, `--nice=20000: must be within -10000..10000`},
 		{"negative count", &pb.JobSpec{Partition: "gpu", CpusPerTask: -2}, `--cpus-per-task=-2: must not be negative`},
 		{"too many CPUs per node", &pb.JobSpec{Partition: "gpu", CpusPerTask: 17}, `--cpus-per-task=17: requested node configuration is not available: 17 CPUs per node asked`},
+		{"relative working directory", &pb.JobSpec{Partition: "gpu", Workdir: "runs/a"}, `--chdir=runs/a: the working directory must be an absolute path`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,6 +72,11 @@ func TestSubmitAppliesDefaults(t *testing.T) {
 	j := h.job(id)
 	if j.GetPartition() != "gpu" || j.GetAccount() != "bio" || j.GetQos() != "normal" || j.GetTimeLimitSeconds() != 3600 || j.GetHold() != "user" {
 		t.Fatalf("defaults: partition %q account %q qos %q limit %d hold %q", j.GetPartition(), j.GetAccount(), j.GetQos(), j.GetTimeLimitSeconds(), j.GetHold())
+	}
+	// An API client that names no working directory gets slurmd's fallback,
+	// not a launch that fails on the node.
+	if got, err := h.as("root", auth.RoleAdmin).GetJob(ctx, id, true); err != nil || got.GetSpec().GetWorkdir() != "/tmp" {
+		t.Fatalf("working directory of a job that named none: %q, %v; want /tmp", got.GetSpec().GetWorkdir(), err)
 	}
 	if resp, err := carol.SubmitTest(ctx, &pb.JobSpec{Partition: "cpu"}); err != nil || resp.GetJobId() != 0 || !strings.Contains(resp.GetMessage(), "cpu") {
 		t.Fatalf("test-only submit: %v, %v", resp, err)
