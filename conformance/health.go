@@ -192,7 +192,9 @@ func (e *Env) reclaimEvents(id uint64) []*pb.Event {
 
 func specIdleReclaim(e *Env) {
 	node := e.Disturbable()
-	e.faults(node)
+	if _, why := e.run.idleHooks(e.Ctx, node); why != "" {
+		g.Skip(why)
+	}
 	h := e.health()
 	e.run.startIdleEverywhere(e.Ctx)
 	e.run.mu.Lock()

@@ -2,10 +2,12 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
+	"github.com/parityhpc/parity/labs/presets"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/client"
 )
@@ -42,8 +44,8 @@ func (st *runState) startIdleEverywhere(ctx context.Context) {
 		if ok, _ := st.t.MayDisturb(node); !ok {
 			continue
 		}
-		f, err := st.t.Faults(node)
-		if err != nil {
+		f, why := st.idleHooks(ctx, node)
+		if why != "" {
 			continue
 		}
 		ij := &idleJobs{node: node}
@@ -54,7 +56,7 @@ func (st *runState) startIdleEverywhere(ctx context.Context) {
 		go func() {
 			defer wg.Done()
 			ij.err = st.idleOn(ctx, v, ij)
-			if ij.err == nil {
+			if ij.err == nil && f != nil {
 				for _, gpu := range ij.gpus {
 					if err := f.SetUtilization(gpu, 0); err != nil && ij.err == nil {
 						ij.err = fmt.Errorf("set %s GPU %d idle: %w", node, gpu, err)
@@ -65,6 +67,44 @@ func (st *runState) startIdleEverywhere(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+}
+
+// idleHooks says how an idle job's GPU goes idle on node. A lab sets its
+// utilisation to zero through f. Where faults cannot be injected (real
+// hardware) a GPU under "sleep" is idle by itself, and f is nil, if the
+// cluster reclaims soon enough to be seen within the health wait; why
+// says why not.
+func (st *runState) idleHooks(ctx context.Context, node string) (f presets.Faults, why string) {
+	f, err := st.t.Faults(node)
+	if err == nil {
+		return f, ""
+	}
+	if !errors.Is(err, ErrNotSupported) {
+		return nil, err.Error()
+	}
+	info, ierr := st.admin.Info(ctx)
+	if ierr != nil {
+		return nil, "read the cluster's reclamation policy: " + client.Message(ierr)
+	}
+	return nil, reclaimTooSlow(info.GetReclamation(), st.opts.HealthWait)
+}
+
+// reclaimTooSlow says why a cluster's reclamation policy cannot be watched
+// within wait ("" when it can): the warning must come within wait of the
+// job going idle and the reclamation within twice that after.
+func reclaimTooSlow(p *pb.ReclamationPolicy, wait time.Duration) string {
+	switch {
+	case p == nil || !p.GetEnabled():
+		return "the cluster's idle-GPU reclamation is off"
+	case p.GetDryRun():
+		return "the cluster's idle-GPU reclamation is in dry-run: it logs and does not act"
+	}
+	warn := max(p.GetIdleFor().AsDuration(), p.GetMinRuntime().AsDuration())
+	if warn >= wait || p.GetGrace().AsDuration() >= 2*wait {
+		return fmt.Sprintf("the cluster warns an idle job after %s and reclaims it %s later, beyond what --health-wait %s watches (shorten reclamation.idleFor and grace on a test cluster, or raise --health-wait)",
+			warn, p.GetGrace().AsDuration(), wait)
+	}
+	return ""
 }
 
 // idleOn submits one vendor's idle jobs and waits for them to run.

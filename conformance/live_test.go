@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -12,7 +16,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/parityhpc/parity/labs/labfile"
+	"github.com/parityhpc/parity/reports"
 	"github.com/parityhpc/parity/scheduler/api"
+	"github.com/parityhpc/parity/scheduler/auth"
 )
 
 // TestLiveTargetFindsTheLabsVendorsThroughTheAPI points a live target at a
@@ -108,3 +114,90 @@ func TestLiveTargetFindsTheLabsVendorsThroughTheAPI(t *testing.T) {
 func second[T any](_ T, err error) error { return err }
 
 func third[A, B any](_ A, _ B, err error) error { return err }
+
+// liveIdleEnv names the file a live idle-reclamation child run writes its
+// report to (ginkgo runs one suite per process).
+const liveIdleEnv = "PARITY_CONFORMANCE_LIVEIDLE_REPORT"
+
+// liveIdleMain runs health/idle-reclaim through a live target pointed at a
+// lab: no fault hooks, so the GPU must go idle on its own under "sleep" and
+// the cluster's own (fast) reclamation policy must act.
+func liveIdleMain() int {
+	fail := func(err error) int { fmt.Fprintln(os.Stderr, err); return 2 }
+	lab, err := labfile.Builtin("default")
+	if err != nil {
+		return fail(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	labT, err := NewLab(ctx, LabOptions{Lab: lab})
+	if err != nil {
+		return fail(err)
+	}
+	defer labT.Close(context.Background())
+	// One token is both the suite's user and its admin on a live cluster:
+	// the lab's job user, associated with its account, as an admin.
+	tok, err := labT.Cluster().Token(JobUser, auth.RoleAdmin)
+	if err != nil {
+		return fail(err)
+	}
+	v := labT.Vendors()[0]
+	vf, err := ParseVendorsFile("vendors.yaml", fmt.Appendf(nil, "vendors:\n  - name: %s\n    partition: %s\n    feature: %s\n", v.Name, v.Partition, v.Feature))
+	if err != nil {
+		return fail(err)
+	}
+	live, err := NewLive(ctx, LiveOptions{Addr: labT.Cluster().Addr, Token: tok, Vendors: vf, AllowFaults: v.Nodes})
+	if err != nil {
+		return fail(err)
+	}
+	run, err := Run(ctx, live, Options{Focus: regexp.MustCompile(`^health/idle-reclaim `), Account: "lab", JobTimeout: time.Minute})
+	if err != nil {
+		return fail(err)
+	}
+	f, err := os.Create(os.Getenv(liveIdleEnv))
+	if err != nil {
+		return fail(err)
+	}
+	defer f.Close()
+	if err := reports.WriteJSON(f, run); err != nil {
+		return fail(err)
+	}
+	return 0
+}
+
+// TestLiveIdleReclaimNeedsNoFaultHooks: on a live cluster an idle job is
+// reclaimed by the cluster's own policy, which the suite reads over the API.
+func TestLiveIdleReclaimNeedsNoFaultHooks(t *testing.T) {
+	t.Parallel() // each starts its own lab, under its own cgroup root
+	if testing.Short() {
+		t.Skip("starts a lab and waits out its idle window")
+	}
+	out := filepath.Join(t.TempDir(), "report.json")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), liveIdleEnv+"="+out)
+	if log, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("child run: %v\n%s", err, log)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	run, err := reports.ReadJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := false
+	for _, s := range run.Specs {
+		if s.ID != "health/idle-reclaim" || s.Vendor == "" || strings.HasPrefix(s.ID, "parity/") {
+			continue
+		}
+		ran = true
+		if s.Status != reports.StatusPassed {
+			t.Errorf("%s [%s]: %s: %s", s.ID, s.Vendor, s.Status, s.Reason)
+		}
+	}
+	if !ran {
+		t.Error("health/idle-reclaim did not report")
+	}
+}

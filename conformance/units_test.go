@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/parityhpc/parity/reports"
 	"github.com/parityhpc/parity/scheduler/api"
@@ -254,6 +255,32 @@ func TestOrdinals(t *testing.T) {
 	for k, want := range map[int]string{0: "", 1: "0", 3: "0,1,2"} {
 		if got := Ordinals(k); got != want {
 			t.Errorf("Ordinals(%d) = %q, want %q", k, got, want)
+		}
+	}
+}
+
+func TestReclaimTooSlow(t *testing.T) {
+	policy := func(enabled, dry bool, idle, grace, minRun time.Duration) *pb.ReclamationPolicy {
+		return &pb.ReclamationPolicy{Enabled: enabled, DryRun: dry, IdleFor: durationpb.New(idle), Grace: durationpb.New(grace), MinRuntime: durationpb.New(minRun)}
+	}
+	wait := 40 * time.Second
+	tests := []struct {
+		name string
+		p    *pb.ReclamationPolicy
+		want string // a part of the reason; "" = watchable
+	}{
+		{"lab policy", policy(true, false, 20*time.Second, 15*time.Second, 0), ""},
+		{"no policy (an old controller)", nil, "off"},
+		{"off", policy(false, false, 20*time.Second, 15*time.Second, 0), "off"},
+		{"dry run", policy(true, true, 20*time.Second, 15*time.Second, 0), "dry-run"},
+		{"production idle window", policy(true, false, time.Hour, 10*time.Minute, 0), "after 1h0m0s"},
+		{"long minimum runtime", policy(true, false, 20*time.Second, 15*time.Second, 5*time.Minute), "after 5m0s"},
+		{"long grace", policy(true, false, 20*time.Second, 2*time.Minute, 0), "2m0s later"},
+	}
+	for _, tc := range tests {
+		got := reclaimTooSlow(tc.p, wait)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }

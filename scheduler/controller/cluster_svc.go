@@ -28,6 +28,9 @@ func (s *clusterService) Info(ctx context.Context, _ *pb.InfoRequest) (*pb.Clust
 	if id.Operator() {
 		out.NextJobId = uint64(c.st.nextID)
 	}
+	rp := c.cfg.Reclamation.Policy
+	out.Reclamation = &pb.ReclamationPolicy{Enabled: c.cfg.Reclamation.Enabled, DryRun: rp.DryRun, IdleFor: durationpb.New(rp.IdleFor),
+		Grace: durationpb.New(rp.Grace), MinRuntime: durationpb.New(rp.MinRuntime), Action: string(rp.Mode), ExemptAccounts: rp.ExemptAccounts}
 	for _, j := range c.st.jobs {
 		if canSee(id, j) {
 			out.JobsByState[j.state]++

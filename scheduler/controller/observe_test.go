@@ -12,6 +12,7 @@ import (
 
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
+	"github.com/parityhpc/parity/scheduler/config"
 )
 
 func TestDecisionLogRetention(t *testing.T) {
@@ -108,5 +109,12 @@ func TestClusterInfo(t *testing.T) {
 	}
 	if info.GetJobsByState()[StatePending] != 0 {
 		t.Fatal("bob counts alice's jobs")
+	}
+	// The cluster file says nothing of reclamation: its defaults (on, in
+	// dry-run) are what a client sees.
+	def := config.DefaultReclamation()
+	if r := info.GetReclamation(); !r.GetEnabled() || r.GetDryRun() != def.Policy.DryRun || r.GetIdleFor().AsDuration() != def.Policy.IdleFor ||
+		r.GetGrace().AsDuration() != def.Policy.Grace || r.GetAction() != string(def.Policy.Mode) {
+		t.Errorf("reclamation policy %v, want the defaults %+v", r, def)
 	}
 }

@@ -202,8 +202,11 @@ type ClusterInfo struct {
 	LastPassDuration *durationpb.Duration   `protobuf:"bytes,7,opt,name=last_pass_duration,json=lastPassDuration,proto3" json:"last_pass_duration,omitempty"`
 	NextJobId        uint64                 `protobuf:"varint,8,opt,name=next_job_id,json=nextJobId,proto3" json:"next_job_id,omitempty"`
 	Started          *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=started,proto3" json:"started,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// reclamation is the idle-GPU reclamation policy in force, so a client
+	// (a live conformance run) knows whether and how soon it acts.
+	Reclamation   *ReclamationPolicy `protobuf:"bytes,10,opt,name=reclamation,proto3" json:"reclamation,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ClusterInfo) Reset() {
@@ -299,6 +302,105 @@ func (x *ClusterInfo) GetStarted() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *ClusterInfo) GetReclamation() *ReclamationPolicy {
+	if x != nil {
+		return x.Reclamation
+	}
+	return nil
+}
+
+type ReclamationPolicy struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Enabled        bool                   `protobuf:"varint,1,opt,name=enabled,proto3" json:"enabled,omitempty"`
+	DryRun         bool                   `protobuf:"varint,2,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`            // decisions are logged, not carried out
+	IdleFor        *durationpb.Duration   `protobuf:"bytes,3,opt,name=idle_for,json=idleFor,proto3" json:"idle_for,omitempty"`          // idle this long: warned
+	Grace          *durationpb.Duration   `protobuf:"bytes,4,opt,name=grace,proto3" json:"grace,omitempty"`                             // still idle this long after: reclaimed
+	MinRuntime     *durationpb.Duration   `protobuf:"bytes,5,opt,name=min_runtime,json=minRuntime,proto3" json:"min_runtime,omitempty"` // younger jobs are never touched
+	Action         string                 `protobuf:"bytes,6,opt,name=action,proto3" json:"action,omitempty"`                           // cancel or requeue
+	ExemptAccounts []string               `protobuf:"bytes,7,rep,name=exempt_accounts,json=exemptAccounts,proto3" json:"exempt_accounts,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ReclamationPolicy) Reset() {
+	*x = ReclamationPolicy{}
+	mi := &file_parity_v1_cluster_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReclamationPolicy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReclamationPolicy) ProtoMessage() {}
+
+func (x *ReclamationPolicy) ProtoReflect() protoreflect.Message {
+	mi := &file_parity_v1_cluster_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReclamationPolicy.ProtoReflect.Descriptor instead.
+func (*ReclamationPolicy) Descriptor() ([]byte, []int) {
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ReclamationPolicy) GetEnabled() bool {
+	if x != nil {
+		return x.Enabled
+	}
+	return false
+}
+
+func (x *ReclamationPolicy) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+func (x *ReclamationPolicy) GetIdleFor() *durationpb.Duration {
+	if x != nil {
+		return x.IdleFor
+	}
+	return nil
+}
+
+func (x *ReclamationPolicy) GetGrace() *durationpb.Duration {
+	if x != nil {
+		return x.Grace
+	}
+	return nil
+}
+
+func (x *ReclamationPolicy) GetMinRuntime() *durationpb.Duration {
+	if x != nil {
+		return x.MinRuntime
+	}
+	return nil
+}
+
+func (x *ReclamationPolicy) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *ReclamationPolicy) GetExemptAccounts() []string {
+	if x != nil {
+		return x.ExemptAccounts
+	}
+	return nil
+}
+
 type EventsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	JobId         uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -313,7 +415,7 @@ type EventsRequest struct {
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[3]
+	mi := &file_parity_v1_cluster_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -325,7 +427,7 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[3]
+	mi := &file_parity_v1_cluster_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -338,7 +440,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{3}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *EventsRequest) GetJobId() uint64 {
@@ -392,7 +494,7 @@ type EventsResponse struct {
 
 func (x *EventsResponse) Reset() {
 	*x = EventsResponse{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[4]
+	mi := &file_parity_v1_cluster_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -404,7 +506,7 @@ func (x *EventsResponse) String() string {
 func (*EventsResponse) ProtoMessage() {}
 
 func (x *EventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[4]
+	mi := &file_parity_v1_cluster_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -417,7 +519,7 @@ func (x *EventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsResponse.ProtoReflect.Descriptor instead.
 func (*EventsResponse) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{4}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *EventsResponse) GetEvents() []*Event {
@@ -438,7 +540,7 @@ type PriorityRequest struct {
 
 func (x *PriorityRequest) Reset() {
 	*x = PriorityRequest{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[5]
+	mi := &file_parity_v1_cluster_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -450,7 +552,7 @@ func (x *PriorityRequest) String() string {
 func (*PriorityRequest) ProtoMessage() {}
 
 func (x *PriorityRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[5]
+	mi := &file_parity_v1_cluster_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -463,7 +565,7 @@ func (x *PriorityRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PriorityRequest.ProtoReflect.Descriptor instead.
 func (*PriorityRequest) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{5}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PriorityRequest) GetJobIds() []uint64 {
@@ -501,7 +603,7 @@ type JobPriority struct {
 
 func (x *JobPriority) Reset() {
 	*x = JobPriority{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[6]
+	mi := &file_parity_v1_cluster_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -513,7 +615,7 @@ func (x *JobPriority) String() string {
 func (*JobPriority) ProtoMessage() {}
 
 func (x *JobPriority) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[6]
+	mi := &file_parity_v1_cluster_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -526,7 +628,7 @@ func (x *JobPriority) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobPriority.ProtoReflect.Descriptor instead.
 func (*JobPriority) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{6}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *JobPriority) GetJobId() uint64 {
@@ -585,7 +687,7 @@ type PriorityWeights struct {
 
 func (x *PriorityWeights) Reset() {
 	*x = PriorityWeights{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[7]
+	mi := &file_parity_v1_cluster_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -597,7 +699,7 @@ func (x *PriorityWeights) String() string {
 func (*PriorityWeights) ProtoMessage() {}
 
 func (x *PriorityWeights) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[7]
+	mi := &file_parity_v1_cluster_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -610,7 +712,7 @@ func (x *PriorityWeights) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PriorityWeights.ProtoReflect.Descriptor instead.
 func (*PriorityWeights) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{7}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PriorityWeights) GetAge() float64 {
@@ -665,7 +767,7 @@ type PriorityResponse struct {
 
 func (x *PriorityResponse) Reset() {
 	*x = PriorityResponse{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[8]
+	mi := &file_parity_v1_cluster_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -677,7 +779,7 @@ func (x *PriorityResponse) String() string {
 func (*PriorityResponse) ProtoMessage() {}
 
 func (x *PriorityResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[8]
+	mi := &file_parity_v1_cluster_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -690,7 +792,7 @@ func (x *PriorityResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PriorityResponse.ProtoReflect.Descriptor instead.
 func (*PriorityResponse) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{8}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PriorityResponse) GetJobs() []*JobPriority {
@@ -715,7 +817,7 @@ type WhoAmIRequest struct {
 
 func (x *WhoAmIRequest) Reset() {
 	*x = WhoAmIRequest{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[9]
+	mi := &file_parity_v1_cluster_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -727,7 +829,7 @@ func (x *WhoAmIRequest) String() string {
 func (*WhoAmIRequest) ProtoMessage() {}
 
 func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[9]
+	mi := &file_parity_v1_cluster_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -740,7 +842,7 @@ func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIRequest.ProtoReflect.Descriptor instead.
 func (*WhoAmIRequest) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{9}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{10}
 }
 
 type Identity struct {
@@ -754,7 +856,7 @@ type Identity struct {
 
 func (x *Identity) Reset() {
 	*x = Identity{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[10]
+	mi := &file_parity_v1_cluster_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -766,7 +868,7 @@ func (x *Identity) String() string {
 func (*Identity) ProtoMessage() {}
 
 func (x *Identity) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[10]
+	mi := &file_parity_v1_cluster_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -779,7 +881,7 @@ func (x *Identity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Identity.ProtoReflect.Descriptor instead.
 func (*Identity) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{10}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Identity) GetUser() string {
@@ -813,7 +915,7 @@ type ReclaimReportRequest struct {
 
 func (x *ReclaimReportRequest) Reset() {
 	*x = ReclaimReportRequest{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[11]
+	mi := &file_parity_v1_cluster_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -825,7 +927,7 @@ func (x *ReclaimReportRequest) String() string {
 func (*ReclaimReportRequest) ProtoMessage() {}
 
 func (x *ReclaimReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[11]
+	mi := &file_parity_v1_cluster_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -838,7 +940,7 @@ func (x *ReclaimReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReclaimReportRequest.ProtoReflect.Descriptor instead.
 func (*ReclaimReportRequest) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{11}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ReclaimReportRequest) GetSince() *timestamppb.Timestamp {
@@ -873,7 +975,7 @@ type AccountReclaim struct {
 
 func (x *AccountReclaim) Reset() {
 	*x = AccountReclaim{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[12]
+	mi := &file_parity_v1_cluster_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -885,7 +987,7 @@ func (x *AccountReclaim) String() string {
 func (*AccountReclaim) ProtoMessage() {}
 
 func (x *AccountReclaim) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[12]
+	mi := &file_parity_v1_cluster_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -898,7 +1000,7 @@ func (x *AccountReclaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AccountReclaim.ProtoReflect.Descriptor instead.
 func (*AccountReclaim) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{12}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AccountReclaim) GetAccount() string {
@@ -961,7 +1063,7 @@ type ReclaimReportResponse struct {
 
 func (x *ReclaimReportResponse) Reset() {
 	*x = ReclaimReportResponse{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[13]
+	mi := &file_parity_v1_cluster_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -973,7 +1075,7 @@ func (x *ReclaimReportResponse) String() string {
 func (*ReclaimReportResponse) ProtoMessage() {}
 
 func (x *ReclaimReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[13]
+	mi := &file_parity_v1_cluster_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -986,7 +1088,7 @@ func (x *ReclaimReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReclaimReportResponse.ProtoReflect.Descriptor instead.
 func (*ReclaimReportResponse) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{13}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ReclaimReportResponse) GetAccounts() []*AccountReclaim {
@@ -1026,7 +1128,7 @@ const file_parity_v1_cluster_proto_rawDesc = "" +
 	" \x01(\x05R\fpriorityTier\x12.\n" +
 	"\x13priority_job_factor\x18\v \x01(\x05R\x11priorityJobFactor\x12\x1d\n" +
 	"\n" +
-	"node_names\x18\f \x03(\tR\tnodeNames\"\xe7\x04\n" +
+	"node_names\x18\f \x03(\tR\tnodeNames\"\xa7\x05\n" +
 	"\vClusterInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x124\n" +
@@ -1038,13 +1140,24 @@ const file_parity_v1_cluster_proto_rawDesc = "" +
 	"\tlast_pass\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\blastPass\x12G\n" +
 	"\x12last_pass_duration\x18\a \x01(\v2\x19.google.protobuf.DurationR\x10lastPassDuration\x12\x1e\n" +
 	"\vnext_job_id\x18\b \x01(\x04R\tnextJobId\x124\n" +
-	"\astarted\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\astarted\x1a>\n" +
+	"\astarted\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\astarted\x12>\n" +
+	"\vreclamation\x18\n" +
+	" \x01(\v2\x1c.parity.v1.ReclamationPolicyR\vreclamation\x1a>\n" +
 	"\x10JobsByStateEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1a?\n" +
 	"\x11NodesByStateEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xca\x01\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xaa\x02\n" +
+	"\x11ReclamationPolicy\x12\x18\n" +
+	"\aenabled\x18\x01 \x01(\bR\aenabled\x12\x17\n" +
+	"\adry_run\x18\x02 \x01(\bR\x06dryRun\x124\n" +
+	"\bidle_for\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\aidleFor\x12/\n" +
+	"\x05grace\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x05grace\x12:\n" +
+	"\vmin_runtime\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\n" +
+	"minRuntime\x12\x16\n" +
+	"\x06action\x18\x06 \x01(\tR\x06action\x12'\n" +
+	"\x0fexempt_accounts\x18\a \x03(\tR\x0eexemptAccounts\"\xca\x01\n" +
 	"\rEventsRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x12\n" +
 	"\x04node\x18\x02 \x01(\tR\x04node\x12\x14\n" +
@@ -1119,63 +1232,68 @@ func file_parity_v1_cluster_proto_rawDescGZIP() []byte {
 	return file_parity_v1_cluster_proto_rawDescData
 }
 
-var file_parity_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_parity_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_parity_v1_cluster_proto_goTypes = []any{
 	(*InfoRequest)(nil),           // 0: parity.v1.InfoRequest
 	(*Partition)(nil),             // 1: parity.v1.Partition
 	(*ClusterInfo)(nil),           // 2: parity.v1.ClusterInfo
-	(*EventsRequest)(nil),         // 3: parity.v1.EventsRequest
-	(*EventsResponse)(nil),        // 4: parity.v1.EventsResponse
-	(*PriorityRequest)(nil),       // 5: parity.v1.PriorityRequest
-	(*JobPriority)(nil),           // 6: parity.v1.JobPriority
-	(*PriorityWeights)(nil),       // 7: parity.v1.PriorityWeights
-	(*PriorityResponse)(nil),      // 8: parity.v1.PriorityResponse
-	(*WhoAmIRequest)(nil),         // 9: parity.v1.WhoAmIRequest
-	(*Identity)(nil),              // 10: parity.v1.Identity
-	(*ReclaimReportRequest)(nil),  // 11: parity.v1.ReclaimReportRequest
-	(*AccountReclaim)(nil),        // 12: parity.v1.AccountReclaim
-	(*ReclaimReportResponse)(nil), // 13: parity.v1.ReclaimReportResponse
-	nil,                           // 14: parity.v1.ClusterInfo.JobsByStateEntry
-	nil,                           // 15: parity.v1.ClusterInfo.NodesByStateEntry
-	nil,                           // 16: parity.v1.PriorityWeights.TresEntry
-	(*timestamppb.Timestamp)(nil), // 17: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 18: google.protobuf.Duration
-	(*Event)(nil),                 // 19: parity.v1.Event
-	(*PriorityFactors)(nil),       // 20: parity.v1.PriorityFactors
+	(*ReclamationPolicy)(nil),     // 3: parity.v1.ReclamationPolicy
+	(*EventsRequest)(nil),         // 4: parity.v1.EventsRequest
+	(*EventsResponse)(nil),        // 5: parity.v1.EventsResponse
+	(*PriorityRequest)(nil),       // 6: parity.v1.PriorityRequest
+	(*JobPriority)(nil),           // 7: parity.v1.JobPriority
+	(*PriorityWeights)(nil),       // 8: parity.v1.PriorityWeights
+	(*PriorityResponse)(nil),      // 9: parity.v1.PriorityResponse
+	(*WhoAmIRequest)(nil),         // 10: parity.v1.WhoAmIRequest
+	(*Identity)(nil),              // 11: parity.v1.Identity
+	(*ReclaimReportRequest)(nil),  // 12: parity.v1.ReclaimReportRequest
+	(*AccountReclaim)(nil),        // 13: parity.v1.AccountReclaim
+	(*ReclaimReportResponse)(nil), // 14: parity.v1.ReclaimReportResponse
+	nil,                           // 15: parity.v1.ClusterInfo.JobsByStateEntry
+	nil,                           // 16: parity.v1.ClusterInfo.NodesByStateEntry
+	nil,                           // 17: parity.v1.PriorityWeights.TresEntry
+	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 19: google.protobuf.Duration
+	(*Event)(nil),                 // 20: parity.v1.Event
+	(*PriorityFactors)(nil),       // 21: parity.v1.PriorityFactors
 }
 var file_parity_v1_cluster_proto_depIdxs = []int32{
 	1,  // 0: parity.v1.ClusterInfo.partitions:type_name -> parity.v1.Partition
-	14, // 1: parity.v1.ClusterInfo.jobs_by_state:type_name -> parity.v1.ClusterInfo.JobsByStateEntry
-	15, // 2: parity.v1.ClusterInfo.nodes_by_state:type_name -> parity.v1.ClusterInfo.NodesByStateEntry
-	17, // 3: parity.v1.ClusterInfo.last_pass:type_name -> google.protobuf.Timestamp
-	18, // 4: parity.v1.ClusterInfo.last_pass_duration:type_name -> google.protobuf.Duration
-	17, // 5: parity.v1.ClusterInfo.started:type_name -> google.protobuf.Timestamp
-	17, // 6: parity.v1.EventsRequest.since:type_name -> google.protobuf.Timestamp
-	17, // 7: parity.v1.EventsRequest.until:type_name -> google.protobuf.Timestamp
-	19, // 8: parity.v1.EventsResponse.events:type_name -> parity.v1.Event
-	20, // 9: parity.v1.JobPriority.factors:type_name -> parity.v1.PriorityFactors
-	16, // 10: parity.v1.PriorityWeights.tres:type_name -> parity.v1.PriorityWeights.TresEntry
-	6,  // 11: parity.v1.PriorityResponse.jobs:type_name -> parity.v1.JobPriority
-	7,  // 12: parity.v1.PriorityResponse.weights:type_name -> parity.v1.PriorityWeights
-	17, // 13: parity.v1.ReclaimReportRequest.since:type_name -> google.protobuf.Timestamp
-	17, // 14: parity.v1.ReclaimReportRequest.until:type_name -> google.protobuf.Timestamp
-	12, // 15: parity.v1.ReclaimReportResponse.accounts:type_name -> parity.v1.AccountReclaim
-	12, // 16: parity.v1.ReclaimReportResponse.users:type_name -> parity.v1.AccountReclaim
-	0,  // 17: parity.v1.Cluster.Info:input_type -> parity.v1.InfoRequest
-	3,  // 18: parity.v1.Cluster.Events:input_type -> parity.v1.EventsRequest
-	5,  // 19: parity.v1.Cluster.Priority:input_type -> parity.v1.PriorityRequest
-	9,  // 20: parity.v1.Cluster.WhoAmI:input_type -> parity.v1.WhoAmIRequest
-	11, // 21: parity.v1.Cluster.ReclaimReport:input_type -> parity.v1.ReclaimReportRequest
-	2,  // 22: parity.v1.Cluster.Info:output_type -> parity.v1.ClusterInfo
-	4,  // 23: parity.v1.Cluster.Events:output_type -> parity.v1.EventsResponse
-	8,  // 24: parity.v1.Cluster.Priority:output_type -> parity.v1.PriorityResponse
-	10, // 25: parity.v1.Cluster.WhoAmI:output_type -> parity.v1.Identity
-	13, // 26: parity.v1.Cluster.ReclaimReport:output_type -> parity.v1.ReclaimReportResponse
-	22, // [22:27] is the sub-list for method output_type
-	17, // [17:22] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	15, // 1: parity.v1.ClusterInfo.jobs_by_state:type_name -> parity.v1.ClusterInfo.JobsByStateEntry
+	16, // 2: parity.v1.ClusterInfo.nodes_by_state:type_name -> parity.v1.ClusterInfo.NodesByStateEntry
+	18, // 3: parity.v1.ClusterInfo.last_pass:type_name -> google.protobuf.Timestamp
+	19, // 4: parity.v1.ClusterInfo.last_pass_duration:type_name -> google.protobuf.Duration
+	18, // 5: parity.v1.ClusterInfo.started:type_name -> google.protobuf.Timestamp
+	3,  // 6: parity.v1.ClusterInfo.reclamation:type_name -> parity.v1.ReclamationPolicy
+	19, // 7: parity.v1.ReclamationPolicy.idle_for:type_name -> google.protobuf.Duration
+	19, // 8: parity.v1.ReclamationPolicy.grace:type_name -> google.protobuf.Duration
+	19, // 9: parity.v1.ReclamationPolicy.min_runtime:type_name -> google.protobuf.Duration
+	18, // 10: parity.v1.EventsRequest.since:type_name -> google.protobuf.Timestamp
+	18, // 11: parity.v1.EventsRequest.until:type_name -> google.protobuf.Timestamp
+	20, // 12: parity.v1.EventsResponse.events:type_name -> parity.v1.Event
+	21, // 13: parity.v1.JobPriority.factors:type_name -> parity.v1.PriorityFactors
+	17, // 14: parity.v1.PriorityWeights.tres:type_name -> parity.v1.PriorityWeights.TresEntry
+	7,  // 15: parity.v1.PriorityResponse.jobs:type_name -> parity.v1.JobPriority
+	8,  // 16: parity.v1.PriorityResponse.weights:type_name -> parity.v1.PriorityWeights
+	18, // 17: parity.v1.ReclaimReportRequest.since:type_name -> google.protobuf.Timestamp
+	18, // 18: parity.v1.ReclaimReportRequest.until:type_name -> google.protobuf.Timestamp
+	13, // 19: parity.v1.ReclaimReportResponse.accounts:type_name -> parity.v1.AccountReclaim
+	13, // 20: parity.v1.ReclaimReportResponse.users:type_name -> parity.v1.AccountReclaim
+	0,  // 21: parity.v1.Cluster.Info:input_type -> parity.v1.InfoRequest
+	4,  // 22: parity.v1.Cluster.Events:input_type -> parity.v1.EventsRequest
+	6,  // 23: parity.v1.Cluster.Priority:input_type -> parity.v1.PriorityRequest
+	10, // 24: parity.v1.Cluster.WhoAmI:input_type -> parity.v1.WhoAmIRequest
+	12, // 25: parity.v1.Cluster.ReclaimReport:input_type -> parity.v1.ReclaimReportRequest
+	2,  // 26: parity.v1.Cluster.Info:output_type -> parity.v1.ClusterInfo
+	5,  // 27: parity.v1.Cluster.Events:output_type -> parity.v1.EventsResponse
+	9,  // 28: parity.v1.Cluster.Priority:output_type -> parity.v1.PriorityResponse
+	11, // 29: parity.v1.Cluster.WhoAmI:output_type -> parity.v1.Identity
+	14, // 30: parity.v1.Cluster.ReclaimReport:output_type -> parity.v1.ReclaimReportResponse
+	26, // [26:31] is the sub-list for method output_type
+	21, // [21:26] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_parity_v1_cluster_proto_init() }
@@ -1190,7 +1308,7 @@ func file_parity_v1_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_parity_v1_cluster_proto_rawDesc), len(file_parity_v1_cluster_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   17,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
