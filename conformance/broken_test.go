@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -91,13 +89,7 @@ func childMain() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	f, err := os.Create(out)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	defer f.Close()
-	if err := reports.WriteJSON(f, run); err != nil {
+	if err := writeChildRun(childEnv, run); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
@@ -122,22 +114,7 @@ func TestBrokenVendorTurnsItsColumnRed(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("job isolation (and so the visible-devices spec) needs root")
 	}
-	out := filepath.Join(t.TempDir(), "report.json")
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+out)
-	log, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("child run: %v\n%s", err, log)
-	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	run, err := reports.ReadJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run, out := childRun(t, childEnv)
 	b, err := os.ReadFile(out + ".vendor")
 	if err != nil || len(b) == 0 {
 		t.Fatalf("the child broke no vendor (%v)", err)

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -154,12 +152,7 @@ func liveIdleMain() int {
 	if err != nil {
 		return fail(err)
 	}
-	f, err := os.Create(os.Getenv(liveIdleEnv))
-	if err != nil {
-		return fail(err)
-	}
-	defer f.Close()
-	if err := reports.WriteJSON(f, run); err != nil {
+	if err := writeChildRun(liveIdleEnv, run); err != nil {
 		return fail(err)
 	}
 	return 0
@@ -172,21 +165,7 @@ func TestLiveIdleReclaimNeedsNoFaultHooks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a lab and waits out its idle window")
 	}
-	out := filepath.Join(t.TempDir(), "report.json")
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), liveIdleEnv+"="+out)
-	if log, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("child run: %v\n%s", err, log)
-	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	run, err := reports.ReadJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run, _ := childRun(t, liveIdleEnv)
 	ran := false
 	for _, s := range run.Specs {
 		if s.ID != "health/idle-reclaim" || s.Vendor == "" || strings.HasPrefix(s.ID, "parity/") {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
@@ -58,13 +56,7 @@ func oneGPUMain() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	f, err := os.Create(os.Getenv(oneGPUEnv))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	defer f.Close()
-	if err := reports.WriteJSON(f, run); err != nil {
+	if err := writeChildRun(oneGPUEnv, run); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
@@ -82,21 +74,7 @@ func TestOneGPUNodes(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("job isolation (and so the device-files spec) needs root")
 	}
-	out := filepath.Join(t.TempDir(), "report.json")
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), oneGPUEnv+"="+out)
-	if log, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("child run: %v\n%s", err, log)
-	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	run, err := reports.ReadJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run, _ := childRun(t, oneGPUEnv)
 	ran := 0
 	for _, s := range run.Specs {
 		if s.Vendor != "nvidia" || !oneGPUFocus.MatchString(s.ID+" nvidia ") {

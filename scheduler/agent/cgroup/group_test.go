@@ -244,15 +244,7 @@ func TestV1KillLeavesAnEmptyGroupAlone(t *testing.T) {
 // On a hybrid host the cgroup2 mount holds no resource controllers, but
 // its eBPF device filter works; on a unified host this is the real path.
 func TestV2DeviceFilterAllowsOnlyTheListAndOnlyNarrows(t *testing.T) {
-	requireRoot(t)
-	mount := "/sys/fs/cgroup"
-	if mode, _ := Detect(); mode != V2 {
-		mount = "/sys/fs/cgroup/unified"
-	}
-	m, err := NewV2Manager(mount)
-	if err != nil {
-		t.Skipf("skipped: no writable cgroup2 mount: %v", err)
-	}
+	m, mount := requireV2(t)
 	dir, files := fakeNodes(t)
 	root := groupName(t)
 	g, err := m.Create(root+"/job", Resources{Devices: DeviceRules([]gres.DeviceFile{files[0], files[2]})})
@@ -285,15 +277,7 @@ func TestV2DeviceFilterAllowsOnlyTheListAndOnlyNarrows(t *testing.T) {
 // Load finds a group that exists and refuses one that does not, on v2 as
 // on v1: an agent reattaching to a job whose group is gone must know.
 func TestV2LoadNeedsTheGroup(t *testing.T) {
-	requireRoot(t)
-	mount := "/sys/fs/cgroup"
-	if mode, _ := Detect(); mode != V2 {
-		mount = "/sys/fs/cgroup/unified"
-	}
-	m, err := NewV2Manager(mount)
-	if err != nil {
-		t.Skipf("skipped: no writable cgroup2 mount: %v", err)
-	}
+	m, mount := requireV2(t)
 	root := groupName(t)
 	g, err := m.Create(root+"/job", Resources{})
 	if err != nil {
@@ -309,6 +293,23 @@ func TestV2LoadNeedsTheGroup(t *testing.T) {
 	if _, err := m.Load(root + "/job"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("load a removed group: %v, want ErrNotExist", err)
 	}
+}
+
+// requireV2 is a manager over the host's cgroup2 mount (on a hybrid host
+// the one without controllers, where device filters still work) and that
+// mount, or skips the test saying why.
+func requireV2(t *testing.T) (*Manager, string) {
+	t.Helper()
+	requireRoot(t)
+	mount := "/sys/fs/cgroup"
+	if mode, _ := Detect(); mode != V2 {
+		mount = "/sys/fs/cgroup/unified"
+	}
+	m, err := NewV2Manager(mount)
+	if err != nil {
+		t.Skipf("skipped: no writable cgroup2 mount: %v", err)
+	}
+	return m, mount
 }
 
 // requireV1 is a v1 manager over the host's hierarchies, or skips the test
