@@ -95,6 +95,9 @@ type job struct {
 	startSeq, endSeq uint64
 	// steps are the job's steps (srun) in id order.
 	steps []*pb.JobStep
+	// stepGPUs are the GPUs, per node, that each step asked for by count
+	// (held while the step runs; see stepGPUsBusy).
+	stepGPUs map[uint32]map[string][]string
 }
 
 // node is the in-memory record of one configured node.

@@ -1,7 +1,9 @@
 package controller
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 
 	"google.golang.org/protobuf/proto"
 
@@ -27,8 +29,14 @@ type stepPart struct {
 // per node, else one per node) spread in blocks, -c CPUs per task and
 // --gpus-per-task / --gpus-per-node GPUs, taken in order from each node's
 // share. Unset counts give a task node's whole share. Errors name the
-// option and value that do not fit. Steps may overlap (srun --overlap).
-func planStep(alloc []core.NodeAlloc, r *pb.StepRequest) ([]stepPart, error) {
+// option and value that do not fit.
+//
+// GPUs a step asks for by count are its own while it runs, as in Slurm:
+// busy holds, per node, those other running steps asked for, and the step
+// takes free ones or fails with errStepBusy (srun waits and retries). A
+// step that asks for no GPU count shares all of the job's, as CPUs are
+// shared (srun --overlap).
+func planStep(alloc []core.NodeAlloc, r *pb.StepRequest, busy map[string]map[string]bool) ([]stepPart, error) {
 	if len(alloc) == 0 {
 		return nil, fmt.Errorf("the job holds no nodes")
 	}
@@ -99,9 +107,41 @@ func planStep(alloc []core.NodeAlloc, r *pb.StepRequest) ([]stepPart, error) {
 			return nil, fmt.Errorf("%s needs %d GPU(s) on %s; the job holds %d there", what, need, a.Node, len(a.Devices))
 		}
 		p.devices = a.Devices[:need]
+		if what != "" {
+			free := slices.DeleteFunc(slices.Clone(a.Devices), func(d string) bool { return busy[a.Node][d] })
+			if need > len(free) {
+				return nil, fmt.Errorf("%w: %s needs %d GPU(s) on %s; other steps hold %d of the job's %d there",
+					errStepBusy, what, need, a.Node, len(a.Devices)-len(free), len(a.Devices))
+			}
+			p.devices = free[:need]
+		}
 		parts = append(parts, p)
 	}
 	return parts, nil
+}
+
+// errStepBusy: the step fits the job but not beside its running steps
+// (Slurm: "Requested nodes are busy"); srun retries until it fits.
+var errStepBusy = errors.New("Requested nodes are busy")
+
+// stepGPUsBusy are the GPUs, per node, that the job's running steps asked
+// for by count and so hold.
+func stepGPUsBusy(j *job) map[string]map[string]bool {
+	busy := map[string]map[string]bool{}
+	for no, held := range j.stepGPUs {
+		if int(no) >= len(j.steps) || j.steps[no].GetState() != StateRunning {
+			continue
+		}
+		for node, devs := range held {
+			if busy[node] == nil {
+				busy[node] = map[string]bool{}
+			}
+			for _, d := range devs {
+				busy[node][d] = true
+			}
+		}
+	}
+	return busy
 }
 
 func sum(xs []int) int {

@@ -1,7 +1,9 @@
 package controller
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +46,7 @@ func TestPlanStep(t *testing.T) {
 		{"fewer tasks than nodes", &pb.StepRequest{Ntasks: 1, Nodes: 2}, "", "--ntasks=1 is fewer than --nodes=2"},
 		{"negative", &pb.StepRequest{CpusPerTask: -1}, "", "--cpus-per-task=-1 is negative"},
 	} {
-		got, err := planStep(alloc, tc.req)
+		got, err := planStep(alloc, tc.req, nil)
 		switch {
 		case tc.err != "":
 			if err == nil || err.Error() != tc.err {
@@ -56,8 +58,39 @@ func TestPlanStep(t *testing.T) {
 			t.Errorf("%s: got %s, want %s", tc.name, show(got), tc.want)
 		}
 	}
-	if _, err := planStep(nil, &pb.StepRequest{}); err == nil {
+	if _, err := planStep(nil, &pb.StepRequest{}, nil); err == nil {
 		t.Error("a step in an empty allocation was placed")
+	}
+}
+
+// GPUs a running step asked for by count are its own: the next such step
+// gets the others, waits when none are left, and a step asking for no
+// count still shares them all.
+func TestPlanStepKeepsRunningStepsGPUs(t *testing.T) {
+	alloc := []core.NodeAlloc{{Node: "n1", CPUs: topology.NewCPUSet(0, 1, 2, 3), Devices: []string{"g0", "g1", "g2"}}}
+	busy := map[string]map[string]bool{"n1": {"g0": true, "g2": true}}
+	got, err := planStep(alloc, &pb.StepRequest{Ntasks: 1, GpusPerTask: 1}, busy)
+	if err != nil || len(got) != 1 || !slices.Equal(got[0].devices, []string{"g1"}) {
+		t.Fatalf("a 1-GPU step beside steps holding g0 and g2: %+v, %v; want g1", got, err)
+	}
+	_, err = planStep(alloc, &pb.StepRequest{GpusPerNode: 2}, busy)
+	if !errors.Is(err, errStepBusy) || !strings.Contains(err.Error(), "other steps hold 2 of the job's 3 there") {
+		t.Errorf("a 2-GPU step with one free: %v, want errStepBusy saying what is held", err)
+	}
+	if _, err := planStep(alloc, &pb.StepRequest{GpusPerNode: 4}, busy); err == nil || errors.Is(err, errStepBusy) {
+		t.Errorf("more GPUs than the job holds: %v, want a plain error (waiting cannot help)", err)
+	}
+	if got, err := planStep(alloc, &pb.StepRequest{}, busy); err != nil || len(got[0].devices) != 3 {
+		t.Errorf("a step asking for no GPU count: %+v, %v; want all three, shared", got, err)
+	}
+}
+
+func TestStepGPUsBusyCountsRunningStepsOnly(t *testing.T) {
+	j := &job{steps: []*pb.JobStep{{Id: 0, State: StateCompleted}, {Id: 1, State: StateRunning}},
+		stepGPUs: map[uint32]map[string][]string{0: {"n1": {"g0"}}, 1: {"n1": {"g1"}}, 7: {"n1": {"g2"}}}}
+	busy := stepGPUsBusy(j)
+	if len(busy["n1"]) != 1 || !busy["n1"]["g1"] {
+		t.Errorf("busy = %v, want only g1 (the running step's)", busy)
 	}
 }
 

@@ -102,11 +102,24 @@ func (c *Controller) startStepLocked(id auth.Identity, r *pb.StepRequest) (start
 	if j.state != StateRunning {
 		return startedStep{}, status.Errorf(codes.FailedPrecondition, "job %d is %s: steps run only in a RUNNING job", r.GetJobId(), j.state)
 	}
-	parts, err := planStep(j.core.Alloc, r)
+	parts, err := planStep(j.core.Alloc, r, stepGPUsBusy(j))
+	if errors.Is(err, errStepBusy) {
+		return startedStep{}, status.Errorf(codes.ResourceExhausted, "step creation temporarily disabled in job %d: %v", r.GetJobId(), err)
+	}
 	if err != nil {
 		return startedStep{}, status.Errorf(codes.InvalidArgument, "step in job %d: %v", r.GetJobId(), err)
 	}
 	stepNo := uint32(len(j.steps))
+	if r.GetGpusPerTask() > 0 || r.GetGpusPerNode() > 0 {
+		held := map[string][]string{}
+		for _, p := range parts {
+			held[p.node] = p.devices
+		}
+		if j.stepGPUs == nil {
+			j.stepGPUs = map[uint32]map[string][]string{}
+		}
+		j.stepGPUs[stepNo] = held
+	}
 	rec := j.record()
 	rec.Steps = nil
 	nodes, perNode := make([]string, len(parts)), make([]int32, len(parts))
@@ -270,6 +283,7 @@ func (c *Controller) finishStep(jobID uint64, stepNo uint32, state, reason strin
 		steps := slices.Clone(j.steps)
 		steps[stepNo] = upd
 		j.steps = steps
+		delete(j.stepGPUs, stepNo)
 		ev := jobEvent(EventStepEnd, j, "scheduler")
 		ev.Nodes, ev.Reason = upd.GetNodes(), reason
 		ev.Detail = fmt.Sprintf("step %d.%d %s, exit %d:%d", jobID, stepNo, state, exit, sig)

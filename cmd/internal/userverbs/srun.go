@@ -36,6 +36,11 @@ The tasks' output arrives line by line on srun's stdout and stderr; srun
 exits with the highest task exit code (128+N when a signal N ended one).
 Interrupting srun (Ctrl-C, SIGTERM) cancels the step.
 
+GPUs a step asks for by count (--gpus-per-task, --gpus-per-node) are its
+own while it runs: concurrent steps (srun ... &) get different GPUs, and
+one that finds too few free waits for them ("step creation temporarily
+disabled"). A step that asks for no GPU count shares all of the job's.
+
   -l, --label         prefix each output line with its task number ("0: ")
   --jobid=N           run in job N instead of $SLURM_JOB_ID
   -u, --unbuffered, --overlap, --exact   accepted; output is always line-buffered
@@ -265,10 +270,29 @@ func runStep(ctx context.Context, s *session, req *pb.StepRequest, label bool, s
 		return 1, s.fail(err)
 	}
 	var mu sync.Mutex
+	waited, backoff := false, 100*time.Millisecond
 	for {
 		ev, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
 			return 1, &exitError{code: 1, err: errors.New("srun: the controller ended the step's stream without its end")}
+		}
+		if status.Code(err) == codes.ResourceExhausted && ctx.Err() == nil {
+			// Other steps hold the GPUs this one asks for: wait for
+			// them, as Slurm's srun does, then ask again.
+			if !waited {
+				fmt.Fprintf(stderr, "srun: Job %d step creation temporarily disabled, retrying (Requested nodes are busy)\n", req.GetJobId())
+				waited = true
+			}
+			select {
+			case <-ctx.Done():
+				return 130, &exitError{code: 130, err: fmt.Errorf("srun: interrupted while waiting for a step of job %d", req.GetJobId())}
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, 2*time.Second)
+			if stream, err = s.c.RunStep(ctx, req); err != nil {
+				return 1, s.fail(err)
+			}
+			continue
 		}
 		if err != nil {
 			if ctx.Err() != nil || status.Code(err) == codes.Canceled {
@@ -279,6 +303,9 @@ func runStep(ctx context.Context, s *session, req *pb.StepRequest, label bool, s
 		}
 		switch ev.GetKind() {
 		case "started":
+			if waited {
+				fmt.Fprintf(stderr, "srun: Step created for job %d\n", req.GetJobId())
+			}
 			if stdin != nil {
 				go sendInput(ctx, s, req.GetJobId(), ev.GetStepId(), stdin, stderr)
 			}

@@ -230,6 +230,8 @@ func TestSrunAndSallocEndToEnd(t *testing.T) {
 		}
 	}
 
+	gpuStepsShareNoGPU(t, cl, work, srunBin, vars)
+
 	ptyEnv := testEnv(work, vars, "echo pty-$((6*7)); [ -t 0 ] && echo is-a-tty\nexit 3\n")
 	out, errOut, code = runCLI(ptyEnv, "srun", "-N1", "--pty", "-A", cluster.ExemptAccount, "--mem=256M", "/bin/sh")
 	if !strings.Contains(out, "pty-42") || !strings.Contains(out, "is-a-tty") || code != 3 {
@@ -250,6 +252,45 @@ func TestSrunAndSallocEndToEnd(t *testing.T) {
 		if j.GetSpec().GetInteractive() && (j.GetState() == "RUNNING" || j.GetState() == "PENDING") {
 			t.Errorf("interactive job %d is still %s after its command ended", j.GetId(), j.GetState())
 		}
+	}
+}
+
+// gpuStepsShareNoGPU runs three 1-GPU steps at once in a 2-GPU job, the
+// task-farming pattern of batch scripts: the two that run together get
+// different GPUs, and the third waits for one, saying so, as Slurm's srun.
+func gpuStepsShareNoGPU(t *testing.T, cl *client.Client, work, srunBin string, vars map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	script := "#!/bin/sh\nfor i in 1 2 3; do " + srunBin + " " + srunArg +
+		" -n1 --gpus-per-task=1 sh -c 'echo step $SLURM_STEP_ID gpu $SLURM_STEP_GPUS; sleep 2' > " + work + "/farm.$i 2>&1 & done\nwait\n"
+	id, err := cl.Submit(ctx, &pb.JobSpec{Name: "farm", Account: cluster.ExemptAccount, Nodes: 1, Ntasks: 1, MemPerNodeMb: 256,
+		TimeLimitSeconds: 600, Script: script, Workdir: work, Gres: &pb.GRESRequest{PerNode: []*pb.GRESTerm{{Name: "gpu", Count: 2}}},
+		Env: map[string]string{"PATH": "/usr/bin:/bin", client.EnvToken: vars[client.EnvToken], client.EnvController: vars[client.EnvController]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := waitEnded(t, cl, id)
+	var all strings.Builder
+	for i := 1; i <= 3; i++ {
+		b, _ := os.ReadFile(filepath.Join(work, fmt.Sprintf("farm.%d", i)))
+		all.Write(b)
+	}
+	out := all.String()
+	gpuOf := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		var step, gpu string
+		if n, _ := fmt.Sscanf(line, "step %s gpu %s", &step, &gpu); n == 2 {
+			gpuOf[step] = gpu
+		}
+	}
+	if j.GetState() != "COMPLETED" || len(j.GetSteps()) != 3 || len(gpuOf) != 3 {
+		t.Fatalf("job %d: %s, steps %v; output:\n%s", id, j.GetState(), j.GetSteps(), out)
+	}
+	if gpuOf["0"] == gpuOf["1"] {
+		t.Errorf("steps 0 and 1 ran at once on the same GPU %s:\n%s", gpuOf["0"], out)
+	}
+	if !strings.Contains(out, "step creation temporarily disabled, retrying (Requested nodes are busy)") || !strings.Contains(out, "Step created for job") {
+		t.Errorf("the third step did not say it waited:\n%s", out)
 	}
 }
 
