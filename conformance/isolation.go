@@ -178,20 +178,20 @@ func specDeviceFiles(e *Env) {
 			bad = append(bad, fmt.Sprintf("%s: %s (allocated: %v)", f, res, held[f.Path]))
 		}
 	}
-	if len(unheldGPUFiles(inv, held)) == 0 {
+	var gpuPaths []string
+	for _, d := range inv.Devices {
+		for _, f := range d.Files {
+			gpuPaths = append(gpuPaths, f.Path)
+		}
+	}
+	if !slices.ContainsFunc(gpuPaths, func(path string) bool { return !held[path] }) {
 		// The job held every GPU of the node (a one-GPU node): a job
 		// without GPUs there must be refused each of them instead.
-		var paths []string
-		for _, d := range inv.Devices {
-			for _, f := range d.Files {
-				paths = append(paths, f.Path)
-			}
-		}
-		_, rep, fail := e.runProbe("inspect-nogpu", p.node, 0, paths)
+		_, rep, fail := e.runProbe("inspect-nogpu", p.node, 0, gpuPaths)
 		if fail != "" {
 			e.Failf("%s", fail)
 		}
-		for _, path := range paths {
+		for _, path := range gpuPaths {
 			if res := rep.Open[path]; res == "EPERM" {
 				denied++
 			} else {
@@ -214,19 +214,6 @@ func specDeviceFiles(e *Env) {
 	e.Observe("other_gpus", boolWord(len(bad) == 0, "EPERM", "reachable"))
 	e.Expect(bad).To(gm.BeEmpty(), "device files whose access does not match the allocation")
 	e.Expect(allowed).To(gm.BeNumerically(">", 0), "no allocated device file could be opened")
-}
-
-// unheldGPUFiles are the node's GPU device files outside held.
-func unheldGPUFiles(inv gres.Inventory, held map[string]bool) []gres.DeviceFile {
-	var out []gres.DeviceFile
-	for _, d := range inv.Devices {
-		for _, f := range d.Files {
-			if !held[f.Path] {
-				out = append(out, f)
-			}
-		}
-	}
-	return out
 }
 
 func specMemoryLimit(e *Env) {

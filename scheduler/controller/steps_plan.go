@@ -22,6 +22,9 @@ type stepPart struct {
 	tasks   int
 	cpus    topology.CPUSet
 	devices []string
+	// ownsGPUs: the step asked for a GPU count, so devices are its own
+	// while it runs (else it shares the job's).
+	ownsGPUs bool
 }
 
 // planStep places a step within a job's allocation as srun does: the
@@ -107,7 +110,7 @@ func planStep(alloc []core.NodeAlloc, r *pb.StepRequest, busy map[string]map[str
 			return nil, fmt.Errorf("%s needs %d GPU(s) on %s; the job holds %d there", what, need, a.Node, len(a.Devices))
 		}
 		p.devices = a.Devices[:need]
-		if what != "" {
+		if p.ownsGPUs = what != ""; p.ownsGPUs {
 			free := slices.DeleteFunc(slices.Clone(a.Devices), func(d string) bool { return busy[a.Node][d] })
 			if need > len(free) {
 				return nil, fmt.Errorf("%w: %s needs %d GPU(s) on %s; other steps hold %d of the job's %d there",

@@ -110,7 +110,7 @@ func (c *Controller) startStepLocked(id auth.Identity, r *pb.StepRequest) (start
 		return startedStep{}, status.Errorf(codes.InvalidArgument, "step in job %d: %v", r.GetJobId(), err)
 	}
 	stepNo := uint32(len(j.steps))
-	if r.GetGpusPerTask() > 0 || r.GetGpusPerNode() > 0 {
+	if parts[0].ownsGPUs { // one request: every node's part owns, or none
 		held := map[string][]string{}
 		for _, p := range parts {
 			held[p.node] = p.devices
