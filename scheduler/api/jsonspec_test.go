@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -121,8 +122,12 @@ func TestSubmitResponseDecodes(t *testing.T) {
 	}{
 		{"submitted", &pb.SubmitResponse{JobId: 1 << 40, Message: "Submitted batch job 1099511627776"},
 			jsonapi.SubmitResponse{JobID: 1 << 40, Message: "Submitted batch job 1099511627776"}},
-		{"test only", &pb.SubmitResponse{Message: "Job would be submitted to partition gpu", ExpectedStart: timestamppb.New(at)},
-			jsonapi.SubmitResponse{Message: "Job would be submitted to partition gpu", ExpectedStart: &at}},
+		{"test only", &pb.SubmitResponse{JobId: 7, Message: "Job 7 to start at 2026-11-29T15:00:00Z", ExpectedStart: timestamppb.New(at),
+			Nodes: []string{"gpu1", "gpu2"}, Partition: "gpu", Cpus: 4},
+			jsonapi.SubmitResponse{JobID: 7, Message: "Job 7 to start at 2026-11-29T15:00:00Z", ExpectedStart: &at,
+				Nodes: []string{"gpu1", "gpu2"}, Partition: "gpu", CPUs: 4}},
+		{"test only, start unknown", &pb.SubmitResponse{JobId: 8, Partition: "gpu", PendingReason: "Resources: needs 4 node(s)"},
+			jsonapi.SubmitResponse{JobID: 8, Partition: "gpu", PendingReason: "Resources: needs 4 node(s)"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -136,7 +141,9 @@ func TestSubmitResponseDecodes(t *testing.T) {
 			}
 			if got.JobID != c.want.JobID || got.Message != c.want.Message ||
 				(got.ExpectedStart == nil) != (c.want.ExpectedStart == nil) ||
-				(got.ExpectedStart != nil && !got.ExpectedStart.Equal(*c.want.ExpectedStart)) {
+				(got.ExpectedStart != nil && !got.ExpectedStart.Equal(*c.want.ExpectedStart)) ||
+				!slices.Equal(got.Nodes, c.want.Nodes) || got.Partition != c.want.Partition ||
+				got.CPUs != c.want.CPUs || got.PendingReason != c.want.PendingReason {
 				t.Errorf("decoded %+v, want %+v", got, c.want)
 			}
 		})

@@ -35,7 +35,7 @@ func (s *jobsService) Submit(ctx context.Context, req *pb.SubmitRequest) (*pb.Su
 		return nil, err
 	}
 	if req.GetTestOnly() {
-		return &pb.SubmitResponse{Message: fmt.Sprintf("Job would be submitted to partition %s", prep.job.partitionText()), Warnings: prep.notes}, nil
+		return c.willRun(prep), nil
 	}
 	jid, err := c.submitPrepared(ctx, prep)
 	if err != nil {

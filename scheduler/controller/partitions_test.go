@@ -119,7 +119,7 @@ func TestMultiPartitionSubmitChecksEachPartition(t *testing.T) {
 		wantLimit time.Duration
 	}{
 		{name: "every partition kept, best first", spec: fourGPUs("x", "short", "b"), parts: []string{"short", "b"},
-			testOnly: "Job would be submitted to partition short,b"},
+			testOnly: "Job 2 to start at 2025-06-02T09:00:00Z using 1 processors on nodes n1 in partition short"},
 		{name: "a partition the time limit exceeds is dropped with a note",
 			spec:  func() *pb.JobSpec { s := fourGPUs("x", "short", "b"); s.TimeLimitSeconds = 3600; return s }(),
 			parts: []string{"b"}, warnings: []string{"partition short dropped: --time=01:00:00"}, wantLimit: time.Hour},

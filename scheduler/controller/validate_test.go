@@ -78,7 +78,7 @@ func TestSubmitAppliesDefaults(t *testing.T) {
 	if got, err := h.as("root", auth.RoleAdmin).GetJob(ctx, id, true); err != nil || got.GetSpec().GetWorkdir() != "/tmp" {
 		t.Fatalf("working directory of a job that named none: %q, %v; want /tmp", got.GetSpec().GetWorkdir(), err)
 	}
-	if resp, err := carol.SubmitTest(ctx, &pb.JobSpec{Partition: "cpu"}); err != nil || resp.GetJobId() != 0 || !strings.Contains(resp.GetMessage(), "cpu") {
+	if resp, err := carol.SubmitTest(ctx, &pb.JobSpec{Partition: "cpu"}); err != nil || resp.GetPartition() != "cpu" || !strings.Contains(resp.GetMessage(), "in partition cpu") {
 		t.Fatalf("test-only submit: %v, %v", resp, err)
 	}
 	if jobs, _ := h.as("root", auth.RoleAdmin).ListJobs(ctx, &pb.ListJobsRequest{AllStates: true}); len(jobs) != 1 {

@@ -131,7 +131,7 @@ func uuidsOf(nd *Node, mask uint64) []string {
 
 // reserve plans a blocked job at its earliest start: on each node the
 // devices it would get then, and its CPUs and memory, held until its end.
-func (p *pass) reserve(sh *shape, nodes []int32, start int64, skip int32, tag int32) []NodeAlloc {
+func (p *pass) reserve(sh *shape, nodes []int32, start int64, skip int32, tag int32) (allocs []NodeAlloc, cpus int) {
 	end := forever
 	if sh.limit < forever {
 		end = start + sh.limit
@@ -143,17 +143,18 @@ func (p *pass) reserve(sh *shape, nodes []int32, start int64, skip int32, tag in
 		nd := &p.c.snap.Nodes[n]
 		avail := p.st.availDuring(n, start, end, skip)
 		var devs uint64
-		cpus := sh.need.cpus
+		held := sh.need.cpus
 		switch {
 		case sh.exclusive:
-			devs, cpus = avail&(cl.allMask&^p.c.drained[n]), cl.cpus
+			devs, held = avail&(cl.allMask&^p.c.drained[n]), cl.cpus
 		case sh.need.gpus > 0:
 			devs = p.choose(cl, avail&sh.typeMask[cl.id], int(sh.need.gpus)).mask
 		}
-		p.st.addHold(n, hold{s: start, e: end, cpus: cpus, mem: sh.need.mem, mask: devs, tag: tag})
+		p.st.addHold(n, hold{s: start, e: end, cpus: held, mem: sh.need.mem, mask: devs, tag: tag})
 		out[i] = NodeAlloc{Node: nd.Name, MemoryMB: sh.need.mem, Devices: uuidsOf(nd, devs)}
+		cpus += int(held)
 	}
-	return out
+	return out, cpus
 }
 
 func timeOf(s int64) time.Time {

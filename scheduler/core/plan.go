@@ -46,7 +46,10 @@ type Start struct {
 type PlannedReservation struct {
 	Job        JobID
 	Start, End time.Time // End is zero for a job without a time limit
-	Nodes      []NodeAlloc
+	// Nodes name the nodes and devices held; a reservation holds a number
+	// of CPUs on each (CPUs in all), not particular ones.
+	Nodes []NodeAlloc
+	CPUs  int
 }
 
 // Decision records what the pass decided for one job and the inputs that

@@ -177,12 +177,12 @@ func (p *pass) reserveFor(d *Decision, j *Job, sh *shape, ps *partState) {
 	if dl := unixS(j.Deadline); dl > 0 && start+sh.limit > dl {
 		return // it could not end by its deadline there: hold nothing for it
 	}
-	allocs := p.reserve(sh, nodes, start, sh.resv, -int32(d.Rank)-2)
+	allocs, cpus := p.reserve(sh, nodes, start, sh.resv, -int32(d.Rank)-2)
 	end := time.Time{}
 	if sh.limit < forever {
 		end = timeOf(start + sh.limit)
 	}
-	p.plan.Reservations = append(p.plan.Reservations, PlannedReservation{Job: d.Job, Start: timeOf(start), End: end, Nodes: allocs})
+	p.plan.Reservations = append(p.plan.Reservations, PlannedReservation{Job: d.Job, Start: timeOf(start), End: end, Nodes: allocs, CPUs: cpus})
 	d.Action, d.ExpectedStart, d.StartKnown, d.Shadow = ActionReserve, timeOf(start), true, timeOf(start)
 	d.Nodes = allocNames(allocs)
 	if ps.reserved == 0 {

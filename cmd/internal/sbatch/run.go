@@ -104,11 +104,9 @@ func submit(ctx context.Context, env Env, f Flags, req *jobspec.Request, out, er
 	case f.JSON:
 		err = WriteJSON(out, json.RawMessage(raw))
 	case req.TestOnly:
-		msg := resp.Message
-		if resp.ExpectedStart != nil {
-			msg += "; expected to start at " + resp.ExpectedStart.In(env.Loc).Format(stampLayout)
-		}
-		_, err = fmt.Fprintln(out, msg)
+		w := WillRun{JobID: resp.JobID, Start: resp.ExpectedStart, CPUs: resp.CPUs, Nodes: resp.Nodes,
+			Partition: resp.Partition, PendingReason: resp.PendingReason}
+		_, err = fmt.Fprintln(errw, "sbatch:", w.Text(env.Loc))
 	case req.Parsable:
 		_, err = fmt.Fprintln(out, resp.JobID)
 	case !req.Quiet:

@@ -3,6 +3,7 @@ package userverbs
 import (
 	"encoding/json"
 	"slices"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -59,7 +60,8 @@ func TestSubmitAndQueueEndToEnd(t *testing.T) {
 		[]string{"JOBID", "PARTITION", "NAME", "USER", "ST", "START_TIME", "NODES", "SCHEDNODES", "NODELIST(REASON)"}) {
 		t.Errorf("--start header = %q", h)
 	}
-	if l := strings.Fields(strings.SplitN(cl.ok(olga, "squeue", "-l"), "\n", 2)[0]); !slices.Contains(l, "TIME_LIMI") /* %.9l cuts it, as squeue -l does */ || !slices.Contains(l, "STATE") {
+	// -l: the time (ctime form) first, then the header.
+	if l := strings.Fields(strings.SplitN(cl.ok(olga, "squeue", "-l"), "\n", 3)[1]); !slices.Contains(l, "TIME_LIMI") /* %.9l cuts it, as squeue -l does */ || !slices.Contains(l, "STATE") {
 		t.Errorf("-l header = %q", l)
 	}
 	if rows := rows(cl.ok(cl.as("olga", map[string]string{"SQUEUE_FORMAT": "%u:%i"}), "squeue")); !slices.Equal(rows, []string{"bob:3", "alice:1", "alice:2"}) {
@@ -96,9 +98,11 @@ func TestSubmitAndQueueEndToEnd(t *testing.T) {
 		t.Errorf("rejected submissions were queued: %q", out)
 	}
 
-	// --test-only says where, queues nothing.
-	if out := cl.ok(alice, "sbatch", "--test-only", "-p", "debug", "--wrap", "x"); !strings.Contains(out, "partition debug") {
-		t.Errorf("--test-only printed %q", out)
+	// --test-only says where and when on standard error, as sbatch does,
+	// and queues nothing.
+	if out, errOut, code := runCLI(alice, "sbatch", "--test-only", "-p", "debug", "--wrap", "x"); code != 0 || out != "" ||
+		!regexp.MustCompile(`^sbatch: Job 4 (to start at \S+ using \d+ processors on nodes \S+|would wait) in partition debug`).MatchString(errOut) {
+		t.Errorf("--test-only: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	if out := rows(cl.ok(olga, "squeue", "-o", "%i")); len(out) != 3 {
 		t.Errorf("--test-only queued a job: %q", out)

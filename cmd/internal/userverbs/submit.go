@@ -73,11 +73,13 @@ func runSubmit(cmd *cobra.Command, env userEnv, args []string) error {
 		for _, w := range resp.GetWarnings() {
 			fmt.Fprintf(errw, "parity: submit: warning: %s\n", w)
 		}
-		msg := resp.GetMessage()
+		w := sbatch.WillRun{JobID: resp.GetJobId(), CPUs: resp.GetCpus(), Nodes: resp.GetNodes(),
+			Partition: resp.GetPartition(), PendingReason: resp.GetPendingReason()}
 		if resp.GetExpectedStart() != nil {
-			msg += "; expected to start at " + format.Stamp(resp.GetExpectedStart(), env.loc, "")
+			at := resp.GetExpectedStart().AsTime()
+			w.Start = &at
 		}
-		_, err = fmt.Fprintln(out, msg)
+		_, err = fmt.Fprintln(errw, "sbatch:", w.Text(env.loc))
 		return err
 	}
 	got, err := s.c.SubmitDetailed(s.ctx, spec)

@@ -30,6 +30,12 @@ type SubmitResponse struct {
 	// Warnings are notes on the accepted job, such as a listed
 	// partition it can never run in, dropped.
 	Warnings []string `json:"warnings,omitempty"`
+	// Nodes, Partition, CPUs and PendingReason answer a test-only
+	// submission: where the job would start, or why no start is known.
+	Nodes         []string `json:"nodes,omitempty"`
+	Partition     string   `json:"partition,omitempty"`
+	CPUs          int32    `json:"cpus,omitempty"`
+	PendingReason string   `json:"pendingReason,omitempty"`
 }
 
 // Error is the body of every refused request: the controller's message

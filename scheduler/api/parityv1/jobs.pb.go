@@ -82,7 +82,15 @@ type SubmitResponse struct {
 	ExpectedStart *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=expected_start,json=expectedStart,proto3" json:"expected_start,omitempty"` // test_only
 	// warnings are notes on the accepted job, e.g. a listed partition it
 	// can never run in, dropped ("partition debug dropped: ...").
-	Warnings      []string `protobuf:"bytes,4,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	Warnings []string `protobuf:"bytes,4,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	// test_only: where the job would start, from a scheduling pass over the
+	// current state with the job added. expected_start is set when a start
+	// is known; nodes and cpus when the pass placed it; pending_reason says
+	// why no start is known ("Resources: needs 4 node(s) ...").
+	Nodes         []string `protobuf:"bytes,5,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	Partition     string   `protobuf:"bytes,6,opt,name=partition,proto3" json:"partition,omitempty"`
+	Cpus          int32    `protobuf:"varint,7,opt,name=cpus,proto3" json:"cpus,omitempty"`
+	PendingReason string   `protobuf:"bytes,8,opt,name=pending_reason,json=pendingReason,proto3" json:"pending_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -143,6 +151,34 @@ func (x *SubmitResponse) GetWarnings() []string {
 		return x.Warnings
 	}
 	return nil
+}
+
+func (x *SubmitResponse) GetNodes() []string {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
+}
+
+func (x *SubmitResponse) GetPartition() string {
+	if x != nil {
+		return x.Partition
+	}
+	return ""
+}
+
+func (x *SubmitResponse) GetCpus() int32 {
+	if x != nil {
+		return x.Cpus
+	}
+	return 0
+}
+
+func (x *SubmitResponse) GetPendingReason() string {
+	if x != nil {
+		return x.PendingReason
+	}
+	return ""
 }
 
 type GetJobRequest struct {
@@ -870,12 +906,16 @@ const file_parity_v1_jobs_proto_rawDesc = "" +
 	"\x14parity/v1/jobs.proto\x12\tparity.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15parity/v1/types.proto\"T\n" +
 	"\rSubmitRequest\x12&\n" +
 	"\x04spec\x18\x01 \x01(\v2\x12.parity.v1.JobSpecR\x04spec\x12\x1b\n" +
-	"\ttest_only\x18\x02 \x01(\bR\btestOnly\"\xa0\x01\n" +
+	"\ttest_only\x18\x02 \x01(\bR\btestOnly\"\x8f\x02\n" +
 	"\x0eSubmitResponse\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12A\n" +
 	"\x0eexpected_start\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\rexpectedStart\x12\x1a\n" +
-	"\bwarnings\x18\x04 \x03(\tR\bwarnings\"\x82\x01\n" +
+	"\bwarnings\x18\x04 \x03(\tR\bwarnings\x12\x14\n" +
+	"\x05nodes\x18\x05 \x03(\tR\x05nodes\x12\x1c\n" +
+	"\tpartition\x18\x06 \x01(\tR\tpartition\x12\x12\n" +
+	"\x04cpus\x18\a \x01(\x05R\x04cpus\x12%\n" +
+	"\x0epending_reason\x18\b \x01(\tR\rpendingReason\"\x82\x01\n" +
 	"\rGetJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x1f\n" +
 	"\vwith_script\x18\x02 \x01(\bR\n" +

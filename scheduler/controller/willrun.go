@@ -1,0 +1,89 @@
+package controller
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/parityhpc/parity/scheduler/api"
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/core"
+	"github.com/parityhpc/parity/scheduler/jobspec"
+)
+
+// willRun answers sbatch --test-only: where and when the prepared job
+// would start if it were queued now. It runs a scheduling pass over the
+// current state with the job added under the id it would get, and reads
+// that job's decision; nothing is queued and no state changes.
+func (c *Controller) willRun(p *prepared) *pb.SubmitResponse {
+	now := c.now()
+	c.mu.Lock()
+	snap := c.snapshotLocked(now)
+	id := c.st.nextID
+	c.mu.Unlock()
+	cj := p.job.core
+	// --hold asks to keep the job back once queued; the question here is
+	// when it could start.
+	cj.ID, cj.Hold = id, core.HoldNone
+	snap.Jobs = append(snap.Jobs, cj)
+	plan := core.Schedule(snap, c.coreCfg, now)
+	resp := &pb.SubmitResponse{JobId: uint64(id), Partition: p.job.partitionText(), Warnings: p.notes}
+	d, ok := plan.Decision(id)
+	if !ok {
+		resp.PendingReason = "not considered by the scheduling pass"
+		resp.Message = willRunText(resp)
+		return resp
+	}
+	if d.Partition != "" {
+		resp.Partition = d.Partition
+	}
+	var allocs []core.NodeAlloc
+	held := 0 // CPUs a reservation holds (it names no particular ones)
+	start := d.ExpectedStart
+	switch d.Action {
+	case core.ActionStart:
+		for _, s := range plan.Starts {
+			if s.Job == id {
+				allocs, resp.Partition = s.Nodes, s.Partition
+			}
+		}
+		start = now
+	case core.ActionReserve:
+		for _, r := range plan.Reservations {
+			if r.Job == id {
+				allocs, start, held = r.Nodes, r.Start, r.CPUs
+			}
+		}
+	}
+	resp.Cpus = int32(held)
+	for _, a := range allocs {
+		resp.Nodes = append(resp.Nodes, a.Node)
+		resp.Cpus += int32(a.CPUs.Count())
+	}
+	if d.Action != core.ActionPending || d.StartKnown {
+		resp.ExpectedStart = api.Timestamp(start)
+	} else {
+		resp.PendingReason = string(d.Reason)
+		if d.Detail != "" {
+			resp.PendingReason += ": " + d.Detail
+		}
+	}
+	resp.Message = willRunText(resp)
+	return resp
+}
+
+// willRunText words a test-only answer as sbatch does ("Job 7 to start at
+// 2026-11-29T21:12:51 using 2 processors on nodes gpu1 in partition gpu"),
+// in UTC: clients reword it from the fields in their own time zone.
+func willRunText(r *pb.SubmitResponse) string {
+	if r.GetExpectedStart() == nil {
+		return fmt.Sprintf("Job %d would wait in partition %s; no start time is known (%s)", r.GetJobId(), r.GetPartition(), r.GetPendingReason())
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Job %d to start at %s", r.GetJobId(), r.GetExpectedStart().AsTime().UTC().Format(time.RFC3339))
+	if len(r.GetNodes()) > 0 {
+		fmt.Fprintf(&b, " using %d processors on nodes %s", r.GetCpus(), jobspec.CompressHostlist(r.GetNodes()))
+	}
+	fmt.Fprintf(&b, " in partition %s", r.GetPartition())
+	return b.String()
+}
