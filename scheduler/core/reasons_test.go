@@ -103,3 +103,37 @@ func TestAdminReservation(t *testing.T) {
 		})
 	}
 }
+
+// TestJobsBehindTooFewUpNodesWaitOnPriority: a job that needs more nodes
+// than are up waits on Resources and blocks its partition as Slurm's
+// does: a later job of that shape waits on Priority; a later job that fits
+// starts only where backfill is on.
+func TestJobsBehindTooFewUpNodesWaitOnPriority(t *testing.T) {
+	for _, tc := range []struct {
+		mode       BackfillMode
+		smallStart bool
+	}{{BackfillEASY, true}, {BackfillConservative, true}, {BackfillNone, false}} {
+		t.Run(string(tc.mode), func(t *testing.T) {
+			snap := snapshot(gpuNode(t, "n1", "h100"), gpuNode(t, "n2", "h100"))
+			snap.Nodes[1].State = NodeDrain
+			// Older jobs rank first: 3, then 2, then the small 1.
+			snap.Jobs = []Job{job(3, 2, 8, "h100", time.Hour), job(2, 2, 8, "h100", time.Hour), job(1, 1, 1, "h100", time.Hour)}
+			cfg := DefaultConfig()
+			cfg.Backfill = tc.mode
+			plan := Schedule(snap, cfg, t0)
+			if d := decision(t, plan, 3); d.Reason != ReasonResources || d.Action != ActionPending {
+				t.Errorf("first job too big for the nodes up: %s/%s (%s), want pending/Resources", d.Action, d.Reason, d.Detail)
+			}
+			if d := decision(t, plan, 2); d.Reason != ReasonPriority {
+				t.Errorf("second job of that shape: %s/%s (%s), want Priority", d.Action, d.Reason, d.Detail)
+			}
+			small := decision(t, plan, 1)
+			if started := small.Action == ActionStart; started != tc.smallStart {
+				t.Errorf("small job behind them: %s/%s, want started=%v", small.Action, small.Reason, tc.smallStart)
+			}
+			if !tc.smallStart && small.Reason != ReasonPriority {
+				t.Errorf("small job without backfill waits on %s, want Priority", small.Reason)
+			}
+		})
+	}
+}

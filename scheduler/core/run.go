@@ -81,11 +81,20 @@ func (p *pass) decide(d *Decision, j *Job, pj pendingJob, bad []badRequest) {
 func (p *pass) attempt(d *Decision, j *Job, sh *shape, qi int32) bool {
 	c := p.c
 	d.Reason, d.Detail = "", ""
+	part, ps := &c.snap.Partitions[sh.part], &p.parts[sh.part]
 	if sh.static != "" {
 		d.Reason, d.Detail = sh.static, sh.staticDetail
+		if sh.static == ReasonResources {
+			// Too few nodes are up for it: it blocks the partition as a
+			// job waiting for busy nodes does, and the jobs behind it
+			// wait on Priority (as Slurm shows them).
+			if ps.blocked {
+				d.Reason = ReasonPriority
+			}
+			ps.blocked = true
+		}
 		return false
 	}
-	part, ps := &c.snap.Partitions[sh.part], &p.parts[sh.part]
 	if part.Down {
 		d.Reason, d.Detail = ReasonPartitionDown, fmt.Sprintf("partition %s is down", part.Name)
 		return false
