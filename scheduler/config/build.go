@@ -97,8 +97,8 @@ func (p *parser) partitions(c *Cluster, raws []rawPartition) {
 	defaults := 0
 	for i, r := range raws {
 		at := fmt.Sprintf("partitions[%d]", i)
-		pt := Partition{Name: r.Name, Nodes: r.Nodes, Default: r.Default, PriorityTier: r.PriorityTier,
-			PriorityJobFactor: r.PriorityJobFactor, MinNodes: r.MinNodes, MaxNodes: r.MaxNodes, BillingWeights: r.BillingWeights}
+		pt := Partition{Name: r.Name, Nodes: r.Nodes, Default: r.Default, PriorityTier: orOne(r.PriorityTier),
+			PriorityJobFactor: orOne(r.PriorityJobFactor), MinNodes: r.MinNodes, MaxNodes: r.MaxNodes, BillingWeights: r.BillingWeights}
 		switch {
 		case r.Name == "":
 			p.errorf(at+".name", "a partition needs a name")
@@ -134,8 +134,11 @@ func (p *parser) partitions(c *Cluster, raws []rawPartition) {
 		if pt.MaxTime > 0 && pt.DefaultTime > pt.MaxTime {
 			p.errorf(at+".defaultTime", "%q exceeds maxTime %q", r.DefaultTime, r.MaxTime)
 		}
-		if r.PriorityJobFactor < 0 || r.PriorityJobFactor > 65533 {
-			p.errorf(at+".priorityJobFactor", "%d must be within 0..65533", r.PriorityJobFactor)
+		if pt.PriorityJobFactor < 0 || pt.PriorityJobFactor > 65533 {
+			p.errorf(at+".priorityJobFactor", "%d must be within 0..65533", pt.PriorityJobFactor)
+		}
+		if pt.PriorityTier < 0 || pt.PriorityTier > 65533 {
+			p.errorf(at+".priorityTier", "%d must be within 0..65533", pt.PriorityTier)
 		}
 		if r.MinNodes < 0 || r.MaxNodes < 0 || (r.MaxNodes > 0 && r.MinNodes > r.MaxNodes) {
 			p.errorf(at+".minNodes", "minNodes=%d, maxNodes=%d: need 0 <= minNodes <= maxNodes", r.MinNodes, r.MaxNodes)
@@ -210,4 +213,13 @@ func (p *parser) nodeSets(c *Cluster, raws []rawNodeSet) {
 		}
 		c.NodeSets = append(c.NodeSets, ns)
 	}
+}
+
+// orOne is a partition's priority setting, 1 when the file leaves it out
+// (as slurm.conf does).
+func orOne(v *int) int {
+	if v == nil {
+		return 1
+	}
+	return *v
 }

@@ -36,6 +36,9 @@ func TestMinimal(t *testing.T) {
 	if !c.HasQOS(DefaultQOS) {
 		t.Fatal("the normal QOS should always exist")
 	}
+	if p := c.DefaultPartition(); p.PriorityTier != 1 || p.PriorityJobFactor != 1 {
+		t.Fatalf("partition PriorityTier %d, PriorityJobFactor %d; want slurm.conf's defaults 1 and 1", p.PriorityTier, p.PriorityJobFactor)
+	}
 	if err := c.CoreConfig().Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -51,6 +54,9 @@ func TestFull(t *testing.T) {
 		t.Fatalf("gpu partition: %+v", gpu)
 	}
 	debug, _ := c.Partition("debug")
+	if gpu.PriorityTier != 2 || gpu.PriorityJobFactor != 10 {
+		t.Fatalf("gpu partition priority tier %d, job factor %d; want 2, 10 as configured", gpu.PriorityTier, gpu.PriorityJobFactor)
+	}
 	if debug.MaxTime != 30*time.Minute || len(debug.NodeNames) != 6 || debug.Default {
 		t.Fatalf("debug partition: %+v", debug)
 	}

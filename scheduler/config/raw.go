@@ -46,8 +46,8 @@ type rawPartition struct {
 	Default           bool   `yaml:"default"`
 	MaxTime           string `yaml:"maxTime"`
 	DefaultTime       string `yaml:"defaultTime"`
-	PriorityTier      int    `yaml:"priorityTier"`
-	PriorityJobFactor int    `yaml:"priorityJobFactor"`
+	PriorityTier      *int   `yaml:"priorityTier"`      // Slurm's default: 1
+	PriorityJobFactor *int   `yaml:"priorityJobFactor"` // Slurm's default: 1
 	MinNodes          int    `yaml:"minNodes"`
 	MaxNodes          int    `yaml:"maxNodes"`
 	DefMemPerCPU      string `yaml:"defMemPerCPU"`
