@@ -56,6 +56,11 @@ func TestStartLaunchEnd(t *testing.T) {
 	h := startController(t, testCluster)
 	ctx := context.Background()
 	h.register("n1", 4)
+	// sinfo's S:C:T comes from the registered CPU layout (16 cores, 1 socket).
+	if n1, n2 := h.node("n1"), h.node("n2"); n1.GetSockets() != 1 || n1.GetCoresPerSocket() != 16 || n1.GetThreadsPerCore() != 1 || n2.GetSockets() != 0 {
+		t.Fatalf("S:C:T registered %d:%d:%d, unregistered sockets %d; want 1:16:1 and 0",
+			n1.GetSockets(), n1.GetCoresPerSocket(), n1.GetThreadsPerCore(), n2.GetSockets())
+	}
 	alice := h.as("alice", auth.RoleUser)
 	id := h.submit(alice, gpuJob("train", 2))
 	h.pass()

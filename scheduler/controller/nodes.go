@@ -84,6 +84,11 @@ func (c *Controller) nodeProto(n *node) *pb.Node {
 		p.Jobs = append(p.Jobs, uint64(id))
 	}
 	slices.Sort(p.Jobs)
+	if n.inv != nil && n.inv.Host != nil && n.inv.Host.Sockets > 0 && n.inv.Host.Cores > 0 {
+		h := n.inv.Host
+		p.Sockets, p.CoresPerSocket = int32(h.Sockets), int32(max(h.Cores/h.Sockets, 1))
+		p.ThreadsPerCore = int32(max(h.CPUs.Count()/h.Cores, 1))
+	}
 	if n.inv != nil {
 		for _, d := range n.inv.Devices {
 			g := &pb.GPU{Uuid: d.UUID, Type: d.Type, Index: int32(d.Index), State: "idle", Parent: d.Parent}

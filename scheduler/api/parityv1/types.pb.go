@@ -1628,9 +1628,14 @@ type Node struct {
 	// alloc, drng, drain, down), with "*" when not responding.
 	DisplayState string `protobuf:"bytes,17,opt,name=display_state,json=displayState,proto3" json:"display_state,omitempty"`
 	// inventory is set by Nodes.Get when asked, once the agent registered.
-	Inventory     *Inventory `protobuf:"bytes,18,opt,name=inventory,proto3" json:"inventory,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Inventory *Inventory `protobuf:"bytes,18,opt,name=inventory,proto3" json:"inventory,omitempty"`
+	// sockets, cores_per_socket and threads_per_core are the CPU layout the
+	// agent registered (sinfo's S:C:T); 0 until it has.
+	Sockets        int32 `protobuf:"varint,19,opt,name=sockets,proto3" json:"sockets,omitempty"`
+	CoresPerSocket int32 `protobuf:"varint,20,opt,name=cores_per_socket,json=coresPerSocket,proto3" json:"cores_per_socket,omitempty"`
+	ThreadsPerCore int32 `protobuf:"varint,21,opt,name=threads_per_core,json=threadsPerCore,proto3" json:"threads_per_core,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Node) Reset() {
@@ -1787,6 +1792,27 @@ func (x *Node) GetInventory() *Inventory {
 		return x.Inventory
 	}
 	return nil
+}
+
+func (x *Node) GetSockets() int32 {
+	if x != nil {
+		return x.Sockets
+	}
+	return 0
+}
+
+func (x *Node) GetCoresPerSocket() int32 {
+	if x != nil {
+		return x.CoresPerSocket
+	}
+	return 0
+}
+
+func (x *Node) GetThreadsPerCore() int32 {
+	if x != nil {
+		return x.ThreadsPerCore
+	}
+	return 0
 }
 
 type DeviceFile struct {
@@ -3200,7 +3226,7 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"healthHeld\x12#\n" +
 	"\rhealth_exempt\x18\v \x01(\bR\fhealthExempt\x12\x1d\n" +
 	"\n" +
-	"drained_by\x18\f \x01(\tR\tdrainedBy\"\xe4\x04\n" +
+	"drained_by\x18\f \x01(\tR\tdrainedBy\"\xd2\x05\n" +
 	"\x04Node\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12\x14\n" +
@@ -3227,7 +3253,10 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"registered\x12\x12\n" +
 	"\x04jobs\x18\x10 \x03(\x04R\x04jobs\x12#\n" +
 	"\rdisplay_state\x18\x11 \x01(\tR\fdisplayState\x122\n" +
-	"\tinventory\x18\x12 \x01(\v2\x14.parity.v1.InventoryR\tinventory\"L\n" +
+	"\tinventory\x18\x12 \x01(\v2\x14.parity.v1.InventoryR\tinventory\x12\x18\n" +
+	"\asockets\x18\x13 \x01(\x05R\asockets\x12(\n" +
+	"\x10cores_per_socket\x18\x14 \x01(\x05R\x0ecoresPerSocket\x12(\n" +
+	"\x10threads_per_core\x18\x15 \x01(\x05R\x0ethreadsPerCore\"L\n" +
 	"\n" +
 	"DeviceFile\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x14\n" +
