@@ -25,8 +25,8 @@ func newNodesCmdWith(env userEnv) *cobra.Command {
 		Long: `Summarise partitions and nodes as sinfo does: one line per partition and
 node state, nodes that print alike merged into one host list. -N lists nodes,
 -R the reasons nodes are down or drained, -s a summary with A/I/O/T counts,
--o takes sinfo's %-format codes (%P %a %l %D %t %T %N %c %C %m %G %f %E %u
-%H %F). --gpus lists every GPU: node, index, type, state (idle, alloc,
+-o takes sinfo's %-format codes (%P %a %l %D %t %T %N %c %C %m %z %d %w %G
+%f %E %u %H %F). -l prints the current time above the header. --gpus lists every GPU: node, index, type, state (idle, alloc,
 drain), holding job, UUID and drain reason. -T lists reservations.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runNodes(cmd, env, &o) },
@@ -141,8 +141,9 @@ func runNodes(cmd *cobra.Command, env userEnv, o *nodesOptions) error {
 	if o.gpus {
 		return format.GPUs(w, nodes, layout, o.noHeader)
 	}
+	// Like sinfo, -l prints the time above the header (with -o too).
 	return format.Sinfo(w, parts, nodes, layout, format.SinfoOptions{Env: env.render(), NoHeader: o.noHeader, PerNode: o.perNode,
-		ReasonsOnly: o.reasons, ShowEmpty: len(states) == 0 && len(names) == 0})
+		ReasonsOnly: o.reasons, ShowEmpty: len(states) == 0 && len(names) == 0, Date: o.long})
 }
 
 func inPartitions(n *pb.Node, parts []*pb.Partition) bool {

@@ -7,6 +7,44 @@ import (
 	"testing"
 )
 
+// sinfo's layouts line up as Slurm 22.05's do; -l prints the time first.
+func TestNodesSlurmLayouts(t *testing.T) {
+	cl := startCLICluster(t)
+	cl.register("n1", 4)
+	alice := cl.as("alice", nil)
+	cases := []struct {
+		argv []string
+		want []string
+	}{
+		{[]string{"sinfo", "-N"}, []string{
+			"NODELIST   NODES PARTITION STATE",
+			"n1             1      gpu* idle",
+			"n1             1     debug idle",
+			"n2             1      gpu* unk*"}},
+		// S:C:T falls back to Slurm's CPUs-only default: listings carry no
+		// inventory; n2 never registered, so nothing is known of it.
+		{[]string{"sinfo", "-N", "-l"}, []string{
+			"Mon Jun  2 09:00:00 2025",
+			"NODELIST   NODES PARTITION       STATE CPUS    S:C:T MEMORY TMP_DISK WEIGHT AVAIL_FE REASON",
+			"n1             1      gpu*        idle 16     1:16:1  65536        0      1     h100 none",
+			"n1             1     debug        idle 16     1:16:1  65536        0      1     h100 none",
+			"n2             1      gpu*    unknown* 0         N/A      0        0      1     h100 none"}},
+		{[]string{"sinfo", "-l", "-p", "debug"}, []string{
+			"Mon Jun  2 09:00:00 2025",
+			"PARTITION AVAIL  TIMELIMIT   JOB_SIZE ROOT OVERSUBS     GROUPS  NODES       STATE NODELIST",
+			"debug        up      30:00 1-infinite   no       NO        all      1        idle n1"}},
+		{[]string{"sinfo", "-h", "-l", "-p", "debug"}, []string{
+			"debug        up      30:00 1-infinite   no       NO        all      1        idle n1"}},
+		{[]string{"sinfo", "-o", "%P %T", "-p", "debug"}, []string{"PARTITION STATE", "debug idle"}},
+	}
+	for _, c := range cases {
+		got := strings.Split(strings.TrimSuffix(cl.ok(alice, c.argv...), "\n"), "\n")
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%q:\n got %q\nwant %q", c.argv, got, c.want)
+		}
+	}
+}
+
 func TestNodesDrainAndGPUs(t *testing.T) {
 	cl := startCLICluster(t)
 	cl.register("n1", 4)
@@ -16,11 +54,14 @@ func TestNodesDrainAndGPUs(t *testing.T) {
 	if h := strings.SplitN(out, "\n", 2)[0]; h != "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST" {
 		t.Errorf("sinfo header = %q", h)
 	}
-	want := []string{"gpu* up 1-00:00:00 1 idle n1", "gpu* up 1-00:00:00 1 unk* n2", "debug up 30:00 1 idle n1"}
+	// Within a partition by Slurm's state number, highest first: the
+	// unregistered node is UNKNOWN+NOT_RESPONDING (0x800), idle is 2.
+	want := []string{"gpu* up 1-00:00:00 1 unk* n2", "gpu* up 1-00:00:00 1 idle n1", "debug up 30:00 1 idle n1"}
 	if got := rows(out); !slices.Equal(got, want) {
 		t.Errorf("sinfo:\n got %q\nwant %q", got, want)
 	}
-	if got := rows(cl.ok(alice, "parity", "nodes", "-N")); !slices.Equal(got, []string{"n1 1 gpu* idle", "n2 1 gpu* unk*", "n1 1 debug idle"}) {
+	// -N: by node name, a node's partitions in their order.
+	if got := rows(cl.ok(alice, "parity", "nodes", "-N")); !slices.Equal(got, []string{"n1 1 gpu* idle", "n1 1 debug idle", "n2 1 gpu* unk*"}) {
 		t.Errorf("nodes -N = %q", got)
 	}
 	if got := rows(cl.ok(alice, "sinfo", "-p", "debug", "-o", "%P %G %c")); !slices.Equal(got, []string{"debug gpu:h100:4 16"}) {

@@ -2,8 +2,11 @@ package userverbs
 
 import (
 	"cmp"
+	"fmt"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/client/format"
@@ -94,9 +97,27 @@ func runQueue(cmd *cobra.Command, env userEnv, o *queueOptions) error {
 	if err != nil {
 		return s.fail(err)
 	}
+	if len(jobs) == 0 && len(refs) == 0 && len(ids) == 1 && len(format.SplitList(o.jobs)) == 1 {
+		if err := unknownJob(s, ids[0]); err != nil {
+			return err
+		}
+	}
 	format.SortJobs(jobs, o.start)
 	if o.json {
 		return writeMessagesJSON(cmd.OutOrStdout(), "jobs", jobs)
 	}
-	return format.Squeue(cmd.OutOrStdout(), jobs, layout, format.SqueueOptions{Env: env.render(), NoHeader: o.noHeader})
+	// Like squeue, -l prints the time above the header (with -o too).
+	return format.Squeue(cmd.OutOrStdout(), jobs, layout, format.SqueueOptions{Env: env.render(), NoHeader: o.noHeader, Date: o.long})
+}
+
+// unknownJob is squeue's answer to "-j ID" naming one job that came back
+// empty: the error slurm_load_jobs gives when the controller does not know
+// the id at all (never submitted, or purged). A job it still knows but the
+// filters hid, or one the caller may not see, is an empty table, exit 0.
+func unknownJob(s *session, id uint64) error {
+	_, err := s.c.GetJob(s.ctx, id, false)
+	if status.Code(err) != codes.NotFound {
+		return nil
+	}
+	return &exitError{code: 1, err: fmt.Errorf("%s: slurm_load_jobs error: Invalid job id specified", s.verb)}
 }

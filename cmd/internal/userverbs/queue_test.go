@@ -2,8 +2,8 @@ package userverbs
 
 import (
 	"encoding/json"
-	"slices"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )

@@ -3,6 +3,7 @@ package userverbs
 import (
 	"fmt"
 	"io"
+	"os/user"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -112,7 +113,7 @@ func runShow(cmd *cobra.Command, env userEnv, cf *clientFlags, sf showFlags, ver
 		return err
 	}
 	defer s.close()
-	o := format.ShowOptions{Env: env.render(), OneLiner: sf.oneLiner, Details: sf.details}
+	o := format.ShowOptions{Env: env.render(), OneLiner: sf.oneLiner, Details: sf.details, Users: systemUsers()}
 	switch entity {
 	case "job":
 		return showJobs(s, cf.json, o, w, id)
@@ -187,4 +188,29 @@ func showJobs(s *session, asJSON bool, o format.ShowOptions, w io.Writer, id str
 		}
 	}
 	return format.ShowJobs(w, jobs, o)
+}
+
+// systemUsers resolves job owners through the login node's user database
+// (shared with the compute nodes, as Slurm assumes), each name once.
+func systemUsers() func(string) (format.UserIDs, bool) {
+	type entry struct {
+		ids format.UserIDs
+		ok  bool
+	}
+	seen := map[string]entry{}
+	return func(name string) (format.UserIDs, bool) {
+		if e, ok := seen[name]; ok {
+			return e.ids, e.ok
+		}
+		var e entry
+		if u, err := user.Lookup(name); err == nil {
+			e.ok = true
+			e.ids = format.UserIDs{UID: u.Uid, Group: "N/A", GID: u.Gid}
+			if g, err := user.LookupGroupId(u.Gid); err == nil {
+				e.ids.Group = g.Name
+			}
+		}
+		seen[name] = e
+		return e.ids, e.ok
+	}
 }

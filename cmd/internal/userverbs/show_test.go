@@ -2,9 +2,28 @@ package userverbs
 
 import (
 	"encoding/json"
+	"os/user"
 	"strings"
 	"testing"
 )
+
+func TestSystemUsers(t *testing.T) {
+	me, err := user.Current()
+	if err != nil {
+		t.Skip("no current user:", err)
+	}
+	users := systemUsers()
+	ids, ok := users(me.Username)
+	if !ok || ids.UID != me.Uid || ids.GID != me.Gid {
+		t.Errorf("systemUsers(%q) = %+v, %v; want uid %s gid %s", me.Username, ids, ok, me.Uid, me.Gid)
+	}
+	if g, err := user.LookupGroupId(me.Gid); err == nil && ids.Group != g.Name {
+		t.Errorf("group = %q, want %q", ids.Group, g.Name)
+	}
+	if _, ok := users("no-such-user-parity-test"); ok {
+		t.Error("an unknown user resolved")
+	}
+}
 
 func TestShowAndUpdateJob(t *testing.T) {
 	cl := startCLICluster(t)
@@ -12,7 +31,13 @@ func TestShowAndUpdateJob(t *testing.T) {
 	cl.ok(alice, "sbatch", "-J", "train", "-N", "1", "--gres=gpu:h100:2", "-o", "out/%x-%j.log", "--wrap", "python train.py")
 
 	rec := record(cl.ok(alice, "scontrol", "show", "job", "1"))
-	for k, v := range map[string]string{"JobId": "1", "JobName": "train", "UserId": "alice", "Account": "physics", "QOS": "normal",
+	// UserId and GroupId as Slurm prints them, from this host's user
+	// database (alice is usually unknown here: N/A).
+	uid, group := "alice(N/A)", "N/A(N/A)"
+	if ids, ok := systemUsers()("alice"); ok {
+		uid, group = "alice("+ids.UID+")", ids.Group+"("+ids.GID+")"
+	}
+	for k, v := range map[string]string{"JobId": "1", "JobName": "train", "UserId": uid, "GroupId": group, "MCS_label": "N/A", "Account": "physics", "QOS": "normal",
 		"JobState": "PENDING", "Partition": "gpu", "TimeLimit": "01:00:00", "NumNodes": "1", "TresPerNode": "gres/gpu:h100:2",
 		"StdOut": cl.dir + "/out/train-1.log", "WorkDir": cl.dir, "SubmitTime": "", "NodeList": "(null)"} {
 		if v == "" {
@@ -25,7 +50,7 @@ func TestShowAndUpdateJob(t *testing.T) {
 			t.Errorf("show job: %s=%q, want %q", k, rec[k], v)
 		}
 	}
-	if one := cl.ok(alice, "scontrol", "-o", "show", "job", "1"); strings.Count(one, "\n") != 1 || !strings.HasPrefix(one, "JobId=1 JobName=train UserId=alice") {
+	if one := cl.ok(alice, "scontrol", "-o", "show", "job", "1"); strings.Count(one, "\n") != 1 || !strings.HasPrefix(one, "JobId=1 JobName=train UserId="+uid+" GroupId="+group+" MCS_label=N/A ") {
 		t.Errorf("-o output = %q", one)
 	}
 	cl.fails(alice, 1, []string{"parity", "show", "job", "99"}, "parity: show: invalid job id specified: 99")

@@ -18,7 +18,7 @@ type Layout struct {
 type item struct {
 	lit   string
 	code  byte
-	width int  // 0: as wide as the value
+	width int  // 0: as wide as the value; with fit, the least width
 	right bool // '.': right-justify
 	fit   bool // '#': as wide as the widest value or header
 }
@@ -34,9 +34,11 @@ func (l Layout) Codes() []byte {
 	return out
 }
 
-// ParseLayout reads a format: %[.|#][width]code fields, "%%" for a
-// literal percent sign, everything else literal. known reports whether a
-// field code exists; an unknown one is an error naming it.
+// ParseLayout reads a format: %[.][#][width]code fields, "%%" for a
+// literal percent sign, everything else literal. '#' (before or after '.')
+// widens the field to its widest value or header, width being the least:
+// sinfo's own layouts size node lists and partitions so. known reports
+// whether a field code exists; an unknown one is an error naming it.
 func ParseLayout(spec string, known func(code byte) bool) (Layout, error) {
 	var l Layout
 	var lit strings.Builder
@@ -78,13 +80,14 @@ func ParseLayout(spec string, known func(code byte) bool) (Layout, error) {
 // the index after its code.
 func parseField(spec string, i int) (item, int, error) {
 	var it item
-	switch {
-	case i < len(spec) && spec[i] == '.':
-		it.right = true
-		i++
-	case i < len(spec) && spec[i] == '#':
-		it.fit = true
-		i++
+	for ; i < len(spec); i++ {
+		if spec[i] == '.' && !it.right {
+			it.right = true
+		} else if spec[i] == '#' && !it.fit {
+			it.fit = true
+		} else {
+			break
+		}
 	}
 	j := i
 	for j < len(spec) && spec[j] >= '0' && spec[j] <= '9' {
@@ -118,7 +121,7 @@ func table[T any](w io.Writer, l Layout, cols map[byte]column[T], rows []T, head
 		if !it.fit || it.lit != "" {
 			continue
 		}
-		n := utf8.RuneCountInString(cols[it.code].header)
+		n := max(it.width, utf8.RuneCountInString(cols[it.code].header))
 		for _, r := range rows {
 			n = max(n, utf8.RuneCountInString(cols[it.code].value(r)))
 		}

@@ -25,6 +25,26 @@ type ShowOptions struct {
 	Details bool
 	// Nodes, when given, lets job details name GPUs by local index.
 	Nodes map[string]*pb.Node
+	// Users resolves a job owner's name to the ids scontrol prints
+	// (UserId=alice(1000) GroupId=alice(1000)); nil or not found prints
+	// N/A for them. The caller looks them up, keeping rendering pure.
+	Users func(name string) (UserIDs, bool)
+}
+
+// UserIDs are a user's numeric id, primary group name and group id.
+type UserIDs struct {
+	UID, Group, GID string
+}
+
+// userLine is scontrol's second job line: owner, group and MCS label.
+func userLine(name string, o ShowOptions) []kv {
+	ids := UserIDs{UID: "N/A", Group: "N/A", GID: "N/A"}
+	if o.Users != nil {
+		if got, ok := o.Users(name); ok {
+			ids = got
+		}
+	}
+	return []kv{{"UserId", name + "(" + ids.UID + ")"}, {"GroupId", ids.Group + "(" + ids.GID + ")"}, {"MCS_label", "N/A"}}
 }
 
 // kv is one Key=Value pair; a record is lines of pairs.
@@ -84,7 +104,7 @@ func jobRecord(j *pb.Job, o ShowOptions) record {
 	deadline := Stamp(s.GetDeadline(), loc, "N/A")
 	r := record{
 		jobIDLine(j, id),
-		{{"UserId", j.GetUser()}},
+		userLine(j.GetUser(), o),
 		{{"Priority", strconv.FormatInt(int64(j.GetPriority()+0.5), 10)}, {"Nice", strconv.Itoa(int(s.GetNice()))}, {"Account", j.GetAccount()}, {"QOS", j.GetQos()}},
 		{{"JobState", JobState(j)}, {"Reason", reason}, {"Dependency", orNull(s.GetDependency())}},
 		{{"Requeue", b01(s.GetRequeue())}, {"Restarts", strconv.Itoa(int(j.GetRestarts()))}, {"BatchFlag", b01(!s.GetInteractive())}, {"Reboot", "0"},

@@ -65,7 +65,7 @@ func TestShowJob(t *testing.T) {
 		t.Fatalf("%d records:\n%s", len(recs), b.String())
 	}
 	want := []map[string]string{
-		{"JobId": "12", "JobName": "train-llm-big", "UserId": "alice", "Priority": "1500", "Account": "physics", "QOS": "normal",
+		{"JobId": "12", "JobName": "train-llm-big", "UserId": "alice(N/A)", "GroupId": "N/A(N/A)", "MCS_label": "N/A", "Priority": "1500", "Account": "physics", "QOS": "normal",
 			"JobState": "PENDING", "Reason": "Resources", "Dependency": "(null)", "ExitCode": "0:0", "RunTime": "00:00:00",
 			"TimeLimit": "01:00:00", "StartTime": "2025-06-02T12:00:00", "EndTime": "Unknown", "Partition": "gpu", "NodeList": "(null)",
 			"NumNodes": "1", "NumCPUs": "32", "NumTasks": "4", "CPUs/Task": "8", "ReqTRES": "cpu=32,mem=64G,node=1,gres/gpu=4",
@@ -96,6 +96,35 @@ func TestShowJob(t *testing.T) {
 	one := pairs(t, b.String(), true)
 	mustEqual(t, "one-line records", len(lines(b.String())), 1)
 	mustEqual(t, "spaces in Reason", one[0]["Reason"], "Nodes_required_for_job_are_DOWN")
+}
+
+func TestShowJobOwner(t *testing.T) {
+	users := func(name string) (UserIDs, bool) {
+		if name == "root" {
+			return UserIDs{UID: "0", Group: "root", GID: "0"}, true
+		}
+		return UserIDs{}, false
+	}
+	cases := []struct {
+		user  string
+		users func(string) (UserIDs, bool)
+		want  string
+	}{
+		// As Slurm 22.05 prints it.
+		{"root", users, "   UserId=root(0) GroupId=root(0) MCS_label=N/A"},
+		{"ghost", users, "   UserId=ghost(N/A) GroupId=N/A(N/A) MCS_label=N/A"},
+		{"root", nil, "   UserId=root(N/A) GroupId=N/A(N/A) MCS_label=N/A"},
+	}
+	for _, c := range cases {
+		var b strings.Builder
+		j := &pb.Job{Id: 5, User: c.user, State: "PENDING", Spec: &pb.JobSpec{Name: "x"}}
+		if err := ShowJobs(&b, []*pb.Job{j}, ShowOptions{Env: env, Users: c.users}); err != nil {
+			t.Fatal(err)
+		}
+		out := lines(b.String())
+		mustEqual(t, "first line", out[0], "JobId=5 JobName=x")
+		mustEqual(t, c.user+" second line", out[1], c.want)
+	}
 }
 
 func TestShowNodeAndPartition(t *testing.T) {

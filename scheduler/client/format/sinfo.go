@@ -10,15 +10,19 @@ import (
 
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/jobspec"
+	"github.com/parityhpc/parity/topology"
 )
 
-// sinfo's layouts.
+// sinfo's layouts, as Slurm 22.05's code has them rather than as its man
+// page documents them ("%#P"): the node list and partition columns are at
+// least 9 wide and grow to the widest value ('#' with a minimum), and -N
+// right-justifies the partition ("%.9P" grown), as real sinfo prints it.
 const (
-	SinfoDefault   = "%#P %.5a %.10l %.6D %.6t %N"
-	SinfoLong      = "%#P %.5a %.10l %.10s %.4r %.8h %.10g %.6D %.11T %N"
-	SinfoNodes     = "%#N %.6D %#P %6t"
-	SinfoNodesLong = "%#N %.6D %#P %11T %.4c %.8m %20G %20E"
-	SinfoSummary   = "%#P %.5a %.10l %.16F %N"
+	SinfoDefault   = "%#9P %.5a %.10l %.6D %.6t %N"
+	SinfoLong      = "%#9P %.5a %.10l %.10s %.4r %.8h %.10g %.6D %.11T %N"
+	SinfoNodes     = "%#9N %.6D %.#9P %6t"
+	SinfoNodesLong = "%#9N %.6D %.#9P %.11T %4c %.8z %.6m %.8d %.6w %.8f %20E"
+	SinfoSummary   = "%#9P %.5a %.10l %.16F %N"
 	SinfoReasons   = "%20E %9u %19H %N"
 	// GPULayout is Parity's per-GPU view (parity nodes --gpus).
 	GPULayout = "%#N %.3i %#y %#t %.8j %#u %E"
@@ -36,6 +40,8 @@ type SinfoOptions struct {
 	ReasonsOnly bool
 	// ShowEmpty prints partitions without nodes in view as "0 n/a".
 	ShowEmpty bool
+	// Date prints the current time above the header, as sinfo -l does.
+	Date bool
 }
 
 // nodeGroup is one sinfo line: nodes of one partition (nil when the layout
@@ -59,7 +65,9 @@ func ParseSinfoFormat(spec string) (Layout, error) {
 // Sinfo writes partitions and nodes through an sinfo layout: per partition
 // (in the order given) the nodes of that partition present in nodes,
 // merged into one line per distinct set of printed fields unless PerNode.
-// A layout without partition fields lists every node once.
+// A layout without partition fields lists every node once. Lines are
+// ordered as sinfo orders them: within a partition by Slurm's numeric node
+// state, highest first; with PerNode by node name alone.
 func Sinfo(w io.Writer, parts []*pb.Partition, nodes []*pb.Node, l Layout, o SinfoOptions) error {
 	byName := make(map[string]*pb.Node, len(nodes))
 	for _, n := range nodes {
@@ -78,6 +86,7 @@ func Sinfo(w io.Writer, parts []*pb.Partition, nodes []*pb.Node, l Layout, o Sin
 			}
 		}
 		rows = groupNodes(nil, in, l, cols, o.PerNode)
+		sortByState(rows)
 	}
 	for _, p := range parts {
 		if !scoped {
@@ -92,14 +101,75 @@ func Sinfo(w io.Writer, parts []*pb.Partition, nodes []*pb.Node, l Layout, o Sin
 		if len(in) == 0 && o.ShowEmpty {
 			rows = append(rows, nodeGroup{part: p})
 		}
-		rows = append(rows, groupNodes(p, in, l, cols, o.PerNode)...)
+		groups := groupNodes(p, in, l, cols, o.PerNode)
+		sortByState(groups)
+		rows = append(rows, groups...)
+	}
+	if o.PerNode {
+		// sinfo -N sorts by node name only; stable, so a node in several
+		// partitions keeps their order.
+		slices.SortStableFunc(rows, func(a, b nodeGroup) int { return naturalCompare(groupName(a), groupName(b)) })
+	}
+	if o.Date && !o.NoHeader {
+		if _, err := io.WriteString(w, o.dateLine()); err != nil {
+			return err
+		}
 	}
 	return table(w, l, cols, rows, !o.NoHeader)
 }
 
+// sortByState orders groups by Slurm's node state number, highest first
+// (sinfo's default "-t" key), keeping the order of equal ones.
+func sortByState(gs []nodeGroup) {
+	state := func(g nodeGroup) int {
+		if len(g.nodes) == 0 {
+			return -1
+		}
+		return slurmNodeState(g.nodes[0])
+	}
+	slices.SortStableFunc(gs, func(a, b nodeGroup) int { return cmp.Compare(state(b), state(a)) })
+}
+
+func groupName(g nodeGroup) string {
+	if len(g.nodes) == 0 {
+		return ""
+	}
+	return g.nodes[0].GetName()
+}
+
+// naturalCompare orders names with their digit runs compared as numbers
+// ("n2" before "n10"), as sinfo orders node names.
+func naturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digitRun(a), digitRun(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if c := cmp.Or(cmp.Compare(len(na), len(nb)), strings.Compare(na, nb)); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// digitRun is the length of the run of ASCII digits s starts with.
+func digitRun(s string) int {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
+}
+
 func hasReason(n *pb.Node) bool {
 	s := NodeStateLong(n)
-	return n.GetReason() != "" || strings.HasPrefix(s, "DOWN") || strings.HasPrefix(s, "DRAIN")
+	return n.GetReason() != "" || strings.HasPrefix(s, "down") || strings.HasPrefix(s, "drain")
 }
 
 // groupNodes merges nodes whose non-aggregate fields print the same, in
@@ -176,6 +246,20 @@ func sinfoColumns(e Env) map[byte]column[nodeGroup] {
 		'T': {"STATE", first(NodeStateLong)},
 		'c': {"CPUS", first(func(n *pb.Node) string { return strconv.Itoa(int(n.GetCpus())) })},
 		'm': {"MEMORY", first(func(n *pb.Node) string { return strconv.FormatInt(n.GetMemoryMb(), 10) })},
+		'z': {"S:C:T", first(func(n *pb.Node) string {
+			s, c, t, ok := nodeSCT(n)
+			if !ok {
+				return "N/A"
+			}
+			return fmt.Sprintf("%d:%d:%d", s, c, t)
+		})},
+		'X': {"SOCKETS", first(sctPart(0))},
+		'Y': {"CORES", first(sctPart(1))},
+		'Z': {"THREADS", first(sctPart(2))},
+		// Parity tracks no scratch disk or scheduling weight: Slurm's
+		// defaults (TmpDisk=0, Weight=1).
+		'd': {"TMP_DISK", first(func(*pb.Node) string { return "0" })},
+		'w': {"WEIGHT", first(func(*pb.Node) string { return "1" })},
 		'G': {"GRES", first(func(n *pb.Node) string { return cmp.Or(NodeGRES(n), "(null)") })},
 		'f': {"AVAIL_FEATURES", first(func(n *pb.Node) string { return orNull(strings.Join(n.GetFeatures(), ",")) })},
 		'b': {"ACTIVE_FEATURES", first(func(n *pb.Node) string { return orNull(strings.Join(n.GetFeatures(), ",")) })},
@@ -187,11 +271,45 @@ func sinfoColumns(e Env) map[byte]column[nodeGroup] {
 	}
 }
 
+// nodeSCT is a node's sockets, cores per socket and threads per core:
+// as the controller reports them from the agent's registration, else from
+// the inventory when the controller sent it, else Slurm's
+// default for a node configured with a CPU count alone (each CPU a socket
+// of one single-threaded core). ok is false when nothing is known.
+func nodeSCT(n *pb.Node) (sockets, cores, threads int, ok bool) {
+	if n.GetSockets() > 0 {
+		return int(n.GetSockets()), int(max(n.GetCoresPerSocket(), 1)), int(max(n.GetThreadsPerCore(), 1)), true
+	}
+	h := n.GetInventory().GetHost()
+	if s, c := int(h.GetSockets()), int(h.GetCores()); s > 0 && c > 0 {
+		cpus := int(n.GetCpus())
+		if set, err := topology.ParseCPUList(h.GetCpus()); err == nil && set.Count() > 0 {
+			cpus = set.Count()
+		}
+		return s, max(c/s, 1), max(cpus/c, 1), true
+	}
+	if cpus := int(n.GetCpus()); cpus > 0 {
+		return cpus, 1, 1, true
+	}
+	return 0, 0, 0, false
+}
+
+// sctPart renders one of nodeSCT's numbers (0 sockets, 1 cores, 2 threads).
+func sctPart(i int) func(*pb.Node) string {
+	return func(n *pb.Node) string {
+		s, c, t, ok := nodeSCT(n)
+		if !ok {
+			return "N/A"
+		}
+		return strconv.Itoa([]int{s, c, t}[i])
+	}
+}
+
 // unavailable reports a node that takes no new work (down, drained,
 // unknown, not responding): sinfo counts its free CPUs as "other".
 func unavailable(n *pb.Node) bool {
 	s := NodeStateLong(n)
-	return strings.HasPrefix(s, "DOWN") || strings.HasPrefix(s, "DRAIN") || strings.HasPrefix(s, "UNKNOWN") || strings.HasSuffix(s, "*")
+	return strings.HasPrefix(s, "down") || strings.HasPrefix(s, "drain") || strings.HasPrefix(s, "unknown") || strings.HasSuffix(s, "*")
 }
 
 func cpuCounts(g nodeGroup) string {

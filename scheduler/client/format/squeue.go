@@ -26,6 +26,8 @@ const (
 type SqueueOptions struct {
 	Env
 	NoHeader bool
+	// Date prints the current time above the header, as squeue -l does.
+	Date bool
 }
 
 // ParseSqueueFormat reads an squeue -o format.
@@ -35,6 +37,11 @@ func ParseSqueueFormat(spec string) (Layout, error) {
 
 // Squeue writes jobs through an squeue layout, in the order given.
 func Squeue(w io.Writer, jobs []*pb.Job, l Layout, o SqueueOptions) error {
+	if o.Date && !o.NoHeader {
+		if _, err := io.WriteString(w, o.dateLine()); err != nil {
+			return err
+		}
+	}
 	return table(w, l, jobColumns(o.Env), jobs, !o.NoHeader)
 }
 

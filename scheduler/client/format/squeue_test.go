@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSqueueDefaultLayout(t *testing.T) {
@@ -91,6 +92,37 @@ func TestSqueueStartLayoutAndOrder(t *testing.T) {
 	out := lines(b.String())
 	mustEqual(t, "header", strings.Join(cells(out[0]), " "), "JOBID PARTITION NAME USER ST START_TIME NODES SCHEDNODES NODELIST(REASON)")
 	mustEqual(t, "row 12", strings.Join(cells(out[2]), " "), "12 gpu train-ll alice PD 2025-06-02T12:00:00 1 (null) (Resources)")
+}
+
+func TestSqueueLongPrintsTheDate(t *testing.T) {
+	l, err := ParseSqueueFormat(SqueueLong)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header := "             JOBID PARTITION     NAME     USER    STATE       TIME TIME_LIMI  NODES NODELIST(REASON)"
+	cases := []struct {
+		name string
+		o    SqueueOptions
+		want []string // the first two lines
+	}{
+		// ctime(3)'s form, in the Env's zone, as squeue -l prints it.
+		{"-l", SqueueOptions{Env: env, Date: true}, []string{"Mon Jun  2 11:00:00 2025", header}},
+		{"-l, another zone", SqueueOptions{Env: Env{Now: env.Now, Loc: time.FixedZone("EST", -5*3600)}, Date: true},
+			[]string{"Mon Jun  2 06:00:00 2025", header}},
+		{"no -l", SqueueOptions{Env: env}, []string{header, "                 7       gpu      ddp      bob  RUNNING    2:00:30 1-01:00:0      2 n[001-002]"}},
+		{"-h -l: neither date nor header", SqueueOptions{Env: env, Date: true, NoHeader: true},
+			[]string{"                 7       gpu      ddp      bob  RUNNING    2:00:30 1-01:00:0      2 n[001-002]", ""}},
+	}
+	for _, c := range cases {
+		var b strings.Builder
+		if err := Squeue(&b, testJobs()[1:2], l, c.o); err != nil {
+			t.Fatal(err)
+		}
+		got := append(strings.Split(b.String(), "\n"), "")[:2]
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
+		}
+	}
 }
 
 func TestParseSqueueFormatErrors(t *testing.T) {

@@ -77,11 +77,12 @@ func SplitList(values []string) []string {
 	return out
 }
 
-// nodeLongStates maps sinfo's compact node states to the long forms (%T).
+// nodeLongStates maps sinfo's compact node states to the long forms (%T),
+// lower case as sinfo prints them (scontrol's State= stays upper case).
 var nodeLongStates = map[string]string{
-	"idle": "IDLE", "mix": "MIXED", "alloc": "ALLOCATED", "drng": "DRAINING", "drain": "DRAINED",
-	"down": "DOWN", "unk": "UNKNOWN", "comp": "COMPLETING", "fail": "FAIL", "failg": "FAILING",
-	"maint": "MAINT", "resv": "RESERVED", "plnd": "PLANNED", "futr": "FUTURE", "inval": "INVAL",
+	"idle": "idle", "mix": "mixed", "alloc": "allocated", "drng": "draining", "drain": "drained",
+	"down": "down", "unk": "unknown", "comp": "completing", "fail": "fail", "failg": "failing",
+	"maint": "maint", "resv": "reserved", "plnd": "planned", "futr": "future", "inval": "inval",
 }
 
 // NodeState is sinfo's one-word compact state (%t): the controller's
@@ -108,7 +109,7 @@ func NodeState(n *pb.Node) string {
 	return s
 }
 
-// NodeStateLong is sinfo's long state (%T): "DRAINING", "IDLE*".
+// NodeStateLong is sinfo's long state (%T): "draining", "idle*".
 func NodeStateLong(n *pb.Node) string {
 	s := NodeState(n)
 	base, suffix := s, ""
@@ -118,7 +119,51 @@ func NodeStateLong(n *pb.Node) string {
 	if l, ok := nodeLongStates[base]; ok {
 		return l + suffix
 	}
-	return strings.ToUpper(s)
+	return strings.ToLower(s)
+}
+
+// Slurm's numeric node_state: a base state in the low bits and flag bits
+// above it. sinfo sorts its lines by this number, so Parity computes it to
+// order rows the same way.
+const (
+	slurmUnknown   = 0
+	slurmDown      = 1
+	slurmIdle      = 2
+	slurmAllocated = 3
+	slurmMixed     = 5
+	slurmFuture    = 6
+)
+
+var slurmBaseStates = map[string]int{
+	"UNKNOWN": slurmUnknown, "DOWN": slurmDown, "IDLE": slurmIdle, "ALLOCATED": slurmAllocated,
+	"MIXED": slurmMixed, "FUTURE": slurmFuture,
+}
+
+var slurmStateFlags = map[string]int{
+	"RESERVED": 0x20, "DRAIN": 0x200, "COMPLETING": 0x400, "NOT_RESPONDING": 0x800,
+	"NO_RESPOND": 0x800, "FAIL": 0x2000, "MAINT": 0x8000,
+}
+
+// slurmNodeState is the node's state as Slurm's node_state number: base
+// state (a partly used node counts as mixed, as sinfo makes it) or'ed
+// with the flag bits.
+func slurmNodeState(n *pb.Node) int {
+	base := strings.ToUpper(n.GetState())
+	v := slurmBaseStates[base]
+	alloc := n.GetAllocCpus()
+	partly := alloc > 0 && alloc < n.GetCpus() && (base == "IDLE" || base == "ALLOCATED")
+	if partly || strings.HasPrefix(n.GetDisplayState(), "mix") {
+		v = slurmMixed
+	}
+	for _, f := range n.GetFlags() {
+		v |= slurmStateFlags[strings.ToUpper(f)]
+	}
+	// The controller marks a node that never registered with "*" in its
+	// display state only; Slurm sets NOT_RESPONDING on such a node.
+	if strings.HasSuffix(NodeState(n), "*") {
+		v |= slurmStateFlags["NOT_RESPONDING"]
+	}
+	return v
 }
 
 // NodeStateFull is scontrol's State=: the base state and every flag joined

@@ -77,3 +77,18 @@ func (e Env) loc() *time.Location {
 	}
 	return e.Loc
 }
+
+// now is the Env's time, or the clock's when the Env has none.
+func (e Env) now() time.Time {
+	if e.Now.IsZero() {
+		return time.Now()
+	}
+	return e.Now
+}
+
+// CtimeLayout is C's ctime(3) form, which sinfo -l and squeue -l print on
+// the line above their header.
+const CtimeLayout = "Mon Jan _2 15:04:05 2006"
+
+// dateLine is that line: now in the Env's zone.
+func (e Env) dateLine() string { return e.now().In(e.loc()).Format(CtimeLayout) + "\n" }
