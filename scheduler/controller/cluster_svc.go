@@ -1,8 +1,10 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"slices"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -45,13 +47,16 @@ func (s *clusterService) Info(ctx context.Context, _ *pb.InfoRequest) (*pb.Clust
 	for _, p := range c.cfg.Partitions {
 		pp := &pb.Partition{Name: p.Name, Nodes: p.Nodes, Default: p.Default, MaxTimeSeconds: int64(p.MaxTime.Seconds()),
 			DefaultTimeSeconds: int64(p.DefaultTime.Seconds()), State: "up", TotalNodes: int32(len(p.NodeNames)),
-			PriorityTier: int32(p.PriorityTier), PriorityJobFactor: int32(p.PriorityJobFactor), NodeNames: p.NodeNames}
+			PriorityTier: int32(p.PriorityTier), PriorityJobFactor: int32(p.PriorityJobFactor), NodeNames: p.NodeNames,
+			MinNodes: int32(p.MinNodes), MaxNodes: int32(p.MaxNodes), DefMemPerCpuMb: p.DefMemPerCPU, BillingWeights: p.BillingWeights,
+			PreemptMode: c.preemptModeText(), GraceTimeSeconds: int64(c.cfg.Scheduler.PreemptGraceTime.Seconds())}
 		if p.Down {
 			pp.State = "down"
 		}
 		for _, n := range p.NodeNames {
 			if np := nodeState[n]; np != nil {
 				pp.TotalCpus += np.GetCpus()
+				pp.TotalMemoryMb += np.GetMemoryMb()
 				pp.TotalGpus += int32(len(np.GetGpus()))
 			}
 		}
@@ -105,4 +110,13 @@ func (s *clusterService) Priority(ctx context.Context, req *pb.PriorityRequest) 
 func (s *clusterService) WhoAmI(ctx context.Context, _ *pb.WhoAmIRequest) (*pb.Identity, error) {
 	id := caller(ctx)
 	return &pb.Identity{User: id.User, Role: string(id.Role), Node: id.Node}, nil
+}
+
+// preemptModeText is PreemptMode as scontrol shows it: OFF without a
+// preemption type, else the mode in upper case.
+func (c *Controller) preemptModeText() string {
+	if c.cfg.Scheduler.PreemptType == "" {
+		return "OFF"
+	}
+	return strings.ToUpper(cmp.Or(c.cfg.Scheduler.PreemptMode, "off"))
 }

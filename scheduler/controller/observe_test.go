@@ -107,6 +107,11 @@ func TestClusterInfo(t *testing.T) {
 	if info.GetName() != "test" || len(info.GetPartitions()) != 2 || info.GetPartitions()[0].GetTotalGpus() != 4 || info.GetNextJobId() != 0 {
 		t.Fatalf("info for a user: %v", info)
 	}
+	// scontrol show partition's totals and settings: n1 registered 64 GiB;
+	// no preemption is configured.
+	if gpu := info.GetPartitions()[0]; gpu.GetTotalMemoryMb() != 64<<10 || gpu.GetPreemptMode() != "OFF" || gpu.GetPriorityTier() != 1 {
+		t.Fatalf("partition gpu: memory %d MB, preempt mode %q, tier %d; want 65536, OFF, 1", gpu.GetTotalMemoryMb(), gpu.GetPreemptMode(), gpu.GetPriorityTier())
+	}
 	if info.GetJobsByState()[StatePending] != 0 {
 		t.Fatal("bob counts alice's jobs")
 	}

@@ -73,8 +73,17 @@ type Partition struct {
 	PriorityTier       int32                  `protobuf:"varint,10,opt,name=priority_tier,json=priorityTier,proto3" json:"priority_tier,omitempty"`
 	PriorityJobFactor  int32                  `protobuf:"varint,11,opt,name=priority_job_factor,json=priorityJobFactor,proto3" json:"priority_job_factor,omitempty"`
 	NodeNames          []string               `protobuf:"bytes,12,rep,name=node_names,json=nodeNames,proto3" json:"node_names,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	MinNodes           int32                  `protobuf:"varint,13,opt,name=min_nodes,json=minNodes,proto3" json:"min_nodes,omitempty"`
+	MaxNodes           int32                  `protobuf:"varint,14,opt,name=max_nodes,json=maxNodes,proto3" json:"max_nodes,omitempty"`                         // 0 = unlimited
+	DefMemPerCpuMb     int64                  `protobuf:"varint,15,opt,name=def_mem_per_cpu_mb,json=defMemPerCpuMb,proto3" json:"def_mem_per_cpu_mb,omitempty"` // 0 = none
+	TotalMemoryMb      int64                  `protobuf:"varint,16,opt,name=total_memory_mb,json=totalMemoryMb,proto3" json:"total_memory_mb,omitempty"`
+	// preempt_mode and grace_time_seconds are the cluster's preemption
+	// settings as they apply to the partition's jobs ("OFF", "REQUEUE").
+	PreemptMode      string `protobuf:"bytes,17,opt,name=preempt_mode,json=preemptMode,proto3" json:"preempt_mode,omitempty"`
+	GraceTimeSeconds int64  `protobuf:"varint,18,opt,name=grace_time_seconds,json=graceTimeSeconds,proto3" json:"grace_time_seconds,omitempty"`
+	BillingWeights   string `protobuf:"bytes,19,opt,name=billing_weights,json=billingWeights,proto3" json:"billing_weights,omitempty"` // TRESBillingWeights as configured
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Partition) Reset() {
@@ -189,6 +198,55 @@ func (x *Partition) GetNodeNames() []string {
 		return x.NodeNames
 	}
 	return nil
+}
+
+func (x *Partition) GetMinNodes() int32 {
+	if x != nil {
+		return x.MinNodes
+	}
+	return 0
+}
+
+func (x *Partition) GetMaxNodes() int32 {
+	if x != nil {
+		return x.MaxNodes
+	}
+	return 0
+}
+
+func (x *Partition) GetDefMemPerCpuMb() int64 {
+	if x != nil {
+		return x.DefMemPerCpuMb
+	}
+	return 0
+}
+
+func (x *Partition) GetTotalMemoryMb() int64 {
+	if x != nil {
+		return x.TotalMemoryMb
+	}
+	return 0
+}
+
+func (x *Partition) GetPreemptMode() string {
+	if x != nil {
+		return x.PreemptMode
+	}
+	return ""
+}
+
+func (x *Partition) GetGraceTimeSeconds() int64 {
+	if x != nil {
+		return x.GraceTimeSeconds
+	}
+	return 0
+}
+
+func (x *Partition) GetBillingWeights() string {
+	if x != nil {
+		return x.BillingWeights
+	}
+	return ""
 }
 
 type ClusterInfo struct {
@@ -1110,7 +1168,7 @@ var File_parity_v1_cluster_proto protoreflect.FileDescriptor
 const file_parity_v1_cluster_proto_rawDesc = "" +
 	"\n" +
 	"\x17parity/v1/cluster.proto\x12\tparity.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15parity/v1/types.proto\"\r\n" +
-	"\vInfoRequest\"\x94\x03\n" +
+	"\vInfoRequest\"\x9c\x05\n" +
 	"\tPartition\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05nodes\x18\x02 \x01(\tR\x05nodes\x12\x18\n" +
@@ -1128,7 +1186,14 @@ const file_parity_v1_cluster_proto_rawDesc = "" +
 	" \x01(\x05R\fpriorityTier\x12.\n" +
 	"\x13priority_job_factor\x18\v \x01(\x05R\x11priorityJobFactor\x12\x1d\n" +
 	"\n" +
-	"node_names\x18\f \x03(\tR\tnodeNames\"\xa7\x05\n" +
+	"node_names\x18\f \x03(\tR\tnodeNames\x12\x1b\n" +
+	"\tmin_nodes\x18\r \x01(\x05R\bminNodes\x12\x1b\n" +
+	"\tmax_nodes\x18\x0e \x01(\x05R\bmaxNodes\x12*\n" +
+	"\x12def_mem_per_cpu_mb\x18\x0f \x01(\x03R\x0edefMemPerCpuMb\x12&\n" +
+	"\x0ftotal_memory_mb\x18\x10 \x01(\x03R\rtotalMemoryMb\x12!\n" +
+	"\fpreempt_mode\x18\x11 \x01(\tR\vpreemptMode\x12,\n" +
+	"\x12grace_time_seconds\x18\x12 \x01(\x03R\x10graceTimeSeconds\x12'\n" +
+	"\x0fbilling_weights\x18\x13 \x01(\tR\x0ebillingWeights\"\xa7\x05\n" +
 	"\vClusterInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x124\n" +

@@ -113,30 +113,3 @@ func allocNodeTRES(n *pb.Node, gpus int) string {
 	}
 	return nodeTRES(int(n.GetAllocCpus()), n.GetAllocMemoryMb(), gpus)
 }
-
-// ShowPartitions writes partitions as scontrol show partition does.
-func ShowPartitions(w io.Writer, parts []*pb.Partition, o ShowOptions) error {
-	recs := make([]record, len(parts))
-	for i, p := range parts {
-		def := "NONE"
-		if p.GetDefaultTimeSeconds() > 0 {
-			def = Clock(p.GetDefaultTimeSeconds())
-		}
-		tres := "cpu=" + strconv.Itoa(int(p.GetTotalCpus())) + ",node=" + strconv.Itoa(int(p.GetTotalNodes()))
-		if p.GetTotalGpus() > 0 {
-			tres += ",gres/gpu=" + strconv.Itoa(int(p.GetTotalGpus()))
-		}
-		recs[i] = record{
-			{{"PartitionName", p.GetName()}},
-			{{"AllowGroups", "ALL"}, {"AllowAccounts", "ALL"}, {"AllowQos", "ALL"}},
-			{{"Default", map[bool]string{true: "YES", false: "NO"}[p.GetDefault()]}},
-			{{"DefaultTime", def}, {"MaxTime", limitKV(p.GetMaxTimeSeconds())}},
-			{{"Nodes", orNull(p.GetNodes())}},
-			{{"PriorityJobFactor", strconv.Itoa(int(p.GetPriorityJobFactor()))}, {"PriorityTier", strconv.Itoa(int(p.GetPriorityTier()))}},
-			{{"State", strings.ToUpper(cmp.Or(p.GetState(), "up"))}, {"TotalCPUs", strconv.Itoa(int(p.GetTotalCpus()))},
-				{"TotalNodes", strconv.Itoa(int(p.GetTotalNodes()))}},
-			{{"TRES", tres}},
-		}
-	}
-	return writeRecords(w, recs, o.OneLiner)
-}

@@ -169,3 +169,41 @@ func TestShowNodeAndPartition(t *testing.T) {
 		t.Errorf("first line = %q", keys)
 	}
 }
+
+// TestShowPartitionAsSlurm: every key of Slurm 22.05's record, in its order
+// (the real one for partition gpu of four 16-CPU nodes, less billing).
+func TestShowPartitionAsSlurm(t *testing.T) {
+	p := &pb.Partition{Name: "gpu", Nodes: "n[1-4]", Default: true, State: "up", TotalNodes: 4, TotalCpus: 64,
+		TotalMemoryMb: 256000, PriorityTier: 1, PriorityJobFactor: 1, PreemptMode: "OFF"}
+	var b strings.Builder
+	if err := ShowPartitions(&b, []*pb.Partition{p}, ShowOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := `PartitionName=gpu
+   AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL
+   AllocNodes=ALL Default=YES QoS=N/A
+   DefaultTime=NONE DisableRootJobs=NO ExclusiveUser=NO GraceTime=0 Hidden=NO
+   MaxNodes=UNLIMITED MaxTime=UNLIMITED MinNodes=0 LLN=NO MaxCPUsPerNode=UNLIMITED
+   Nodes=n[1-4]
+   PriorityJobFactor=1 PriorityTier=1 RootOnly=NO ReqResv=NO OverSubscribe=NO
+   OverTimeLimit=NONE PreemptMode=OFF
+   State=UP TotalCPUs=64 TotalNodes=4 SelectTypeParameters=NONE
+   JobDefaults=(null)
+   DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED
+   TRES=cpu=64,mem=250G,node=4
+
+`
+	if b.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
+	}
+	b.Reset()
+	p.MaxNodes, p.MinNodes, p.DefMemPerCpuMb, p.BillingWeights, p.PreemptMode, p.GraceTimeSeconds = 2, 1, 4000, "CPU=1.0,GRES/gpu=2.0", "REQUEUE", 30
+	if err := ShowPartitions(&b, []*pb.Partition{p}, ShowOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got := pairs(t, b.String(), false)[0]
+	for k, v := range map[string]string{"MaxNodes": "2", "MinNodes": "1", "DefMemPerCPU": "4000", "TRESBillingWeights": "CPU=1.0,GRES/gpu=2.0",
+		"PreemptMode": "REQUEUE", "GraceTime": "30"} {
+		mustEqual(t, k, got[k], v)
+	}
+}
