@@ -32,9 +32,14 @@ func nodeRecord(n *pb.Node, o ShowOptions) record {
 		}
 	}
 	gres := []kv{{"Gres", cmp.Or(NodeGRES(n), "(null)")}}
+	sockets, cores, threads := "N/A", "N/A", "N/A"
+	if s, c, t, ok := nodeSCT(n); ok {
+		sockets, cores, threads = strconv.Itoa(s), strconv.Itoa(c), strconv.Itoa(t)
+	}
+	cpus := strconv.Itoa(int(n.GetCpus()))
 	r := record{
-		{{"NodeName", n.GetName()}},
-		{{"CPUAlloc", strconv.Itoa(int(n.GetAllocCpus()))}, {"CPUTot", strconv.Itoa(int(n.GetCpus()))}},
+		{{"NodeName", n.GetName()}, {"CoresPerSocket", cores}},
+		{{"CPUAlloc", strconv.Itoa(int(n.GetAllocCpus()))}, {"CPUEfctv", cpus}, {"CPUTot", cpus}},
 		{{"AvailableFeatures", features}},
 		{{"ActiveFeatures", features}},
 		gres,
@@ -45,8 +50,10 @@ func nodeRecord(n *pb.Node, o ShowOptions) record {
 	}
 	r = append(r,
 		[]kv{{"NodeAddr", n.GetName()}, {"NodeHostName", n.GetName()}},
-		[]kv{{"RealMemory", strconv.FormatInt(n.GetMemoryMb(), 10)}, {"AllocMem", strconv.FormatInt(n.GetAllocMemoryMb(), 10)}},
-		[]kv{{"State", NodeStateFull(n)}},
+		[]kv{{"RealMemory", strconv.FormatInt(n.GetMemoryMb(), 10)}, {"AllocMem", strconv.FormatInt(n.GetAllocMemoryMb(), 10)},
+			{"Sockets", sockets}, {"Boards", "1"}},
+		// No scratch disk, weight or owner is configured: Slurm's defaults.
+		[]kv{{"State", NodeStateFull(n)}, {"ThreadsPerCore", threads}, {"TmpDisk", "0"}, {"Weight", "1"}, {"Owner", "N/A"}, {"MCS_label", "N/A"}},
 		[]kv{{"Partitions", orNull(strings.Join(n.GetPartitions(), ","))}},
 		[]kv{{"LastHeartbeat", Stamp(n.GetLastHeartbeat(), o.loc(), "None")}},
 		[]kv{{"CfgTRES", nodeTRES(int(n.GetCpus()), n.GetMemoryMb(), topLevel(n.GetGpus()))}},

@@ -207,3 +207,19 @@ func TestShowPartitionAsSlurm(t *testing.T) {
 		mustEqual(t, k, got[k], v)
 	}
 }
+
+// TestShowNodeCPULayout: the keys Slurm prints for a node's CPUs, from the
+// layout its agent registered.
+func TestShowNodeCPULayout(t *testing.T) {
+	n := &pb.Node{Name: "n1", State: "IDLE", Cpus: 16, MemoryMb: 64000, Sockets: 2, CoresPerSocket: 8, ThreadsPerCore: 1}
+	var b strings.Builder
+	if err := ShowNodes(&b, []*pb.Node{n}, ShowOptions{Env: env}); err != nil {
+		t.Fatal(err)
+	}
+	got := pairs(t, b.String(), false)[0]
+	for k, v := range map[string]string{"CoresPerSocket": "8", "Sockets": "2", "ThreadsPerCore": "1", "CPUEfctv": "16", "CPUTot": "16",
+		"Boards": "1", "TmpDisk": "0", "Weight": "1", "Owner": "N/A", "MCS_label": "N/A"} {
+		mustEqual(t, k, got[k], v)
+	}
+	mustEqual(t, "first line", lines(b.String())[0], "NodeName=n1 CoresPerSocket=8")
+}
