@@ -53,6 +53,9 @@ func execFull(path string, argv []string) error {
 }
 
 func run(ctx context.Context, argv []string, stdout, stderr io.Writer, fb fallback) int {
+	if userverbs.SlurmVersion(argv, userverbs.SlurmVerb, stdout, version) {
+		return 0
+	}
 	root := newRootCmd(stdout, stderr)
 	args := userverbs.CompatArgs(argv, userverbs.SlurmVerb)
 	if len(argv) > 0 && !ownCall(root, argv[0], args) {

@@ -29,10 +29,17 @@ import (
 	"github.com/parityhpc/parity/scheduler/jobspec"
 )
 
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
 func main() {
 	// No signal handling: an interrupted submission simply ends, as
 	// sbatch's does, and os/signal's goroutine and thread would cost a
 	// little on every start (the hand-off installs its own).
+	if a := args(os.Args); sbatch.AsksVersion("sbatch", a) {
+		fmt.Println(sbatch.VersionLine(version))
+		return
+	}
 	w := waiter{dir: selfDir, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
 	os.Exit(sbatch.Run(context.Background(), args(os.Args), sbatch.RealEnv(), os.Stdout, os.Stderr, w.handOff))
 }

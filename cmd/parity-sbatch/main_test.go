@@ -163,4 +163,9 @@ func TestBinaryEndToEnd(t *testing.T) {
 			t.Errorf("%q: %v: %s", argv, err, out)
 		}
 	}
+	// Tools ask sbatch its version to learn what they talk to.
+	out, err := exec.Command(filepath.Join(bin, "sbatch"), "--version").CombinedOutput()
+	if err != nil || string(out) != "slurm 22.05.8 (parity dev)\n" {
+		t.Errorf("sbatch --version: %v: %q", err, out)
+	}
 }

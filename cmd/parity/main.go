@@ -44,6 +44,9 @@ func usageError(verb, format string, args ...any) error {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if userverbs.SlurmVersion(args, slurmCompatVerb, stdout, version) {
+		return 0
+	}
 	return userverbs.Execute(ctx, newRootCmd(stdout, stderr), compatArgs(args), stderr)
 }
 

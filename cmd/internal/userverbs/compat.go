@@ -2,11 +2,14 @@ package userverbs
 
 import (
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/parityhpc/parity/cmd/internal/sbatch"
 )
 
 // SlurmVerb maps a Slurm command name the user verbs serve (argv[0]'s
@@ -51,6 +54,21 @@ func CompatArgs(argv []string, verbOf func(string) (string, bool)) []string {
 		return append([]string{verb}, argv[1:]...)
 	}
 	return argv[1:]
+}
+
+// SlurmVersion answers "--version" (or -V, or "scontrol version") when
+// argv[0] is a Slurm name verbOf knows, printing Slurm's version line with
+// Parity's version after it; it reports whether it did.
+func SlurmVersion(argv []string, verbOf func(string) (string, bool), out io.Writer, parityVersion string) bool {
+	if len(argv) == 0 {
+		return false
+	}
+	name := filepath.Base(argv[0])
+	if _, ok := verbOf(name); !ok || !sbatch.AsksVersion(name, argv[1:]) {
+		return false
+	}
+	fmt.Fprintln(out, sbatch.VersionLine(parityVersion))
+	return true
 }
 
 // scontrolArgs is a parsed scontrol command line: options (accepted

@@ -89,6 +89,32 @@ func TestSlurmVerb(t *testing.T) {
 	}
 }
 
+// TestSlurmVersion: a Slurm-named command answers --version as Slurm does
+// (tools parse "slurm X.Y.Z"); parity's own --version and any other call
+// are left to the verbs.
+func TestSlurmVersion(t *testing.T) {
+	cases := []struct {
+		argv []string
+		want bool
+	}{
+		{[]string{"/usr/bin/sbatch", "--version"}, true},
+		{[]string{"squeue", "-V"}, true},
+		{[]string{"scontrol", "version"}, true},
+		{[]string{"sinfo", "version"}, false}, // only scontrol has the word
+		{[]string{"squeue", "-u", "alice", "--version"}, false},
+		{[]string{"parity", "--version"}, false},
+		{[]string{"sinfo"}, false},
+		{nil, false},
+	}
+	for _, c := range cases {
+		var b strings.Builder
+		got := SlurmVersion(c.argv, SlurmVerb, &b, "1.2.3")
+		if got != c.want || (got && b.String() != "slurm 22.05.8 (parity 1.2.3)\n") || (!got && b.Len() > 0) {
+			t.Errorf("SlurmVersion(%q) = %v, printed %q", c.argv, got, b.String())
+		}
+	}
+}
+
 func TestParseScontrol(t *testing.T) {
 	cases := []struct {
 		words             []string
