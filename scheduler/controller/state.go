@@ -10,6 +10,7 @@ import (
 	"github.com/parityhpc/parity/scheduler/jobspec"
 	"github.com/parityhpc/parity/scheduler/policy"
 	"github.com/parityhpc/parity/scheduler/workflow"
+	"github.com/parityhpc/parity/topology"
 )
 
 // Job states (Slurm's long names).
@@ -95,9 +96,14 @@ type job struct {
 	startSeq, endSeq uint64
 	// steps are the job's steps (srun) in id order.
 	steps []*pb.JobStep
-	// stepGPUs are the GPUs, per node, that each step asked for by count
-	// (held while the step runs; see stepGPUsBusy).
-	stepGPUs map[uint32]map[string][]string
+	// stepHeld is what each step holds while it runs (see planStep).
+	stepHeld map[uint32]heldResources
+}
+
+// heldResources are the CPUs and GPUs, per node, one step holds.
+type heldResources struct {
+	cpus map[string]topology.CPUSet
+	gpus map[string][]string
 }
 
 // node is the in-memory record of one configured node.

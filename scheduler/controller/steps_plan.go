@@ -22,9 +22,17 @@ type stepPart struct {
 	tasks   int
 	cpus    topology.CPUSet
 	devices []string
+	// ownsCPUs: cpus are the step's own while it runs (not --overlap);
 	// ownsGPUs: the step asked for a GPU count, so devices are its own
 	// while it runs (else it shares the job's).
-	ownsGPUs bool
+	ownsCPUs, ownsGPUs bool
+}
+
+// stepHolds are what a job's running steps hold, per node: CPUs (every
+// step but an --overlap one) and GPUs (those asked for by count).
+type stepHolds struct {
+	cpus map[string]topology.CPUSet
+	gpus map[string]map[string]bool
 }
 
 // planStep places a step within a job's allocation as srun does: the
@@ -34,12 +42,14 @@ type stepPart struct {
 // share. Unset counts give a task node's whole share. Errors name the
 // option and value that do not fit.
 //
-// GPUs a step asks for by count are its own while it runs, as in Slurm:
-// busy holds, per node, those other running steps asked for, and the step
-// takes free ones or fails with errStepBusy (srun waits and retries). A
-// step that asks for no GPU count shares all of the job's, as CPUs are
-// shared (srun --overlap).
-func planStep(alloc []core.NodeAlloc, r *pb.StepRequest, busy map[string]map[string]bool) ([]stepPart, error) {
+// CPUs are held as in Slurm 22.05: a step takes every CPU the job holds
+// on a node, or with -c or --exact only -c × tasks of them (one per task
+// without -c), and keeps them from the job's other steps while it runs;
+// with --overlap it shares them and holds none. GPUs a step asks for by
+// count are its own too; a step asking for no GPU count shares the job's.
+// held is what the job's other running steps hold; a step that fits the
+// job but not beside them fails with errStepBusy (srun waits and retries).
+func planStep(alloc []core.NodeAlloc, r *pb.StepRequest, held stepHolds) ([]stepPart, error) {
 	if len(alloc) == 0 {
 		return nil, fmt.Errorf("the job holds no nodes")
 	}
@@ -89,16 +99,13 @@ func planStep(alloc []core.NodeAlloc, r *pb.StepRequest, busy map[string]map[str
 	first := 0
 	for i, n := range counts {
 		a := alloc[i]
-		p := stepPart{alloc: i, node: a.Node, first: first, tasks: n, cpus: a.CPUs, devices: a.Devices}
+		p := stepPart{alloc: i, node: a.Node, first: first, tasks: n, devices: a.Devices}
 		first += n
-		if cpt := int(r.GetCpusPerTask()); cpt > 0 {
-			need := cpt * n
-			ids := a.CPUs.List()
-			if need > len(ids) {
-				return nil, fmt.Errorf("--cpus-per-task=%d × %d task(s) needs %d CPUs on %s; the job holds %d there", cpt, n, need, a.Node, len(ids))
-			}
-			p.cpus = topology.NewCPUSet(ids[:need]...)
+		cpus, err := stepCPUs(a, n, r, held.cpus[a.Node])
+		if err != nil {
+			return nil, err
 		}
+		p.cpus, p.ownsCPUs = cpus, !r.GetOverlap()
 		need, what := len(a.Devices), ""
 		switch {
 		case r.GetGpusPerTask() > 0:
@@ -111,7 +118,7 @@ func planStep(alloc []core.NodeAlloc, r *pb.StepRequest, busy map[string]map[str
 		}
 		p.devices = a.Devices[:need]
 		if p.ownsGPUs = what != ""; p.ownsGPUs {
-			free := slices.DeleteFunc(slices.Clone(a.Devices), func(d string) bool { return busy[a.Node][d] })
+			free := slices.DeleteFunc(slices.Clone(a.Devices), func(d string) bool { return held.gpus[a.Node][d] })
 			if need > len(free) {
 				return nil, fmt.Errorf("%w: %s needs %d GPU(s) on %s; other steps hold %d of the job's %d there",
 					errStepBusy, what, need, a.Node, len(a.Devices)-len(free), len(a.Devices))
@@ -123,28 +130,81 @@ func planStep(alloc []core.NodeAlloc, r *pb.StepRequest, busy map[string]map[str
 	return parts, nil
 }
 
+// stepCPUs picks a step's CPUs on one node of the job's allocation a for
+// n tasks, beside the CPUs other running steps hold there (busy).
+func stepCPUs(a core.NodeAlloc, n int, r *pb.StepRequest, busy topology.CPUSet) (topology.CPUSet, error) {
+	cpt := int(r.GetCpusPerTask())
+	if cpt == 0 && !r.GetExact() {
+		// Every CPU of the job on the node.
+		if taken := a.CPUs.Intersect(busy); !r.GetOverlap() && taken.Count() > 0 {
+			return topology.CPUSet{}, fmt.Errorf("%w: the step takes every CPU the job holds on %s (no -c or --exact); other steps hold %d of its %d there",
+				errStepBusy, a.Node, taken.Count(), a.CPUs.Count())
+		}
+		return a.CPUs, nil
+	}
+	what := fmt.Sprintf("--cpus-per-task=%d × %d task(s)", cpt, n)
+	if cpt == 0 {
+		cpt, what = 1, fmt.Sprintf("--exact: %d task(s)", n)
+	}
+	need, ids := cpt*n, a.CPUs.List()
+	if need > len(ids) {
+		return topology.CPUSet{}, fmt.Errorf("%s needs %d CPUs on %s; the job holds %d there", what, need, a.Node, len(ids))
+	}
+	if r.GetOverlap() {
+		return topology.NewCPUSet(ids[:need]...), nil
+	}
+	free := slices.DeleteFunc(ids, busy.Contains)
+	if need > len(free) {
+		return topology.CPUSet{}, fmt.Errorf("%w: %s needs %d CPUs on %s; other steps hold %d of the job's %d there",
+			errStepBusy, what, need, a.Node, len(ids)-len(free), len(ids))
+	}
+	return topology.NewCPUSet(free[:need]...), nil
+}
+
 // errStepBusy: the step fits the job but not beside its running steps
 // (Slurm: "Requested nodes are busy"); srun retries until it fits.
 var errStepBusy = errors.New("Requested nodes are busy")
 
-// stepGPUsBusy are the GPUs, per node, that the job's running steps asked
-// for by count and so hold.
-func stepGPUsBusy(j *job) map[string]map[string]bool {
-	busy := map[string]map[string]bool{}
-	for no, held := range j.stepGPUs {
+// runningStepHolds is what the job's running steps hold, per node.
+func runningStepHolds(j *job) stepHolds {
+	h := stepHolds{cpus: map[string]topology.CPUSet{}, gpus: map[string]map[string]bool{}}
+	for no, held := range j.stepHeld {
 		if int(no) >= len(j.steps) || j.steps[no].GetState() != StateRunning {
 			continue
 		}
-		for node, devs := range held {
-			if busy[node] == nil {
-				busy[node] = map[string]bool{}
+		for node, cpus := range held.cpus {
+			h.cpus[node] = h.cpus[node].Union(cpus)
+		}
+		for node, devs := range held.gpus {
+			if h.gpus[node] == nil {
+				h.gpus[node] = map[string]bool{}
 			}
 			for _, d := range devs {
-				busy[node][d] = true
+				h.gpus[node][d] = true
 			}
 		}
 	}
-	return busy
+	return h
+}
+
+// heldBy is what a step placed as parts holds while it runs.
+func heldBy(parts []stepPart) heldResources {
+	var h heldResources
+	for _, p := range parts {
+		if p.ownsCPUs {
+			if h.cpus == nil {
+				h.cpus = map[string]topology.CPUSet{}
+			}
+			h.cpus[p.node] = p.cpus
+		}
+		if p.ownsGPUs {
+			if h.gpus == nil {
+				h.gpus = map[string][]string{}
+			}
+			h.gpus[p.node] = p.devices
+		}
+	}
+	return h
 }
 
 func sum(xs []int) int {

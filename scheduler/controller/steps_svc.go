@@ -102,7 +102,7 @@ func (c *Controller) startStepLocked(id auth.Identity, r *pb.StepRequest) (start
 	if j.state != StateRunning {
 		return startedStep{}, status.Errorf(codes.FailedPrecondition, "job %d is %s: steps run only in a RUNNING job", r.GetJobId(), j.state)
 	}
-	parts, err := planStep(j.core.Alloc, r, stepGPUsBusy(j))
+	parts, err := planStep(j.core.Alloc, r, runningStepHolds(j))
 	if errors.Is(err, errStepBusy) {
 		return startedStep{}, status.Errorf(codes.ResourceExhausted, "step creation temporarily disabled in job %d: %v", r.GetJobId(), err)
 	}
@@ -110,15 +110,11 @@ func (c *Controller) startStepLocked(id auth.Identity, r *pb.StepRequest) (start
 		return startedStep{}, status.Errorf(codes.InvalidArgument, "step in job %d: %v", r.GetJobId(), err)
 	}
 	stepNo := uint32(len(j.steps))
-	if parts[0].ownsGPUs { // one request: every node's part owns, or none
-		held := map[string][]string{}
-		for _, p := range parts {
-			held[p.node] = p.devices
+	if h := heldBy(parts); h.cpus != nil || h.gpus != nil {
+		if j.stepHeld == nil {
+			j.stepHeld = map[uint32]heldResources{}
 		}
-		if j.stepGPUs == nil {
-			j.stepGPUs = map[uint32]map[string][]string{}
-		}
-		j.stepGPUs[stepNo] = held
+		j.stepHeld[stepNo] = h
 	}
 	rec := j.record()
 	rec.Steps = nil
@@ -283,7 +279,7 @@ func (c *Controller) finishStep(jobID uint64, stepNo uint32, state, reason strin
 		steps := slices.Clone(j.steps)
 		steps[stepNo] = upd
 		j.steps = steps
-		delete(j.stepGPUs, stepNo)
+		delete(j.stepHeld, stepNo)
 		ev := jobEvent(EventStepEnd, j, "scheduler")
 		ev.Nodes, ev.Reason = upd.GetNodes(), reason
 		ev.Detail = fmt.Sprintf("step %d.%d %s, exit %d:%d", jobID, stepNo, state, exit, sig)

@@ -36,14 +36,21 @@ The tasks' output arrives line by line on srun's stdout and stderr; srun
 exits with the highest task exit code (128+N when a signal N ended one).
 Interrupting srun (Ctrl-C, SIGTERM) cancels the step.
 
-GPUs a step asks for by count (--gpus-per-task, --gpus-per-node) are its
-own while it runs: concurrent steps (srun ... &) get different GPUs, and
-one that finds too few free waits for them ("step creation temporarily
-disabled"). A step that asks for no GPU count shares all of the job's.
+As in Slurm 22.05, a step takes every CPU the job holds on its nodes and
+keeps them while it runs, so a second step started beside it waits ("step
+creation temporarily disabled, retrying"). With -c or --exact a step takes
+only the CPUs it asks for (-c per task, one per task without -c), so
+concurrent steps (srun -n1 --exact ... &) run side by side on different
+CPUs; --overlap shares the job's CPUs with its other steps (e.g. a shell
+beside a running step). GPUs a step asks for by count (--gpus-per-task,
+--gpus-per-node) are its own while it runs too; a step that asks for no GPU
+count shares all of the job's.
 
   -l, --label         prefix each output line with its task number ("0: ")
   --jobid=N           run in job N instead of $SLURM_JOB_ID
-  -u, --unbuffered, --overlap, --exact   accepted; output is always line-buffered
+  --exact             only the CPUs asked for (also $SLURM_EXACT)
+  --overlap           share CPUs with the job's other steps (also $SLURM_OVERLAP)
+  -u, --unbuffered    accepted; output is always line-buffered
   --pty               run the first task on a pseudo-terminal fed by srun's
                       stdin (srun --pty bash); other tasks' stdin is /dev/null
 
@@ -60,8 +67,10 @@ type srunArgs struct {
 	client clientFlags
 	label  bool
 	pty    bool
-	jobID  uint64
-	help   bool
+	// exact and overlap are srun --exact and --overlap (see planStep).
+	exact, overlap bool
+	jobID          uint64
+	help           bool
 	// killCommand is salloc's -K/--kill-command[=signal]: signal the
 	// command when the allocation is revoked; killSignal 0 is the default.
 	killCommand bool
@@ -82,7 +91,11 @@ func parseSrunArgs(verb string, args []string) (srunArgs, error) {
 		switch {
 		case w == "-l" || w == "--label":
 			a.label = true
-		case w == "-u" || w == "--unbuffered" || w == "--overlap" || w == "--exact":
+		case w == "-u" || w == "--unbuffered":
+		case w == "--exact":
+			a.exact = true
+		case w == "--overlap":
+			a.overlap = true
 		case w == "--pty":
 			a.pty = true
 		case w == "-h" || w == "--help" || w == "--usage":
@@ -242,7 +255,10 @@ func runSrun(cmd *cobra.Command, env userEnv, args []string) error {
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("srun: %w", err)}
 	}
+	// SLURM_EXACT and SLURM_OVERLAP are srun's input variables for them.
 	step.Pty = a.pty
+	step.Exact = a.exact || env.getenv("SLURM_EXACT") != ""
+	step.Overlap = a.overlap || env.getenv("SLURM_OVERLAP") != ""
 	var in io.Reader
 	if a.pty {
 		in = env.stdin

@@ -42,6 +42,7 @@ func TestParseSrunArgs(t *testing.T) {
 		in          []string
 		opts, argv  []string
 		label, pty  bool
+		exact, ovl  bool
 		jobID       uint64
 		controller  string
 		errContains string
@@ -50,6 +51,8 @@ func TestParseSrunArgs(t *testing.T) {
 		{in: []string{"--jobid=7", "--controller", "h:1", "-u", "--", "-weird"}, argv: []string{"-weird"}, jobID: 7, controller: "h:1"},
 		{in: []string{"--gpus-per-task=1", "--label", "sh", "-l"}, opts: []string{"--gpus-per-task=1"}, argv: []string{"sh", "-l"}, label: true},
 		{in: []string{"--pty", "bash"}, argv: []string{"bash"}, pty: true},
+		{in: []string{"-n1", "--exact", "a"}, opts: []string{"-n1"}, argv: []string{"a"}, exact: true},
+		{in: []string{"--overlap", "--pty", "bash"}, argv: []string{"bash"}, pty: true, ovl: true},
 		{in: []string{"--jobid=x", "true"}, errContains: `--jobid="x" is not a job id`},
 		{in: []string{"--controller"}, errContains: "--controller requires a value"},
 	}
@@ -65,8 +68,9 @@ func TestParseSrunArgs(t *testing.T) {
 			t.Errorf("%q: %v", tc.in, err)
 			continue
 		}
-		if !slices.Equal(a.opts, tc.opts) || !slices.Equal(a.argv, tc.argv) || a.label != tc.label || a.pty != tc.pty || a.jobID != tc.jobID || a.client.controller != tc.controller {
-			t.Errorf("%q: opts %q argv %q label %v job %d controller %q", tc.in, a.opts, a.argv, a.label, a.jobID, a.client.controller)
+		if !slices.Equal(a.opts, tc.opts) || !slices.Equal(a.argv, tc.argv) || a.label != tc.label || a.pty != tc.pty || a.exact != tc.exact || a.overlap != tc.ovl || a.jobID != tc.jobID || a.client.controller != tc.controller {
+			t.Errorf("%q: opts %q argv %q label %v pty %v exact %v overlap %v job %d controller %q",
+				tc.in, a.opts, a.argv, a.label, a.pty, a.exact, a.overlap, a.jobID, a.client.controller)
 		}
 	}
 }
@@ -231,6 +235,7 @@ func TestSrunAndSallocEndToEnd(t *testing.T) {
 	}
 
 	gpuStepsShareNoGPU(t, cl, work, srunBin, vars)
+	cpuStepsTakeTheJobsCPUs(t, cl, work, srunBin, vars)
 
 	ptyEnv := testEnv(work, vars, "echo pty-$((6*7)); [ -t 0 ] && echo is-a-tty\nexit 3\n")
 	out, errOut, code = runCLI(ptyEnv, "srun", "-N1", "--pty", "-A", cluster.ExemptAccount, "--mem=256M", "/bin/sh")
@@ -255,15 +260,17 @@ func TestSrunAndSallocEndToEnd(t *testing.T) {
 	}
 }
 
-// gpuStepsShareNoGPU runs three 1-GPU steps at once in a 2-GPU job, the
-// task-farming pattern of batch scripts: the two that run together get
-// different GPUs, and the third waits for one, saying so, as Slurm's srun.
+// gpuStepsShareNoGPU runs three 1-GPU --exact steps at once in a 2-GPU,
+// 3-CPU job, the task-farming pattern of batch scripts: the two that run
+// together get different GPUs, and the third waits for one, saying so, as
+// Slurm's srun. Without --exact each step would take every CPU of the job
+// and they would run one at a time (see cpuStepsTakeTheJobsCPUs).
 func gpuStepsShareNoGPU(t *testing.T, cl *client.Client, work, srunBin string, vars map[string]string) {
 	t.Helper()
 	ctx := context.Background()
 	script := "#!/bin/sh\nfor i in 1 2 3; do " + srunBin + " " + srunArg +
-		" -n1 --gpus-per-task=1 sh -c 'echo step $SLURM_STEP_ID gpu $SLURM_STEP_GPUS; sleep 2' > " + work + "/farm.$i 2>&1 & done\nwait\n"
-	id, err := cl.Submit(ctx, &pb.JobSpec{Name: "farm", Account: cluster.ExemptAccount, Nodes: 1, Ntasks: 1, MemPerNodeMb: 256,
+		" -n1 --exact --gpus-per-task=1 sh -c 'echo step $SLURM_STEP_ID gpu $SLURM_STEP_GPUS; sleep 2' > " + work + "/farm.$i 2>&1 & done\nwait\n"
+	id, err := cl.Submit(ctx, &pb.JobSpec{Name: "farm", Account: cluster.ExemptAccount, Nodes: 1, Ntasks: 3, MemPerNodeMb: 256,
 		TimeLimitSeconds: 600, Script: script, Workdir: work, Gres: &pb.GRESRequest{PerNode: []*pb.GRESTerm{{Name: "gpu", Count: 2}}},
 		Env: map[string]string{"PATH": "/usr/bin:/bin", client.EnvToken: vars[client.EnvToken], client.EnvController: vars[client.EnvController]}})
 	if err != nil {
@@ -381,5 +388,39 @@ func sallocRevoked(t *testing.T, cl *client.Client, env userEnv, work string) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("salloc -K did not end within a minute of its allocation's cancel")
+	}
+}
+
+// cpuStepsTakeTheJobsCPUs: two steps started at once without -c or
+// --exact run one after the other, the second saying it waits, as Slurm
+// 22.05's do; with --overlap they run side by side.
+func cpuStepsTakeTheJobsCPUs(t *testing.T, cl *client.Client, work, srunBin string, vars map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		flag  string
+		waits bool
+	}{{"", true}, {"--overlap", false}} {
+		script := "#!/bin/sh\nfor i in 1 2; do " + srunBin + " " + srunArg + " -n1 " + tc.flag +
+			" sh -c 'echo step $SLURM_STEP_ID; sleep 1' > " + work + "/cpu.$i 2>&1 & done\nwait\n"
+		id, err := cl.Submit(ctx, &pb.JobSpec{Name: "cpusteps", Account: cluster.ExemptAccount, Nodes: 1, Ntasks: 2, MemPerNodeMb: 256,
+			TimeLimitSeconds: 600, Script: script, Workdir: work,
+			Env: map[string]string{"PATH": "/usr/bin:/bin", client.EnvToken: vars[client.EnvToken], client.EnvController: vars[client.EnvController]}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		j := waitEnded(t, cl, id)
+		var all strings.Builder
+		for i := 1; i <= 2; i++ {
+			b, _ := os.ReadFile(filepath.Join(work, fmt.Sprintf("cpu.%d", i)))
+			all.Write(b)
+		}
+		out := all.String()
+		if j.GetState() != "COMPLETED" || len(j.GetSteps()) != 2 {
+			t.Fatalf("srun -n1 %s twice: job %d %s, steps %v; output:\n%s", tc.flag, id, j.GetState(), j.GetSteps(), out)
+		}
+		if waited := strings.Contains(out, "step creation temporarily disabled"); waited != tc.waits {
+			t.Errorf("srun -n1 %s twice at once: the second waited=%v, want %v; output:\n%s", tc.flag, waited, tc.waits, out)
+		}
 	}
 }

@@ -39,7 +39,14 @@ type StepRequest struct {
 	GpusPerNode   int32             `protobuf:"varint,10,opt,name=gpus_per_node,json=gpusPerNode,proto3" json:"gpus_per_node,omitempty"`      // --gpus-per-node / --gres gpu:N
 	GpusPerTask   int32             `protobuf:"varint,11,opt,name=gpus_per_task,json=gpusPerTask,proto3" json:"gpus_per_task,omitempty"`      // --gpus-per-task
 	// pty gives the first task a pseudo-terminal fed by StepInput (--pty).
-	Pty           bool `protobuf:"varint,12,opt,name=pty,proto3" json:"pty,omitempty"`
+	Pty bool `protobuf:"varint,12,opt,name=pty,proto3" json:"pty,omitempty"`
+	// By default a step takes every CPU the job holds on its nodes and keeps
+	// them from the job's other steps while it runs (Slurm 22.05). exact
+	// (srun --exact, implied by -c) takes only -c × tasks CPUs (one per
+	// task without -c), free ones; overlap (srun --overlap) shares CPUs
+	// with the other steps and holds none.
+	Exact         bool `protobuf:"varint,13,opt,name=exact,proto3" json:"exact,omitempty"`
+	Overlap       bool `protobuf:"varint,14,opt,name=overlap,proto3" json:"overlap,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -154,6 +161,20 @@ func (x *StepRequest) GetGpusPerTask() int32 {
 func (x *StepRequest) GetPty() bool {
 	if x != nil {
 		return x.Pty
+	}
+	return false
+}
+
+func (x *StepRequest) GetExact() bool {
+	if x != nil {
+		return x.Exact
+	}
+	return false
+}
+
+func (x *StepRequest) GetOverlap() bool {
+	if x != nil {
+		return x.Overlap
 	}
 	return false
 }
@@ -918,7 +939,7 @@ var File_parity_v1_steps_proto protoreflect.FileDescriptor
 
 const file_parity_v1_steps_proto_rawDesc = "" +
 	"\n" +
-	"\x15parity/v1/steps.proto\x12\tparity.v1\x1a\x15parity/v1/types.proto\"\xa5\x03\n" +
+	"\x15parity/v1/steps.proto\x12\tparity.v1\x1a\x15parity/v1/types.proto\"\xd5\x03\n" +
 	"\vStepRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x12\n" +
 	"\x04argv\x18\x02 \x03(\tR\x04argv\x121\n" +
@@ -932,7 +953,9 @@ const file_parity_v1_steps_proto_rawDesc = "" +
 	"\rgpus_per_node\x18\n" +
 	" \x01(\x05R\vgpusPerNode\x12\"\n" +
 	"\rgpus_per_task\x18\v \x01(\x05R\vgpusPerTask\x12\x10\n" +
-	"\x03pty\x18\f \x01(\bR\x03pty\x1a6\n" +
+	"\x03pty\x18\f \x01(\bR\x03pty\x12\x14\n" +
+	"\x05exact\x18\r \x01(\bR\x05exact\x12\x18\n" +
+	"\aoverlap\x18\x0e \x01(\bR\aoverlap\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"<\n" +
