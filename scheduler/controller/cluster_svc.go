@@ -95,7 +95,7 @@ func (s *clusterService) Priority(ctx context.Context, req *pb.PriorityRequest) 
 	defer c.mu.Unlock()
 	for _, j := range c.st.active {
 		switch {
-		case j.state != StatePending:
+		case j.state != StatePending || j.core.Hold != core.HoldNone: // sprio leaves held jobs out, as Slurm's does
 		case len(req.GetJobIds()) > 0 && !slices.Contains(req.GetJobIds(), uint64(j.core.ID)):
 		case len(users) > 0 && !slices.Contains(users, j.core.User):
 		case len(req.GetPartitions()) > 0 && !j.inPartition(req.GetPartitions()):

@@ -82,6 +82,11 @@ func (j *job) record() *pb.Job {
 	if j.factors != nil {
 		p.Priority = j.factors.Total
 	}
+	if j.state == StatePending && j.core.Hold != core.HoldNone {
+		// Slurm holds a job by zeroing its priority; scontrol and squeue
+		// show 0 until the release, and the next pass computes it again.
+		p.Priority = 0
+	}
 	j.arrayFields(p)
 	j.preemptFields(p)
 	if j.state == StateSuspended && !j.suspendedAt.IsZero() {

@@ -133,6 +133,22 @@ func TestPendingExplainAndPriority(t *testing.T) {
 	if pr, _ := h.as("bob", auth.RoleUser).Priority(ctx, nil); len(pr.GetJobs()) != 0 {
 		t.Fatal("bob sees alice's priorities")
 	}
+	// Held, its priority is 0 and sprio leaves it out, as Slurm's; released,
+	// the next pass gives it its priority again.
+	if _, err := alice.HoldJob(ctx, waiting); err != nil {
+		t.Fatal(err)
+	}
+	h.pass()
+	if pr, _ := alice.Priority(ctx, nil); h.job(waiting).GetPriority() != 0 || len(pr.GetJobs()) != 0 {
+		t.Fatalf("held: priority %v, sprio rows %d; want 0 and none", h.job(waiting).GetPriority(), len(pr.GetJobs()))
+	}
+	if _, err := alice.ReleaseJob(ctx, waiting); err != nil {
+		t.Fatal(err)
+	}
+	h.pass()
+	if pr, _ := alice.Priority(ctx, nil); h.job(waiting).GetPriority() <= 0 || len(pr.GetJobs()) != 1 {
+		t.Fatalf("released: priority %v, sprio rows %d; want it back", h.job(waiting).GetPriority(), len(pr.GetJobs()))
+	}
 }
 
 func TestCancelAndRequeueRunning(t *testing.T) {
