@@ -41,7 +41,7 @@ may be comma lists. Nothing is printed on success (-v says what was done).`,
 	fl.StringArrayVarP(&o.accounts, "account", "A", nil, "jobs charged to these accounts")
 	fl.StringVarP(&o.signal, "signal", "s", "", "send this signal (name or number) instead of cancelling")
 	fl.BoolVar(&o.me, "me", false, "my jobs")
-	fl.BoolVarP(&o.quiet, "quiet", "Q", false, "do not report errors for jobs that already ended")
+	fl.BoolVarP(&o.quiet, "quiet", "Q", false, "do not report signals to jobs that already ended (a cancel never does)")
 	fl.BoolVarP(&o.verbose, "verbose", "v", false, "say what is done")
 	fl.BoolVarP(&o.batch, "batch", "b", false, "accepted for scancel compatibility (the signal goes to the whole job)")
 	fl.BoolVarP(&o.full, "full", "f", false, "accepted for scancel compatibility (the signal goes to the whole job)")
@@ -116,10 +116,20 @@ func runCancel(cmd *cobra.Command, env userEnv, o *cancelOptions, args []string)
 			j, err = s.c.CancelJob(s.ctx, id)
 		}
 		if err != nil {
-			if o.quiet && status.Code(err) == codes.FailedPrecondition {
-				continue
+			// As Slurm's scancel: a job that already ended or is not
+			// known is no error for a cancel (said only with -v), so
+			// 'scancel $id' under set -e survives a job that finished;
+			// a signal to one fails, quietly with -Q.
+			gone := status.Code(err) == codes.FailedPrecondition || status.Code(err) == codes.NotFound
+			switch {
+			case gone && sig == 0:
+				if o.verbose {
+					fmt.Fprintln(cmd.ErrOrStderr(), "parity:", s.jobFail(id, err))
+				}
+			case gone && o.quiet:
+			default:
+				failures = append(failures, s.jobFail(id, err))
 			}
-			failures = append(failures, s.jobFail(id, err))
 			continue
 		}
 		done = append(done, j)

@@ -23,12 +23,23 @@ func TestCancel(t *testing.T) {
 	if state("1") != "CANCELLED" {
 		t.Errorf("job 1 is %s", state("1"))
 	}
-	cl.fails(alice, 1, []string{"scancel", "1"}, "parity: cancel: job 1: job 1: job/step already completing or completed")
-	cl.ok(alice, "scancel", "-Q", "1") // -Q: already-ended jobs are not an error
+	// As Slurm 22.05's scancel (checked against it): cancelling a job that
+	// already ended, or one never known, is no error and says nothing
+	// unless -v; a signal to an ended job fails unless -Q.
+	for _, argv := range [][]string{{"scancel", "1"}, {"scancel", "99999"}, {"scancel", "-Q", "1"}} {
+		if out, errs, code := runCLI(alice, argv...); code != 0 || out != "" || errs != "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want a silent success", argv, code, out, errs)
+		}
+	}
+	if _, errs, code := runCLI(alice, "scancel", "-v", "1"); code != 0 || !strings.Contains(errs, "parity: cancel: job 1: job/step already completing or completed") {
+		t.Errorf("scancel -v of an ended job: exit %d, stderr %q; want 0 and the reason", code, errs)
+	}
+	cl.fails(alice, 1, []string{"scancel", "-s", "USR1", "1"}, "parity: cancel: job 1 is CANCELLED; only running jobs take signals")
+	cl.ok(alice, "scancel", "-Q", "-s", "USR1", "1")
 	cl.fails(alice, 1, []string{"scancel"}, "parity: cancel: no job identification provided")
 	cl.fails(alice, 1, []string{"scancel", "--signal=B:USR1", "2"}, "parity: cancel: --signal=\"B:USR1\"")
 	cl.fails(alice, 1, []string{"scancel", "-s", "WINCH2", "2"}, "unknown signal")
-	cl.fails(alice, 1, []string{"scancel", "-s", "USR1", "2"}, "parity: cancel: job 2: job 2 is PENDING; only running jobs take signals")
+	cl.fails(alice, 1, []string{"scancel", "-s", "USR1", "2"}, "parity: cancel: job 2 is PENDING; only running jobs take signals")
 
 	// Filters: alice's -n b cancels her two b jobs, not bob's.
 	_, errs, code := runCLI(alice, "scancel", "-v", "-n", "b")

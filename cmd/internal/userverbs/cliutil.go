@@ -136,13 +136,7 @@ func (s *session) fail(err error) error {
 }
 
 // jobFail is fail for one job of several: "<verb>: job N: <message>".
-func (s *session) jobFail(id uint64, err error) error {
-	msg := fmt.Sprintf("job %d: %s", id, client.Message(err))
-	if hint := statusHint(err, s.addr); hint != "" {
-		msg += "\n" + hint
-	}
-	return &exitError{code: 1, err: fmt.Errorf("%s: %s", s.verb, msg)}
-}
+func (s *session) jobFail(id uint64, err error) error { return s.targetFail(jobTarget{id: id}, err) }
 
 func verbError(verb, addr string, err error) error {
 	if err == nil {

@@ -114,7 +114,10 @@ func splitQueueIDs(words []string) (ids []uint64, refs []string, err error) {
 
 // targetFail is session.jobFail for a job or task: "<verb>: job 20_3: <message>".
 func (s *session) targetFail(t jobTarget, err error) error {
-	msg := fmt.Sprintf("job %s: %s", t, client.Message(err))
+	msg := client.Message(err)
+	if name := "job " + t.String(); !strings.HasPrefix(msg, name+":") && !strings.HasPrefix(msg, name+" ") {
+		msg = name + ": " + msg // the controller's messages mostly name the job already
+	}
 	if hint := statusHint(err, s.addr); hint != "" {
 		msg += "\n" + hint
 	}
