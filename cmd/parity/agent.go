@@ -287,11 +287,7 @@ func agentDrivers(ctx context.Context, log *slog.Logger, o agentOptions, deviceN
 	if deviceNodes {
 		// Confined jobs meet real device nodes, as in a lab, so the
 		// cgroup's device rules can be observed (a live conformance run).
-		found, err := vendors.DiscoverAll(ctx, m.Drivers)
-		if err == nil {
-			err = cluster.MakeDeviceNodes(found.Inventory)
-		}
-		if err != nil {
+		if err := cluster.MakeDriversDeviceNodes(ctx, m.Drivers); err != nil {
 			m.Close()
 			return nil, nil, fmt.Errorf("--sim %s: %w", o.simName, err)
 		}

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -8,7 +9,19 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/parityhpc/parity/gres"
+	"github.com/parityhpc/parity/vendors"
 )
+
+// MakeDriversDeviceNodes makes real device nodes for what the simulated
+// machine's drivers discover (see MakeDeviceNodes): an agent over a
+// simulated node does this before it serves confined jobs.
+func MakeDriversDeviceNodes(ctx context.Context, drivers []vendors.Driver) error {
+	found, err := vendors.DiscoverAll(ctx, drivers)
+	if err != nil {
+		return err
+	}
+	return MakeDeviceNodes(found.Inventory)
+}
 
 // MakeDeviceNodes turns a simulated machine's placeholder device files
 // into character devices with the numbers the driver reported, so cgroup

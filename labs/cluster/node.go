@@ -104,11 +104,7 @@ func SimNode(ctx context.Context, dir, name string, deviceNodes bool) (drivers [
 		return nil, nil, err
 	}
 	if deviceNodes {
-		found, err := vendors.DiscoverAll(ctx, m.Drivers)
-		if err == nil {
-			err = MakeDeviceNodes(found.Inventory)
-		}
-		if err != nil {
+		if err := MakeDriversDeviceNodes(ctx, m.Drivers); err != nil {
 			m.Close()
 			return nil, nil, fmt.Errorf("cluster: node %s: %w", name, err)
 		}
