@@ -137,3 +137,54 @@ func TestJobsBehindTooFewUpNodesWaitOnPriority(t *testing.T) {
 		})
 	}
 }
+
+// TestReservationBlockedJobsSayWhy: a job kept out only by admin
+// reservations waits on ReqNodeNotAvail with Slurm's words (checked
+// against Slurm 22.05), and still gets an expected start.
+func TestReservationBlockedJobsSayWhy(t *testing.T) {
+	both := []string{"n1", "n2"}
+	for _, tc := range []struct {
+		name   string
+		resv   Reservation
+		reason Reason
+		detail string
+	}{
+		{"a maintenance window now", Reservation{Name: "maint", Start: t0.Add(-time.Minute), End: t0.Add(time.Hour), Nodes: both, Flags: ResvMaint},
+			ReasonReqNodeNotAvail, "Reserved for maintenance"},
+		{"a reservation before the job would end", Reservation{Name: "future", Start: t0.Add(10 * time.Minute), End: t0.Add(2 * time.Hour), Nodes: both, Users: []string{"bob"}},
+			ReasonReqNodeNotAvail, "May be reserved for other job"},
+		{"one node reserved, the other free", Reservation{Name: "half", Start: t0.Add(-time.Minute), End: t0.Add(time.Hour), Nodes: []string{"n1"}, Flags: ResvMaint},
+			"", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			snap := snapshot(gpuNode(t, "n1", "h100"), gpuNode(t, "n2", "h100"))
+			snap.Reservations = []Reservation{tc.resv}
+			snap.Jobs = []Job{job(1, 1, 1, "h100", time.Hour)}
+			d := decision(t, Schedule(snap, DefaultConfig(), t0), 1)
+			if tc.reason == "" {
+				if d.Action != ActionStart {
+					t.Fatalf("got %s/%s (%s), want it started", d.Action, d.Reason, d.Detail)
+				}
+				return
+			}
+			if d.Reason != tc.reason || d.Detail != tc.detail || !d.StartKnown {
+				t.Fatalf("got %s %q known=%v, want %s %q with an expected start", d.Reason, d.Detail, d.StartKnown, tc.reason, tc.detail)
+			}
+		})
+	}
+	// A named node drained: Slurm's "UnavailableNodes:n1".
+	snap := snapshot(gpuNode(t, "n1", "h100"), gpuNode(t, "n2", "h100"))
+	snap.Nodes[0].State = NodeDrain
+	named := job(1, 1, 1, "h100", time.Hour)
+	named.NodeList = []string{"n1"}
+	snap.Jobs = []Job{named}
+	if d := decision(t, Schedule(snap, DefaultConfig(), t0), 1); d.Reason != ReasonReqNodeNotAvail || d.Detail != "UnavailableNodes:n1" {
+		t.Errorf("-w on a drained node: %s %q, want ReqNodeNotAvail \"UnavailableNodes:n1\"", d.Reason, d.Detail)
+	}
+	// Busy nodes with no reservation stay Resources.
+	snap = snapshot(gpuNode(t, "n1", "h100"))
+	snap.Jobs = []Job{busy(90, "n1", []int{0, 1, 2, 3, 4, 5, 6, 7}, topology.NewCPUSet(0), 0, t0.Add(time.Hour)), job(1, 1, 1, "h100", time.Hour)}
+	if d := decision(t, Schedule(snap, DefaultConfig(), t0), 1); d.Reason != ReasonResources {
+		t.Errorf("behind a running job: %s (%s), want Resources", d.Reason, d.Detail)
+	}
+}

@@ -307,3 +307,36 @@ func (f footprint) touches(snap *Snapshot, a NodeAlloc) bool {
 	}
 	return false
 }
+
+// reservationBlock says, in Slurm's words, whether admin reservations are
+// what keeps a shape that does not fit now from starting: enough eligible
+// nodes would fit were nothing reserved, and an admin reservation (not
+// the job's own) holds one of them before the job would end. "" when not.
+func (p *pass) reservationBlock(sh *shape, end int64) string {
+	c := p.c
+	fit, maint, other := 0, false, false
+	sh.eligible.each(func(n int) bool {
+		if p.baseReason(sh, n, c.now) != FilterOK {
+			return true
+		}
+		fit++
+		for _, h := range p.st.holds[n] {
+			if h.tag < 0 || h.tag == sh.resv || h.s >= end || h.e <= c.now {
+				continue
+			}
+			if c.snap.Reservations[h.tag].Flags&ResvMaint != 0 {
+				maint = true
+			} else {
+				other = true
+			}
+		}
+		return true
+	})
+	switch {
+	case fit < int(sh.nodes) || !maint && !other:
+		return ""
+	case maint:
+		return "Reserved for maintenance"
+	}
+	return "May be reserved for other job"
+}

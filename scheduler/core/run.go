@@ -71,6 +71,10 @@ func (p *pass) decide(d *Decision, j *Job, pj pendingJob, bad []badRequest) {
 	if p.mayReserve(ps) {
 		p.reserveFor(d, j, sh, ps)
 	}
+	if sh.resvBlock != "" {
+		// Slurm names the reservation, not the queue, as the cause.
+		d.Reason, d.Detail = ReasonReqNodeNotAvail, sh.resvBlock
+	}
 	ps.blocked = true
 }
 
@@ -131,6 +135,7 @@ func (p *pass) attempt(d *Decision, j *Job, sh *shape, qi int32) bool {
 		return false
 	} else {
 		sh.failed, sh.failDetail = true, why
+		sh.resvBlock = p.reservationBlock(sh, end)
 	}
 	d.Reason, d.Detail = blocked, sh.failDetail
 	return true
@@ -219,12 +224,16 @@ func (p *pass) estimateAll(pend []pendingJob) {
 		if d.Action != ActionPending {
 			continue
 		}
+		pj := pend[p.order[r]]
 		switch d.Reason {
 		case ReasonPriority, ReasonResources, ReasonBeginTime, ReasonReservation:
+		case ReasonReqNodeNotAvail:
+			if pj.shape < 0 || p.shapes[pj.shape].resvBlock == "" {
+				continue // a node it names is down: no start is known
+			}
 		default:
 			continue
 		}
-		pj := pend[p.order[r]]
 		if pj.bad < 0 {
 			p.estimateMulti(d, pj)
 			continue

@@ -46,7 +46,10 @@ type shape struct {
 	// pass, so a shape that failed once fails for every later job.
 	failed     bool
 	failDetail string
-	est        estimate
+	// resvBlock is set, with Slurm's words for it, when admin
+	// reservations are what keeps the shape from starting now.
+	resvBlock string
+	est       estimate
 }
 
 type estimate struct {
@@ -109,14 +112,27 @@ func (p *pass) buildShape(k shapeKey, j *Job) *shape {
 	case total < int(k.nodes):
 		sh.static = ReasonBadConstraints
 		sh.staticDetail = fmt.Sprintf("needs %d node(s) with %s; the partition has %d such node(s)", k.nodes, describeNeed(k.need, k.exclusive), total)
+	case usable < int(k.nodes) && len(j.NodeList) > 0:
+		// Slurm's words: squeue shows "ReqNodeNotAvail, UnavailableNodes:n4".
+		sh.static, sh.staticDetail = ReasonReqNodeNotAvail, "UnavailableNodes:"+p.unavailable(sh.all)
 	case usable < int(k.nodes):
 		sh.static = ReasonResources
-		if len(j.NodeList) > 0 {
-			sh.static = ReasonReqNodeNotAvail
-		}
 		sh.staticDetail = fmt.Sprintf("needs %d node(s) with %s; only %d of %d such node(s) are up (others down or drained)", k.nodes, describeNeed(k.need, k.exclusive), usable, total)
 	}
 	return sh
+}
+
+// unavailable lists the nodes of set that are down, drained or not
+// responding, comma-separated.
+func (p *pass) unavailable(set bitset) string {
+	down := set.clone()
+	down.andNot(p.c.usable)
+	var out []string
+	down.each(func(n int) bool {
+		out = append(out, p.c.snap.Nodes[n].Name)
+		return true
+	})
+	return strings.Join(out, ",")
 }
 
 // staticSet is partition ∩ constraint ∩ reservation membership.
