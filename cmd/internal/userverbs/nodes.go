@@ -10,7 +10,7 @@ import (
 
 type nodesOptions struct {
 	clientFlags
-	format                           string
+	format, formatLong               string
 	partitions, states, nodes        []string
 	noHeader, long, perNode, reasons bool
 	summarize, gpus, all, exact      bool
@@ -26,7 +26,9 @@ func newNodesCmdWith(env userEnv) *cobra.Command {
 node state, nodes that print alike merged into one host list. -N lists nodes,
 -R the reasons nodes are down or drained, -s a summary with A/I/O/T counts,
 -o takes sinfo's %-format codes (%P %a %l %D %t %T %N %c %C %m %z %d %w %G
-%f %E %u %H %F). -l prints the current time above the header. --gpus lists every GPU: node, index, type, state (idle, alloc,
+%f %E %u %H %F), -O its field names (partition,nodes:.6,statelong,...: 20
+wide unless sized; -O wins over -o). -l prints the current time above the
+header. --gpus lists every GPU: node, index, type, state (idle, alloc,
 drain), holding job, UUID and drain reason. -T lists reservations.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runNodes(cmd, env, &o) },
@@ -35,6 +37,7 @@ drain), holding job, UUID and drain reason. -T lists reservations.`,
 	o.register(cmd)
 	fl := cmd.Flags()
 	fl.StringVarP(&o.format, "format", "o", "", "output format (sinfo -o codes)")
+	fl.StringVarP(&o.formatLong, "Format", "O", "", "output fields by name (sinfo -O: partition,nodes:.6,statelong)")
 	fl.StringArrayVarP(&o.partitions, "partition", "p", nil, "only these partitions (comma list)")
 	fl.StringArrayVarP(&o.states, "states", "t", nil, "only nodes in these states (idle, mix, alloc, drain, down...; ~ negates)")
 	fl.StringArrayVarP(&o.nodes, "nodes", "n", nil, "only these nodes (hostlist)")
@@ -76,9 +79,15 @@ func runNodes(cmd *cobra.Command, env userEnv, o *nodesOptions) error {
 	}
 	var layout format.Layout
 	var err error
-	if o.gpus {
+	switch {
+	case o.formatLong != "" && o.gpus:
+		return usageError("nodes", "-O (--Format) does not apply to --gpus")
+	case o.formatLong != "":
+		// sinfo keeps one format, the last given: -O over -o here.
+		layout, err = format.ParseSinfoLongFormat(o.formatLong)
+	case o.gpus:
 		layout, err = format.ParseGPUFormat(o.layout())
-	} else {
+	default:
 		layout, err = format.ParseSinfoFormat(o.layout())
 	}
 	if err != nil {

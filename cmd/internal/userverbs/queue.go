@@ -14,11 +14,12 @@ import (
 
 type queueOptions struct {
 	clientFlags
-	format                    string
+	format, formatLong        string
 	users, jobs, partitions   []string
 	states, accounts          []string
 	name                      string
 	noHeader, long, start, me bool
+	array                     bool
 }
 
 func newQueueCmdWith(env userEnv) *cobra.Command {
@@ -28,8 +29,11 @@ func newQueueCmdWith(env userEnv) *cobra.Command {
 		Short: "List queued and running jobs (squeue)",
 		Long: `List jobs as squeue does: pending, running and completing jobs by default,
 sorted by partition, state and priority. -o takes squeue's %-format codes
-(%i %P %j %u %t %T %M %l %L %D %C %N %R %r %Q %S %V %e %a %q %E %b ...);
-$SQUEUE_FORMAT sets the default. --start lists pending jobs by expected start.`,
+(%i %P %j %u %t %T %M %l %L %D %C %N %R %r %Q %S %V %e %a %q %E %b ...),
+-O its field names (jobid,name:30,state:.10,...: 20 wide unless sized);
+$SQUEUE_FORMAT (or $SQUEUE_FORMAT2, for -O) sets the default. -r prints
+every array task on its own line. --start lists pending jobs by expected
+start.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runQueue(cmd, env, &o) },
 	}
@@ -37,6 +41,7 @@ $SQUEUE_FORMAT sets the default. --start lists pending jobs by expected start.`,
 	o.register(cmd)
 	fl := cmd.Flags()
 	fl.StringVarP(&o.format, "format", "o", "", "output format (squeue -o codes)")
+	fl.StringVarP(&o.formatLong, "Format", "O", "", "output fields by name (squeue -O: jobid,name:30,state:.10)")
 	fl.StringArrayVarP(&o.users, "user", "u", nil, "only these users' jobs (comma list)")
 	fl.StringArrayVarP(&o.jobs, "jobs", "j", nil, "only these job ids or array tasks (comma list: 12,20_3,20_[1-4])")
 	fl.StringArrayVarP(&o.partitions, "partition", "p", nil, "only these partitions (comma list)")
@@ -48,20 +53,33 @@ $SQUEUE_FORMAT sets the default. --start lists pending jobs by expected start.`,
 	fl.BoolVarP(&o.long, "long", "l", false, "long layout (state and time limit)")
 	fl.BoolVar(&o.start, "start", false, "pending jobs with their expected start times, soonest first")
 	fl.BoolP("all", "a", false, "accepted for squeue compatibility (every partition is shown)")
-	fl.BoolP("array", "r", false, "accepted for squeue compatibility (array tasks are not expanded yet)")
+	fl.BoolVarP(&o.array, "array", "r", false, "one line per array task, pending tasks too")
 	return cmd
 }
 
-func runQueue(cmd *cobra.Command, env userEnv, o *queueOptions) error {
-	layoutSpec := cmp.Or(o.format, env.getenv("SQUEUE_FORMAT"), format.SqueueDefault)
+// layout picks squeue's: -O or -o, else --start's or -l's, else
+// $SQUEUE_FORMAT, $SQUEUE_FORMAT2, the default. Like squeue, -o and -O
+// together are an error.
+func (o *queueOptions) layout(env userEnv) (format.Layout, error) {
 	switch {
+	case o.format != "" && o.formatLong != "":
+		return format.Layout{}, fmt.Errorf("-O (--Format) is incompatible with -o (--format)")
+	case o.formatLong != "":
+		return format.ParseSqueueLongFormat(o.formatLong)
 	case o.format != "":
+		return format.ParseSqueueFormat(o.format)
 	case o.start:
-		layoutSpec = format.SqueueStart
+		return format.ParseSqueueFormat(format.SqueueStart)
 	case o.long:
-		layoutSpec = format.SqueueLong
+		return format.ParseSqueueFormat(format.SqueueLong)
+	case env.getenv("SQUEUE_FORMAT") == "" && env.getenv("SQUEUE_FORMAT2") != "":
+		return format.ParseSqueueLongFormat(env.getenv("SQUEUE_FORMAT2"))
 	}
-	layout, err := format.ParseSqueueFormat(layoutSpec)
+	return format.ParseSqueueFormat(cmp.Or(env.getenv("SQUEUE_FORMAT"), format.SqueueDefault))
+}
+
+func runQueue(cmd *cobra.Command, env userEnv, o *queueOptions) error {
+	layout, err := o.layout(env)
 	if err != nil {
 		return usageError("queue", "%v", err)
 	}
@@ -104,10 +122,13 @@ func runQueue(cmd *cobra.Command, env userEnv, o *queueOptions) error {
 	}
 	format.SortJobs(jobs, o.start)
 	if o.json {
+		// The controller's records: an array's remainder stays one record.
 		return writeMessagesJSON(cmd.OutOrStdout(), "jobs", jobs)
 	}
-	// Like squeue, -l prints the time above the header (with -o too).
-	return format.Squeue(cmd.OutOrStdout(), jobs, layout, format.SqueueOptions{Env: env.render(), NoHeader: o.noHeader, Date: o.long})
+	// Like squeue, -l prints the time above the header (with -o too); -r
+	// expands remainders after sorting, as squeue does when printing.
+	return format.Squeue(cmd.OutOrStdout(), jobs, layout, format.SqueueOptions{Env: env.render(), NoHeader: o.noHeader, Date: o.long,
+		Array: o.array || env.getenv("SQUEUE_ARRAY") != "", Users: systemUsers()})
 }
 
 // unknownJob is squeue's answer to "-j ID" naming one job that came back

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/jobspec"
 )
 
 // ArrayJobName is a job's id as squeue's %i shows it: 123_7 for an array
@@ -27,4 +28,23 @@ func ArrayTaskID(j *pb.Job) string {
 		return strings.TrimSuffix(strings.TrimPrefix(tasks, "["), "]")
 	}
 	return "N/A"
+}
+
+// remainderTasks returns the task indexes an array's remainder record
+// still holds, read from its name (123_[8-9999%50], or 123_8 for a lone
+// task) with the throttle dropped; ok is false for any other job. The set
+// is kept as ranges, so a 0-99999 remainder costs no more than 0-9.
+func remainderTasks(j *pb.Job) (tasks *jobspec.Array, ok bool) {
+	if j.GetArrayJobId() == 0 || j.GetArrayTask() {
+		return nil, false
+	}
+	_, body, found := strings.Cut(j.GetArrayName(), "_")
+	if !found {
+		return nil, false
+	}
+	a, err := jobspec.ParseArray(strings.TrimSuffix(strings.TrimPrefix(body, "["), "]"), jobspec.MaxArraySizeCeiling-1)
+	if err != nil {
+		return nil, false // "123_[]": nothing left to expand
+	}
+	return a, true
 }

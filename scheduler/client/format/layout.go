@@ -38,7 +38,8 @@ func (l Layout) Codes() []byte {
 // literal percent sign, everything else literal. '#' (before or after '.')
 // widens the field to its widest value or header, width being the least:
 // sinfo's own layouts size node lists and partitions so. known reports
-// whether a field code exists; an unknown one is an error naming it.
+// whether a field code exists; an unknown one is an error naming it. Codes
+// are ASCII letters: other bytes name -O fields that have no % code.
 func ParseLayout(spec string, known func(code byte) bool) (Layout, error) {
 	var l Layout
 	var lit strings.Builder
@@ -62,7 +63,7 @@ func ParseLayout(spec string, known func(code byte) bool) (Layout, error) {
 		if err != nil {
 			return Layout{}, err
 		}
-		if !known(it.code) {
+		if !isLetter(it.code) || !known(it.code) {
 			return Layout{}, fmt.Errorf("format %q: invalid field specification %%%c", spec, it.code)
 		}
 		flush()
@@ -105,6 +106,59 @@ func parseField(spec string, i int) (item, int, error) {
 	}
 	it.code = spec[j]
 	return it, j + 1, nil
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// longWidth is the width of a -O field given without ":size", as Slurm's.
+const longWidth = 20
+
+// ParseLongLayout reads a Slurm -O/--Format list: comma-separated
+// name[:[.][size][suffix]] fields. A field without ':' is longWidth wide
+// and left-justified; '.' right-justifies; no size after ':' (or 0) prints
+// the value as it is; the suffix is literal text after the field. Nothing
+// else separates fields: their padding does. Names are case-insensitive;
+// fields maps each lower-case name to the column code that renders it, and
+// an unknown name is an error naming it.
+func ParseLongLayout(spec string, fields map[string]byte) (Layout, error) {
+	var l Layout
+	for _, tok := range strings.Split(spec, ",") {
+		if tok == "" {
+			continue // as strtok, Slurm skips empty fields
+		}
+		name, rest, sized := strings.Cut(tok, ":")
+		code, ok := fields[strings.ToLower(strings.TrimSpace(name))]
+		if !ok {
+			return Layout{}, fmt.Errorf("invalid --Format field: %s", name)
+		}
+		it := item{code: code, width: longWidth}
+		if sized {
+			it.width = 0
+			if strings.HasPrefix(rest, ".") {
+				it.right, rest = true, rest[1:]
+			}
+			n := 0
+			for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+				n++
+			}
+			if n > 0 {
+				w, err := strconv.Atoi(rest[:n])
+				if err != nil || w > 1024 {
+					return Layout{}, fmt.Errorf("--Format field %s: width %q is out of range", name, rest[:n])
+				}
+				it.width = w
+			}
+			rest = rest[n:]
+		}
+		l.items = append(l.items, it)
+		if sized && rest != "" {
+			l.items = append(l.items, item{lit: rest})
+		}
+	}
+	if len(l.Codes()) == 0 {
+		return Layout{}, fmt.Errorf("--Format %q: no fields", spec)
+	}
+	return l, nil
 }
 
 // column is how one field code renders: its header and its value for a row.

@@ -62,6 +62,48 @@ func ParseSinfoFormat(spec string) (Layout, error) {
 	return ParseLayout(spec, knownIn(sinfoColumns(Env{})))
 }
 
+// ParseSinfoLongFormat reads an sinfo -O (--Format) field list.
+func ParseSinfoLongFormat(spec string) (Layout, error) {
+	return ParseLongLayout(spec, sinfoFields)
+}
+
+// sinfoFields maps sinfo -O names (lower case) to the codes that render
+// them, as Slurm 22.05's sinfo reads them; names Parity has no data for
+// (Port, FreeMem, CPUsLoad...) are left out, so they are rejected.
+var sinfoFields = map[string]byte{
+	"available":        'a',
+	"cores":            'Y',
+	"cpus":             'c',
+	"cpusstate":        'C',
+	"defaulttime":      'L',
+	"disk":             'd',
+	"features":         'f',
+	"features_act":     'b',
+	"gres":             'G',
+	"groups":           'g',
+	"memory":           'm',
+	"nodeaiot":         'F',
+	"nodehost":         'n',
+	"nodelist":         'N',
+	"nodes":            'D',
+	"oversubscribe":    'h',
+	"share":            'h',
+	"partition":        'P',
+	"partitionname":    'R',
+	"reason":           'E',
+	"root":             'r',
+	"size":             's',
+	"socketcorethread": 'z',
+	"sockets":          'X',
+	"statecompact":     't',
+	"statelong":        'T',
+	"threads":          'Z',
+	"time":             'l',
+	"timestamp":        'H',
+	"user":             'u',
+	"weight":           'w',
+}
+
 // Sinfo writes partitions and nodes through an sinfo layout: per partition
 // (in the order given) the nodes of that partition present in nodes,
 // merged into one line per distinct set of printed fields unless PerNode.

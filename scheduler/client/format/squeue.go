@@ -28,21 +28,34 @@ type SqueueOptions struct {
 	NoHeader bool
 	// Date prints the current time above the header, as squeue -l does.
 	Date bool
+	// Array prints every task of an array on a line of its own (squeue
+	// -r): the tasks still waiting in the array's remainder record too.
+	Array bool
+	// Users resolves a job owner to the ids %U, %g and %G print; nil or not
+	// found prints N/A, as ShowOptions.Users.
+	Users func(name string) (UserIDs, bool)
 }
 
 // ParseSqueueFormat reads an squeue -o format.
 func ParseSqueueFormat(spec string) (Layout, error) {
-	return ParseLayout(spec, knownIn(jobColumns(Env{})))
+	return ParseLayout(spec, knownIn(squeueColumns(SqueueOptions{})))
 }
 
-// Squeue writes jobs through an squeue layout, in the order given.
+// ParseSqueueLongFormat reads an squeue -O (--Format) field list.
+func ParseSqueueLongFormat(spec string) (Layout, error) {
+	return ParseLongLayout(spec, squeueFields)
+}
+
+// Squeue writes jobs through an squeue layout, in the order given; with
+// Array, an array's remainder record becomes one line per task, in index
+// order where the record was, as squeue -r expands it when printing.
 func Squeue(w io.Writer, jobs []*pb.Job, l Layout, o SqueueOptions) error {
 	if o.Date && !o.NoHeader {
 		if _, err := io.WriteString(w, o.dateLine()); err != nil {
 			return err
 		}
 	}
-	return table(w, l, jobColumns(o.Env), jobs, !o.NoHeader)
+	return table(w, l, squeueColumns(o), squeueRows(jobs, o.Array), !o.NoHeader)
 }
 
 // SortJobs orders jobs as squeue does by default: partition, then state
@@ -190,8 +203,12 @@ func CPUCount(j *pb.Job) int {
 		return n
 	}
 	s := j.GetSpec()
-	tasks := max(int(s.GetNtasks()), int(s.GetNtasksPerNode())*max(int(s.GetNodes()), 1), 1)
-	return tasks * max(int(s.GetCpusPerTask()), 1)
+	return taskCount(s) * max(int(s.GetCpusPerTask()), 1)
+}
+
+// taskCount is the number of tasks a request implies (at least one).
+func taskCount(s *pb.JobSpec) int {
+	return max(int(s.GetNtasks()), int(s.GetNtasksPerNode())*max(int(s.GetNodes()), 1), 1)
 }
 
 // NodeList is the compressed list of the job's allocated nodes.
