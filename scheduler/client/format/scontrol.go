@@ -96,7 +96,7 @@ func ShowJobs(w io.Writer, jobs []*pb.Job, o ShowOptions) error {
 func jobRecord(j *pb.Job, o ShowOptions) record {
 	s, loc := j.GetSpec(), o.loc()
 	id := strconv.FormatUint(j.GetId(), 10)
-	reason := strings.ReplaceAll(cmp.Or(j.GetReason(), "None"), " ", "_")
+	reason := strings.ReplaceAll(ReasonText(j), " ", "_")
 	timeMin := "N/A"
 	if s.GetTimeMinSeconds() > 0 {
 		timeMin = Clock(s.GetTimeMinSeconds())

@@ -225,9 +225,20 @@ func NodeList(j *pb.Job) string {
 func ReasonOrNodes(j *pb.Job) string {
 	switch j.GetState() {
 	case "PENDING", "FAILED", "TIMEOUT", "OUT_OF_MEMORY", "DEADLINE", "NODE_FAIL", "BOOT_FAIL":
-		return "(" + cmp.Or(j.GetReason(), "None") + ")"
+		return "(" + ReasonText(j) + ")"
 	}
 	return NodeList(j)
+}
+
+// ReasonText is the reason as squeue's %R and scontrol print it: the
+// reason, and for ReqNodeNotAvail Slurm's words for the cause
+// ("ReqNodeNotAvail, Reserved for maintenance").
+func ReasonText(j *pb.Job) string {
+	r := cmp.Or(j.GetReason(), "None")
+	if r == "ReqNodeNotAvail" && j.GetReasonDetail() != "" {
+		r += ", " + j.GetReasonDetail()
+	}
+	return r
 }
 
 func minMemory(j *pb.Job) string {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 )
 
 func TestSqueueDefaultLayout(t *testing.T) {
@@ -174,5 +176,26 @@ func TestDurations(t *testing.T) {
 		mustEqual(t, "Limit", Limit(c.secs), c.limit)
 		mustEqual(t, "PartitionLimit", PartitionLimit(c.secs), c.part)
 		mustEqual(t, "Clock", Clock(c.secs), c.cl)
+	}
+}
+
+// TestReasonText: ReqNodeNotAvail carries Slurm's words for its cause in
+// squeue's %R and scontrol's Reason=; other reasons print bare.
+func TestReasonText(t *testing.T) {
+	for _, c := range []struct {
+		reason, detail, squeue, scontrol string
+	}{
+		{"ReqNodeNotAvail", "Reserved for maintenance", "(ReqNodeNotAvail, Reserved for maintenance)", "ReqNodeNotAvail,_Reserved_for_maintenance"},
+		{"ReqNodeNotAvail", "UnavailableNodes:n4", "(ReqNodeNotAvail, UnavailableNodes:n4)", "ReqNodeNotAvail,_UnavailableNodes:n4"},
+		{"Resources", "needs 4 node(s)", "(Resources)", "Resources"},
+		{"", "", "(None)", "None"},
+	} {
+		j := &pb.Job{Id: 5, State: "PENDING", Reason: c.reason, ReasonDetail: c.detail, Spec: &pb.JobSpec{Name: "x"}}
+		mustEqual(t, c.reason+" %R", ReasonOrNodes(j), c.squeue)
+		var b strings.Builder
+		if err := ShowJobs(&b, []*pb.Job{j}, ShowOptions{Env: env}); err != nil {
+			t.Fatal(err)
+		}
+		mustEqual(t, c.reason+" Reason=", pairs(t, b.String(), false)[0]["Reason"], c.scontrol)
 	}
 }
