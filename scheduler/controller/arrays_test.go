@@ -123,6 +123,11 @@ func TestArrayRowsCancelAndRestart(t *testing.T) {
 	if got := names(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("rows %v, want %v", got, want)
 	}
+	// The array's id names every task, split off or not (squeue -j ID).
+	byID, err := alice.ListJobs(context.Background(), &pb.ListJobsRequest{JobIds: []uint64{id}})
+	if err != nil || len(byID) != len(want) {
+		t.Fatalf("jobs of array id %d: %d rows (%v), want the %d above", id, len(byID), err, len(want))
+	}
 	// Launch orders carry the task identity the agent turns into
 	// SLURM_ARRAY_JOB_ID/SLURM_ARRAY_TASK_ID and %A/%a.
 	stream := orders(t, h.agent("c1"), "c1")

@@ -235,9 +235,21 @@ func (s *jobsService) List(ctx context.Context, req *pb.ListJobsRequest) (*pb.Li
 	if len(req.GetJobIds()) > 0 || len(req.GetTaskRefs()) > 0 {
 		ids := slices.Clone(req.GetJobIds())
 		slices.Sort(ids)
+		ids = slices.Compact(ids)
 		for _, jid := range ids {
-			if !add(c.st.jobs[core.JobID(jid)]) {
+			j := c.st.jobs[core.JobID(jid)]
+			if !add(j) {
 				return &pb.ListJobsResponse{Jobs: out}, nil
+			}
+			if j == nil || j.array == nil {
+				continue
+			}
+			// An array's id names every task, as in squeue -j: those
+			// split off into jobs of their own too.
+			for _, t := range j.array.Tasks() {
+				if t.JobID != j.core.ID && !slices.Contains(ids, uint64(t.JobID)) && !add(c.st.jobs[t.JobID]) {
+					return &pb.ListJobsResponse{Jobs: out}, nil
+				}
 			}
 		}
 		err := c.listTasksLocked(id, req.GetTaskRefs(), match, func(p *pb.Job) bool {

@@ -28,7 +28,8 @@ func TestQueueArrayTasks(t *testing.T) {
 			"2 PENDING N/A 2 2", "1_3 PENDING 3 1 3"}},
 		{[]string{"squeue", "--array", "-h", "-o", "%i"}, nil, []string{"1_1", "1_2", "1_4", "1_5", "1_6", "2", "1_3"}},
 		{[]string{"squeue", "-h", "-o", "%i"}, map[string]string{"SQUEUE_ARRAY": "1"}, []string{"1_1", "1_2", "1_4", "1_5", "1_6", "2", "1_3"}},
-		{[]string{"squeue", "-r", "-h", "-j", "1", "-o", "%i"}, nil, []string{"1_1", "1_2", "1_4", "1_5", "1_6"}},
+		// The array's id names every task, the split-off 1_3 too.
+		{[]string{"squeue", "-r", "-h", "-j", "1", "-o", "%i"}, nil, []string{"1_1", "1_2", "1_4", "1_5", "1_6", "1_3"}},
 		{[]string{"squeue", "-r", "-h", "-j", "1_[4-5],2", "-o", "%i"}, nil, []string{"1_4", "1_5", "2"}},
 		{[]string{"squeue", "-r", "-h", "-t", "R", "-o", "%i"}, nil, nil},
 		{[]string{"squeue", "-r", "-h", "-t", "PD", "-n", "solo", "-o", "%i"}, nil, []string{"2"}},
