@@ -31,7 +31,7 @@ func JobSpecFromJSON(s *jsonapi.JobSpec) *pb.JobSpec {
 		Hold: s.Hold, Requeue: s.Requeue, NoKill: s.NoKill, Signal: s.Signal, Comment: s.Comment,
 		MailType: s.MailType, MailUser: s.MailUser, Script: s.Script, Env: s.Env, Workdir: s.Workdir,
 		Output: s.Output, Error: s.Error, Input: s.Input, OpenMode: s.OpenMode, GetUserEnv: s.GetUserEnv,
-		Argv: s.Argv, Interactive: s.Interactive, Partitions: s.Partitions,
+		Argv: s.Argv, Interactive: s.Interactive, Partitions: s.Partitions, Command: s.Command,
 	}
 }
 

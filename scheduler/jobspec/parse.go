@@ -31,7 +31,8 @@ type ParseOptions struct {
 
 	// ReadScript reads the script named on the command line; workDir is the
 	// -D directory (or SubmitDir) against which a relative path resolves.
-	ReadScript func(path, workDir string) ([]byte, error)
+	// found is the file it read (absolute), which becomes ScriptFile.
+	ReadScript func(path, workDir string) (data []byte, found string, err error)
 	// ReadStdin reads the script when no path (and no --wrap) is given.
 	ReadStdin func() ([]byte, error)
 	// ReadFile reads -w/-x node list files (values containing '/').
@@ -154,11 +155,11 @@ func (b *builder) loadScript(script []byte, cli []setting, positional []string) 
 			if b.opts.ReadScript == nil {
 				return nil, scriptErr(r.ScriptPath, "cannot read scripts here")
 			}
-			data, err := b.opts.ReadScript(r.ScriptPath, workDir)
+			data, found, err := b.opts.ReadScript(r.ScriptPath, workDir)
 			if err != nil {
 				return nil, fmt.Errorf("jobspec: read batch script %s: %w", r.ScriptPath, err)
 			}
-			script = data
+			script, r.ScriptFile = data, found
 		}
 	case script == nil:
 		if b.opts.ReadStdin == nil {

@@ -140,14 +140,14 @@ func TestWrapStdinAndScriptFile(t *testing.T) {
 	}
 
 	var gotPath, gotDir string
-	opts.ReadScript = func(p, dir string) ([]byte, error) {
+	opts.ReadScript = func(p, dir string) ([]byte, string, error) {
 		gotPath, gotDir = p, dir
-		return []byte("#!/bin/bash\n#SBATCH -n 3\nsrun true\n"), nil
+		return []byte("#!/bin/bash\n#SBATCH -n 3\nsrun true\n"), dir + "/" + p, nil
 	}
 	req = mustParse(t, "", []string{"-D", "sub", "jobs/train.sh", "x"}, nil, opts)
 	if gotPath != "jobs/train.sh" || gotDir != "/home/alice/sub" || req.Name != "train.sh" || req.NTasks != 3 ||
-		req.WorkDir != "/home/alice/sub" || !slices.Equal(req.ScriptArgs, []string{"x"}) {
-		t.Errorf("script file: path %q dir %q name %q ntasks %d workdir %q", gotPath, gotDir, req.Name, req.NTasks, req.WorkDir)
+		req.WorkDir != "/home/alice/sub" || !slices.Equal(req.ScriptArgs, []string{"x"}) || req.ScriptFile != "/home/alice/sub/jobs/train.sh" {
+		t.Errorf("script file: path %q dir %q name %q ntasks %d workdir %q file %q", gotPath, gotDir, req.Name, req.NTasks, req.WorkDir, req.ScriptFile)
 	}
 	if _, err := Parse(nil, []string{"job.sh"}, nil, testOpts()); err == nil {
 		t.Errorf("reading a script without ReadScript must fail")

@@ -139,8 +139,11 @@ type Request struct {
 	Verbose   int  `json:"verbose,omitempty"`
 
 	// Script is the batch script; it is not part of the JSON form.
-	Script     []byte   `json:"-"`
-	ScriptPath string   `json:"scriptPath,omitempty"`
+	Script     []byte `json:"-"`
+	ScriptPath string `json:"scriptPath,omitempty"`
+	// ScriptFile is the file the script was read from, absolute: what
+	// scontrol shows as Command= ("" for --wrap and standard input).
+	ScriptFile string   `json:"scriptFile,omitempty"`
 	ScriptArgs []string `json:"scriptArgs,omitempty"`
 	Wrap       string   `json:"wrap,omitempty"`
 

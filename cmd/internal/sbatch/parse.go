@@ -132,7 +132,7 @@ func Parse(env Env, args []string) (*jobspec.Request, error) {
 	}
 	return jobspec.Parse(nil, args, vars, jobspec.ParseOptions{
 		Now: env.Now(), Location: env.Loc, User: user, SubmitHost: host, SubmitDir: wd,
-		ReadScript: func(path, workDir string) ([]byte, error) { return readScript(path, workDir, vars["PATH"]) },
+		ReadScript: func(path, workDir string) ([]byte, string, error) { return readScript(path, workDir, vars["PATH"]) },
 		ReadStdin:  func() ([]byte, error) { return io.ReadAll(env.Stdin) },
 		ReadFile:   os.ReadFile,
 	})
@@ -140,7 +140,7 @@ func Parse(env Env, args []string) (*jobspec.Request, error) {
 
 // readScript finds the script as sbatch does: an absolute path, a path
 // relative to the working directory, then (for a bare name) $PATH.
-func readScript(path, workDir, searchPath string) ([]byte, error) {
+func readScript(path, workDir, searchPath string) (data []byte, found string, err error) {
 	candidates := []string{path}
 	if !filepath.IsAbs(path) {
 		candidates = []string{filepath.Join(workDir, path)}
@@ -156,13 +156,16 @@ func readScript(path, workDir, searchPath string) ([]byte, error) {
 	for _, c := range candidates {
 		b, err := os.ReadFile(c)
 		if err == nil {
-			return b, nil
+			if abs, err := filepath.Abs(c); err == nil {
+				c = abs
+			}
+			return b, c, nil
 		}
 		if first == nil {
 			first = err
 		}
 	}
-	return nil, first
+	return nil, "", first
 }
 
 // FromStdin reports whether the request's script was read from standard

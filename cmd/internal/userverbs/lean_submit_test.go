@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"maps"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -105,6 +106,23 @@ func TestLeanSubmitMatchesGRPC(t *testing.T) {
 	rec := record(cl.ok(cl.as("alice", nil), "scontrol", "show", "job", id))
 	if rec["JobName"] != "lean-one" || rec["JobState"] != "PENDING" || !strings.Contains(rec["TresPerNode"]+rec["TRES"], "3") {
 		t.Errorf("job %s as scontrol shows it: %v", id, rec)
+	}
+	// Command= is the script's file, absolute, from either sbatch; a
+	// --wrap job has none.
+	if want := filepath.Join(cl.dir, "ok.sh"); rec["Command"] != want {
+		t.Errorf("lean sbatch: Command=%q, want %q", rec["Command"], want)
+	}
+	alice := cl.as("alice", nil)
+	grpc := strings.TrimSpace(cl.ok(alice, "sbatch", "--parsable", "ok.sh"))
+	wrap := strings.TrimSpace(cl.ok(alice, "sbatch", "--parsable", "--wrap", "true"))
+	if got := record(cl.ok(alice, "scontrol", "show", "job", grpc))["Command"]; got != filepath.Join(cl.dir, "ok.sh") {
+		t.Errorf("sbatch: Command=%q, want the script's path", got)
+	}
+	if got := record(cl.ok(alice, "scontrol", "show", "job", wrap))["Command"]; got != "(null)" {
+		t.Errorf("sbatch --wrap: Command=%q, want (null)", got)
+	}
+	if got := cl.ok(alice, "squeue", "-h", "-j", grpc, "-o", "%o"); strings.TrimSpace(got) != filepath.Join(cl.dir, "ok.sh") {
+		t.Errorf("squeue %%o = %q, want the script's path", got)
 	}
 }
 

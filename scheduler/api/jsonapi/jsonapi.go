@@ -117,6 +117,8 @@ type JobSpec struct {
 	// Partitions lists every partition when the job names several;
 	// Partition then holds the first (what older controllers read).
 	Partitions []string `json:"partitions,omitempty"`
+	// Command is the batch script's file (scontrol's Command=).
+	Command string `json:"command,omitempty"`
 }
 
 // firstOf is a list's first element, or "".
@@ -148,7 +150,7 @@ func FromRequest(r *jobspec.Request) *JobSpec {
 		KillOnInvalidDep: r.KillOnInvalidDep, Begin: stamp(r.Begin), Deadline: stamp(r.Deadline),
 		Hold: r.Hold, Requeue: r.Requeue, NoKill: r.NoKill, Comment: r.Comment, MailType: r.MailType, MailUser: r.MailUser,
 		Script: string(r.Script), Env: r.Env, Workdir: r.WorkDir, Output: r.Output, Error: r.Error, Input: r.Input,
-		OpenMode: r.OpenMode, GetUserEnv: r.GetUserEnv, Argv: r.ScriptArgs,
+		OpenMode: r.OpenMode, GetUserEnv: r.GetUserEnv, Argv: r.ScriptArgs, Command: r.ScriptFile,
 	}
 	switch {
 	case r.Mem.IsZero():

@@ -223,7 +223,10 @@ type JobSpec struct {
 	// in the order given; when set, partition is its first entry (what a
 	// controller that predates the list reads). A partition holding a
 	// comma list ("a,b", as older clients send it) means the same.
-	Partitions    []string `protobuf:"bytes,52,rep,name=partitions,proto3" json:"partitions,omitempty"`
+	Partitions []string `protobuf:"bytes,52,rep,name=partitions,proto3" json:"partitions,omitempty"`
+	// command is the file the batch script was read from, absolute
+	// (scontrol's Command=); empty for --wrap and a script on stdin.
+	Command       string `protobuf:"bytes,53,opt,name=command,proto3" json:"command,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -620,6 +623,13 @@ func (x *JobSpec) GetPartitions() []string {
 		return x.Partitions
 	}
 	return nil
+}
+
+func (x *JobSpec) GetCommand() string {
+	if x != nil {
+		return x.Command
+	}
+	return ""
 }
 
 // NodeAlloc is what a job holds on one node.
@@ -3046,7 +3056,7 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\vGRESRequest\x12,\n" +
 	"\aper_job\x18\x01 \x03(\v2\x13.parity.v1.GRESTermR\x06perJob\x12.\n" +
 	"\bper_node\x18\x02 \x03(\v2\x13.parity.v1.GRESTermR\aperNode\x12.\n" +
-	"\bper_task\x18\x03 \x03(\v2\x13.parity.v1.GRESTermR\aperTask\"\xc3\r\n" +
+	"\bper_task\x18\x03 \x03(\v2\x13.parity.v1.GRESTermR\aperTask\"\xdd\r\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aaccount\x18\x02 \x01(\tR\aaccount\x12\x1c\n" +
@@ -3112,7 +3122,8 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\vinteractive\x183 \x01(\bR\vinteractive\x12\x1e\n" +
 	"\n" +
 	"partitions\x184 \x03(\tR\n" +
-	"partitions\x1a6\n" +
+	"partitions\x12\x18\n" +
+	"\acommand\x185 \x01(\tR\acommand\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"j\n" +

@@ -128,6 +128,7 @@ func jobRecord(j *pb.Job, o ShowOptions) record {
 		[]kv{{"MinCPUsNode", strconv.Itoa(max(int(s.GetCpusPerTask()), 1))}, memKV(s)},
 		[]kv{{"Features", orNull(s.GetConstraint())}, {"Reservation", orNull(s.GetReservation())}},
 		[]kv{{"OverSubscribe", map[bool]string{true: "NO", false: "OK"}[s.GetExclusive()]}, {"Contiguous", b01(s.GetContiguous())}},
+		[]kv{{"Command", orNull(s.GetCommand())}},
 		[]kv{{"WorkDir", orNull(s.GetWorkdir())}},
 	)
 	out, errp, in := stdio(j)

@@ -128,6 +128,7 @@ func jobColumns(e Env) map[byte]column[*pb.Job] {
 		'v': text("RESERVATION", func(j *pb.Job) string { return j.GetSpec().GetReservation() }),
 		'y': {"NICE", func(j *pb.Job) string { return strconv.Itoa(int(j.GetSpec().GetNice())) }},
 		'Z': text("WORK_DIR", func(j *pb.Job) string { return j.GetSpec().GetWorkdir() }),
+		'o': text("COMMAND", func(j *pb.Job) string { return j.GetSpec().GetCommand() }),
 		'k': text("COMMENT", func(j *pb.Job) string { return j.GetSpec().GetComment() }),
 		'h': {"OVER_SUBSCRIBE", func(j *pb.Job) string { return map[bool]string{true: "NO", false: "OK"}[j.GetSpec().GetExclusive()] }},
 		'c': {"MIN_CPUS", func(j *pb.Job) string { return strconv.Itoa(max(int(j.GetSpec().GetCpusPerTask()), 1)) }},

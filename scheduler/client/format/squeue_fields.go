@@ -14,7 +14,7 @@ const fieldTasks byte = 1
 // them, as Slurm 22.05's squeue reads them. Note JobID is %A (the job's
 // own id, the array's for its remainder) and JobArrayID is %i (123_7,
 // 123_[8-10]); Priority is %p (normalised) and PriorityLong %Q. Names
-// Parity has no data for (Command, WCKey, Licenses...) are left out, so
+// Parity has no data for (WCKey, Licenses...) are left out, so
 // they are rejected rather than printed empty.
 var squeueFields = map[string]byte{
 	"account":       'a',
@@ -22,6 +22,7 @@ var squeueFields = map[string]byte{
 	"arraytaskid":   'K',
 	"batchhost":     'B',
 	"comment":       'k',
+	"command":       'o',
 	"contiguous":    'O',
 	"dependency":    'E',
 	"endtime":       'e',

@@ -143,7 +143,7 @@ func TestSqueueLongFormat(t *testing.T) {
 func TestLongFormatErrors(t *testing.T) {
 	cases := []struct{ spec, want string }{
 		{"jobid,bogus", "invalid --Format field: bogus"},
-		{"Command", "invalid --Format field: Command"}, // Parity keeps no command path
+		{"WCKey", "invalid --Format field: WCKey"}, // Parity keeps no WCKey
 		{"jobid:99999", "out of range"},
 		{",,", "no fields"},
 	}
