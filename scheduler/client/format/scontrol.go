@@ -111,6 +111,7 @@ func jobRecord(j *pb.Job, o ShowOptions) record {
 			{"ExitCode", fmt.Sprintf("%d:%d", j.GetExitCode(), j.GetExitSignal())}},
 		{{"RunTime", Clock(RunSeconds(j, o.Env))}, {"TimeLimit", limitKV(j.GetTimeLimitSeconds())}, {"TimeMin", timeMin}},
 		{{"SubmitTime", Stamp(j.GetSubmitTime(), loc, "Unknown")}, {"EligibleTime", Stamp(j.GetEligibleTime(), loc, "Unknown")}},
+		{{"AccrueTime", accrueTime(j, loc)}},
 		{{"StartTime", Stamp(StartTime(j), loc, "Unknown")}, {"EndTime", endTime(j, loc)}, {"Deadline", deadline}},
 		{{"SuspendTime", Stamp(j.GetSuspendTime(), loc, "None")}, {"SecsPreSuspend", strconv.FormatInt(secsPreSuspend(j), 10)}},
 		{{"Partition", Partition(j)}},
@@ -122,12 +123,17 @@ func jobRecord(j *pb.Job, o ShowOptions) record {
 	}
 	r = append(r,
 		[]kv{{"NumNodes", strconv.Itoa(NodeCount(j))}, {"NumCPUs", strconv.Itoa(CPUCount(j))},
-			{"NumTasks", strconv.Itoa(max(int(s.GetNtasks()), 1))}, {"CPUs/Task", strconv.Itoa(max(int(s.GetCpusPerTask()), 1))}},
+			{"NumTasks", strconv.Itoa(max(int(s.GetNtasks()), 1))}, {"CPUs/Task", strconv.Itoa(max(int(s.GetCpusPerTask()), 1))},
+			{"ReqB:S:C:T", "0:0:*:*"}},
 		[]kv{{"ReqTRES", reqTRES(j)}},
 		[]kv{{"AllocTRES", allocTRES(j)}},
-		[]kv{{"MinCPUsNode", strconv.Itoa(max(int(s.GetCpusPerTask()), 1))}, memKV(s)},
-		[]kv{{"Features", orNull(s.GetConstraint())}, {"Reservation", orNull(s.GetReservation())}},
-		[]kv{{"OverSubscribe", map[bool]string{true: "NO", false: "OK"}[s.GetExclusive()]}, {"Contiguous", b01(s.GetContiguous())}},
+		// Keys for options Parity does not take print Slurm's defaults, so
+		// scripts reading them find them.
+		[]kv{{"Socks/Node", "*"}, {"NtasksPerN:B:S:C", strconv.Itoa(int(s.GetNtasksPerNode())) + ":0:*:*"}, {"CoreSpec", "*"}},
+		[]kv{{"MinCPUsNode", strconv.Itoa(max(int(s.GetCpusPerTask()), 1))}, memKV(s), {"MinTmpDiskNode", "0"}},
+		[]kv{{"Features", orNull(s.GetConstraint())}, {"DelayBoot", "00:00:00"}, {"Reservation", orNull(s.GetReservation())}},
+		[]kv{{"OverSubscribe", map[bool]string{true: "NO", false: "OK"}[s.GetExclusive()]}, {"Contiguous", b01(s.GetContiguous())},
+			{"Licenses", "(null)"}, {"Network", "(null)"}},
 		[]kv{{"Command", orNull(s.GetCommand())}},
 		[]kv{{"WorkDir", orNull(s.GetWorkdir())}},
 	)
@@ -330,4 +336,13 @@ func stdio(j *pb.Job) (out, errp, in string) {
 		in = expand(in)
 	}
 	return out, errp, in
+}
+
+// accrueTime is when the job began accruing age priority: its eligible
+// time, Unknown while it is held (Slurm stops the clock for a hold).
+func accrueTime(j *pb.Job, loc *time.Location) string {
+	if j.GetState() == "PENDING" && j.GetHold() != "" {
+		return "Unknown"
+	}
+	return Stamp(j.GetEligibleTime(), loc, "Unknown")
 }

@@ -4,6 +4,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 )
@@ -222,4 +225,25 @@ func TestShowNodeCPULayout(t *testing.T) {
 		mustEqual(t, k, got[k], v)
 	}
 	mustEqual(t, "first line", lines(b.String())[0], "NodeName=n1 CoresPerSocket=8")
+}
+
+// TestShowJobSlurmKeys: the keys Slurm 22.05 prints for options Parity
+// does not take are there with Slurm's defaults, and a held job's
+// AccrueTime is Unknown.
+func TestShowJobSlurmKeys(t *testing.T) {
+	at := timestamppb.New(time.Date(2025, 6, 2, 8, 0, 0, 0, time.UTC))
+	for _, c := range []struct {
+		hold, accrue string
+	}{{"", "2025-06-02T08:00:00"}, {"user", "Unknown"}} {
+		j := &pb.Job{Id: 5, State: "PENDING", Hold: c.hold, EligibleTime: at, Spec: &pb.JobSpec{Name: "x", NtasksPerNode: 2}}
+		var b strings.Builder
+		if err := ShowJobs(&b, []*pb.Job{j}, ShowOptions{Env: env}); err != nil {
+			t.Fatal(err)
+		}
+		got := pairs(t, b.String(), false)[0]
+		for k, v := range map[string]string{"AccrueTime": c.accrue, "ReqB:S:C:T": "0:0:*:*", "Socks/Node": "*", "NtasksPerN:B:S:C": "2:0:*:*",
+			"CoreSpec": "*", "MinTmpDiskNode": "0", "DelayBoot": "00:00:00", "Licenses": "(null)", "Network": "(null)"} {
+			mustEqual(t, "hold "+c.hold+" "+k, got[k], v)
+		}
+	}
 }
