@@ -16,35 +16,22 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/parityhpc/parity/gres"
+	"github.com/parityhpc/parity/scheduler/agent/cgroup/cgrouptest"
 	"github.com/parityhpc/parity/topology"
 )
 
-// The oracle is the cgroup's answer, not the driver's: EPERM means the
-// cgroup refused the open; success (a GPU host whose driver backs the
-// number; ENODEV where no GPU has that minor) or ENXIO (no driver behind
-// it) means the cgroup let it through.
+// The oracle (see cgrouptest) reads an open's outcome as the cgroup's answer.
 const (
-	allowed = "allowed"
-	eperm   = "Operation not permitted"
+	allowed = cgrouptest.Allowed
+	eperm   = cgrouptest.EPERM
 )
 
-// verdict folds the driver's possible answers to an allowed open into one
-// (the NVIDIA driver answers ENODEV for a minor with no GPU behind it).
-func verdict(res string) string {
-	if res == "opened" || res == "No such device or address" || res == "No such device" {
-		return allowed
-	}
-	return res
-}
+func verdict(res string) string { return cgrouptest.Verdict(res) }
 
 // probe prints "path=<strerror>" or "path=opened" for each file once
 // released through stdin, so it runs inside the group from its first
 // instruction that matters.
-const probe = `read _
-for f in "$@"; do
-	if err=$( (exec 3<"$f") 2>&1 ); then echo "$f=opened"; else echo "$f=${err##*: }"; fi
-done
-`
+const probe = "read _\n" + cgrouptest.ProbeScript
 
 func requireRoot(t *testing.T) {
 	t.Helper()

@@ -13,34 +13,22 @@ import (
 	"github.com/parityhpc/parity/labs/sim/amdsim"
 	"github.com/parityhpc/parity/labs/sim/nvmlsim"
 	"github.com/parityhpc/parity/scheduler/accounting"
+	"github.com/parityhpc/parity/scheduler/agent/cgroup/cgrouptest"
 	"github.com/parityhpc/parity/vendors"
 	"github.com/parityhpc/parity/vendors/amd"
 	"github.com/parityhpc/parity/vendors/nvidia"
 )
 
 // probeScript prints "path=opened" or "path=<strerror>" per file.
-const probeScript = `for f in "$@"; do
-	if err=$( (exec 3<"$f") 2>&1 ); then echo "$f=opened"; else echo "$f=${err##*: }"; fi
-done
-`
+const probeScript = cgrouptest.ProbeScript
 
-// The oracle is the cgroup's answer, not the driver's: EPERM means the
-// cgroup refused the open; success (a GPU host whose driver backs the
-// number; ENODEV where no GPU has that minor) or ENXIO (no driver behind
-// it) means the cgroup let it through.
+// The oracle (see cgrouptest) reads an open's outcome as the cgroup's answer.
 const (
-	allowed = "allowed"
-	eperm   = "Operation not permitted"
+	allowed = cgrouptest.Allowed
+	eperm   = cgrouptest.EPERM
 )
 
-// verdict folds the driver's possible answers to an allowed open into one
-// (the NVIDIA driver answers ENODEV for a minor with no GPU behind it).
-func verdict(res string) string {
-	if res == "opened" || res == "No such device or address" || res == "No such device" {
-		return allowed
-	}
-	return res
-}
+func verdict(res string) string { return cgrouptest.Verdict(res) }
 
 // probe runs probeScript over files as a job with the prepared devices and
 // returns the outcome per file.
