@@ -57,7 +57,7 @@ func run(ctx context.Context, argv []string, stdout, stderr io.Writer, fb fallba
 		return 0
 	}
 	root := newRootCmd(stdout, stderr)
-	args := userverbs.CompatArgs(argv, userverbs.SlurmVerb)
+	args := userverbs.Invoked(root, argv, userverbs.SlurmVerb)
 	if len(argv) > 0 && !ownCall(root, argv[0], args) {
 		if full := fb.find(); full != "" {
 			// Only returns on failure; then say so and serve what we can.

@@ -41,7 +41,11 @@ func main() {
 		return
 	}
 	w := waiter{dir: selfDir, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
-	os.Exit(sbatch.Run(context.Background(), args(os.Args), sbatch.RealEnv(), os.Stdout, os.Stderr, w.handOff))
+	env := sbatch.RealEnv()
+	if filepath.Base(os.Args[0]) == "sbatch" {
+		env.Voice = sbatch.Voice{Slurm: "sbatch"} // errors as sbatch words them
+	}
+	os.Exit(sbatch.Run(context.Background(), args(os.Args), env, os.Stdout, os.Stderr, w.handOff))
 }
 
 // args are sbatch's arguments: argv without the program name, and

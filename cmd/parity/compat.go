@@ -45,11 +45,6 @@ func slurmCommandNames() []string {
 	return names
 }
 
-// compatArgs turns argv into the arguments of the root command: under a
-// Slurm name, "sbatch x.sh" becomes "submit x.sh"; otherwise argv[0] is
-// dropped.
-func compatArgs(argv []string) []string { return userverbs.CompatArgs(argv, slurmCompatVerb) }
-
 // leanName is the lean user-verb binary install-compat prefers for the
 // user verbs' Slurm names when it sits beside this one; sbatchName is the
 // leaner still sbatch alone (no gRPC), preferred for sbatch.

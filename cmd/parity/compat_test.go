@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/parityhpc/parity/cmd/internal/userverbs"
 )
 
 func TestSlurmCompatVerb(t *testing.T) {
@@ -36,8 +38,8 @@ func TestSlurmCompatVerb(t *testing.T) {
 		{nil, nil},
 	}
 	for _, c := range args {
-		if got := compatArgs(c.in); !slices.Equal(got, c.want) {
-			t.Errorf("compatArgs(%q) = %q, want %q", c.in, got, c.want)
+		if got := userverbs.CompatArgs(c.in, slurmCompatVerb); !slices.Equal(got, c.want) {
+			t.Errorf("CompatArgs(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }

@@ -47,7 +47,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if userverbs.SlurmVersion(args, slurmCompatVerb, stdout, version) {
 		return 0
 	}
-	return userverbs.Execute(ctx, newRootCmd(stdout, stderr), compatArgs(args), stderr)
+	root := newRootCmd(stdout, stderr)
+	return userverbs.Execute(ctx, root, userverbs.Invoked(root, args, slurmCompatVerb), stderr)
 }
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {

@@ -44,6 +44,8 @@ type Env struct {
 	Getwd    func() (string, error)
 	Hostname func() (string, error)
 	Stdin    io.Reader
+	// Voice words errors and warnings (Slurm's when invoked as sbatch).
+	Voice Voice
 }
 
 // RealEnv is the process's own.

@@ -35,7 +35,7 @@ type HandOff func(ctx context.Context, args []string, req *jobspec.Request) int
 func Run(ctx context.Context, args []string, env Env, stdout, stderr io.Writer, handOff HandOff) int {
 	f, rest, help, err := SplitArgs(args)
 	if err != nil {
-		return report(stderr, 1, fmt.Errorf("submit: %w", err))
+		return report(stderr, env.Voice, 1, fmt.Errorf("submit: %w", err))
 	}
 	if help {
 		if _, err := io.WriteString(stdout, Usage+Help+"\n"); err != nil {
@@ -46,29 +46,29 @@ func Run(ctx context.Context, args []string, env Env, stdout, stderr io.Writer, 
 	code := ExitCode(env.Getenv)
 	req, err := Parse(env, rest)
 	if err != nil {
-		return report(stderr, code, fmt.Errorf("submit: %w", err))
+		return report(stderr, env.Voice, code, fmt.Errorf("submit: %w", err))
 	}
 	if !req.ParseOnly && (req.Wait || f.CA != "" || env.Getenv(clientenv.EnvCA) != "" || !plainAddr(controllerAddr(env, f))) {
 		return handOff(ctx, args, req) // which prints the warnings
 	}
 	for _, w := range req.Warnings {
-		fmt.Fprintf(stderr, "parity: submit: warning: %s\n", w)
+		fmt.Fprintln(stderr, env.Voice.Warning("submit", w))
 	}
 	if req.ParseOnly {
 		if err := WriteParseOnly(stdout, req, f.JSON); err != nil {
-			return report(stderr, 1, err)
+			return report(stderr, env.Voice, 1, err)
 		}
 		return 0
 	}
 	if err := submit(ctx, env, f, req, stdout, stderr); err != nil {
-		return report(stderr, code, err)
+		return report(stderr, env.Voice, code, err)
 	}
 	return 0
 }
 
 // report prints err as every verb does and returns code.
-func report(stderr io.Writer, code int, err error) int {
-	fmt.Fprintln(stderr, "parity:", err)
+func report(stderr io.Writer, v Voice, code int, err error) int {
+	fmt.Fprintln(stderr, v.Error("submit", err))
 	return code
 }
 
@@ -97,7 +97,7 @@ func submit(ctx context.Context, env Env, f Flags, req *jobspec.Request, out, er
 		// The controller's notes on the accepted job (a listed partition
 		// dropped), as parity submit prints them.
 		for _, w := range resp.Warnings {
-			fmt.Fprintf(errw, "parity: submit: warning: %s\n", w)
+			fmt.Fprintln(errw, env.Voice.Warning("submit", w))
 		}
 	}
 	switch {

@@ -124,7 +124,7 @@ func runCancel(cmd *cobra.Command, env userEnv, o *cancelOptions, args []string)
 			switch {
 			case gone && sig == 0:
 				if o.verbose {
-					fmt.Fprintln(cmd.ErrOrStderr(), "parity:", s.jobFail(id, err))
+					fmt.Fprintln(cmd.ErrOrStderr(), voiceOf(cmd).Error("cancel", s.jobFail(id, err)))
 				}
 			case gone && o.quiet:
 			default:
@@ -156,7 +156,7 @@ func reportFailures(cmd *cobra.Command, failures []error) error {
 		return nil
 	}
 	for _, f := range failures[:len(failures)-1] {
-		fmt.Fprintln(cmd.ErrOrStderr(), "parity:", f)
+		fmt.Fprintln(cmd.ErrOrStderr(), voiceOf(cmd).Error(cmd.Name(), f))
 	}
 	return failures[len(failures)-1]
 }

@@ -31,15 +31,15 @@ func TestCancel(t *testing.T) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want a silent success", argv, code, out, errs)
 		}
 	}
-	if _, errs, code := runCLI(alice, "scancel", "-v", "1"); code != 0 || !strings.Contains(errs, "parity: cancel: job 1: job/step already completing or completed") {
+	if _, errs, code := runCLI(alice, "scancel", "-v", "1"); code != 0 || !strings.Contains(errs, "scancel: error: job 1: job/step already completing or completed") {
 		t.Errorf("scancel -v of an ended job: exit %d, stderr %q; want 0 and the reason", code, errs)
 	}
-	cl.fails(alice, 1, []string{"scancel", "-s", "USR1", "1"}, "parity: cancel: job 1 is CANCELLED; only running jobs take signals")
+	cl.fails(alice, 1, []string{"scancel", "-s", "USR1", "1"}, "scancel: error: job 1 is CANCELLED; only running jobs take signals")
 	cl.ok(alice, "scancel", "-Q", "-s", "USR1", "1")
-	cl.fails(alice, 1, []string{"scancel"}, "parity: cancel: no job identification provided")
-	cl.fails(alice, 1, []string{"scancel", "--signal=B:USR1", "2"}, "parity: cancel: --signal=\"B:USR1\"")
+	cl.fails(alice, 1, []string{"scancel"}, "scancel: error: no job identification provided")
+	cl.fails(alice, 1, []string{"scancel", "--signal=B:USR1", "2"}, "scancel: error: --signal=\"B:USR1\"")
 	cl.fails(alice, 1, []string{"scancel", "-s", "WINCH2", "2"}, "unknown signal")
-	cl.fails(alice, 1, []string{"scancel", "-s", "USR1", "2"}, "parity: cancel: job 2 is PENDING; only running jobs take signals")
+	cl.fails(alice, 1, []string{"scancel", "-s", "USR1", "2"}, "scancel: error: job 2 is PENDING; only running jobs take signals")
 
 	// Filters: alice's -n b cancels her two b jobs, not bob's.
 	_, errs, code := runCLI(alice, "scancel", "-v", "-n", "b")

@@ -25,7 +25,8 @@ func testRoot(env userEnv, stdout, stderr io.Writer) *cobra.Command {
 // way the binaries' main does and returns stdout, stderr and the exit status.
 func runCLI(env userEnv, argv ...string) (string, string, int) {
 	var out, errb bytes.Buffer
-	code := Execute(context.Background(), testRoot(env, &out, &errb), CompatArgs(argv, SlurmVerb), &errb)
+	root := testRoot(env, &out, &errb)
+	code := Execute(context.Background(), root, Invoked(root, argv, SlurmVerb), &errb)
 	return out.String(), errb.String(), code
 }
 
@@ -167,10 +168,10 @@ func TestScontrolOffline(t *testing.T) {
 		{[]string{"scontrol", "show", "hostlist", "n1,n2,n3,x"}, "n[1-3],x\n", 0, ""},
 		{[]string{"scontrol", "show", "hostlistsorted", "n3,n1,n2"}, "n[1-3]\n", 0, ""},
 		{[]string{"parity", "show", "hostnames", "n[1-"}, "", 1, "parity: show: hostnames: invalid hostlist"},
-		{[]string{"scontrol", "frobnicate", "12"}, "", 1, "parity: scontrol: invalid keyword: frobnicate"},
-		{[]string{"scontrol", "show", "widget"}, "", 1, `parity: scontrol: unknown entity "widget"`},
-		{[]string{"scontrol", "update", "JobId=1", "Frobs=2"}, "", 1, `parity: scontrol: unknown parameter "frobs"`},
-		{[]string{"scontrol", "hold"}, "", 1, "parity: scontrol: hold: missing arguments"},
+		{[]string{"scontrol", "frobnicate", "12"}, "", 1, "scontrol: error: invalid keyword: frobnicate"},
+		{[]string{"scontrol", "show", "widget"}, "", 1, `scontrol: error: unknown entity "widget"`},
+		{[]string{"scontrol", "update", "JobId=1", "Frobs=2"}, "", 1, `scontrol: error: unknown parameter "frobs"`},
+		{[]string{"scontrol", "hold"}, "", 1, "scontrol: error: hold: missing arguments"},
 	}
 	for _, c := range cases {
 		out, errs, code := runCLI(env, c.argv...)

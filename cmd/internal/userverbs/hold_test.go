@@ -44,7 +44,7 @@ func TestHoldReleaseRequeue(t *testing.T) {
 	if _, h := holdOf(t, cl, alice, "1"); h != "admin" {
 		t.Errorf("operator hold = %q", h)
 	}
-	cl.fails(alice, 1, []string{"scontrol", "release", "JobId=1"}, "parity: scontrol: job 1: access/permission denied: job 1 is held by an administrator", "hint:")
+	cl.fails(alice, 1, []string{"scontrol", "release", "JobId=1"}, "scontrol: error: job 1: access/permission denied: job 1 is held by an administrator", "hint:")
 	cl.ok(olga, "scontrol", "release", "1")
 	cl.fails(alice, 1, []string{"parity", "release", "1"}, "parity: release: job 1 is not held")
 	// Several ids: each failure is reported, the status is non-zero.
@@ -53,7 +53,7 @@ func TestHoldReleaseRequeue(t *testing.T) {
 		t.Errorf("hold 1,7,8 did not hold job 1 (%q)", h)
 	}
 	// Only running jobs can be requeued: the controller's words, verbatim.
-	cl.fails(alice, 1, []string{"scontrol", "requeuehold", "2"}, "parity: scontrol: job 2 is PENDING; only running jobs can be requeued")
+	cl.fails(alice, 1, []string{"scontrol", "requeuehold", "2"}, "scontrol: error: job 2 is PENDING; only running jobs can be requeued")
 	cl.fails(alice, 1, []string{"parity", "requeue", "--hold", "2"}, "only running jobs can be requeued")
 	cl.fails(alice, 1, []string{"parity", "hold", "20_3"}, "parity: hold: job 20_3: invalid job id specified: 20")
 }
@@ -62,8 +62,8 @@ func TestSuspendResumeVerbs(t *testing.T) {
 	cl := startCLICluster(t)
 	alice, olga := cl.as("alice", nil), cl.as("olga", nil)
 	cl.ok(alice, "sbatch", "--wrap", "a")
-	cl.fails(alice, 1, []string{"scontrol", "suspend", "1"}, "parity: scontrol: job 1: access/permission denied: scontrol suspend needs an operator or admin")
+	cl.fails(alice, 1, []string{"scontrol", "suspend", "1"}, "scontrol: error: job 1: access/permission denied: scontrol suspend needs an operator or admin")
 	cl.fails(olga, 1, []string{"parity", "suspend", "1"}, "parity: suspend: job 1 is PENDING; only running jobs can be suspended")
-	cl.fails(olga, 1, []string{"scontrol", "resume", "JobId=1"}, "parity: scontrol: job 1 is PENDING; only suspended jobs can be resumed")
+	cl.fails(olga, 1, []string{"scontrol", "resume", "JobId=1"}, "scontrol: error: job 1 is PENDING; only suspended jobs can be resumed")
 	cl.fails(olga, 1, []string{"parity", "resume", "x"}, `invalid job id "x"`)
 }

@@ -24,7 +24,11 @@ func runLean(t *testing.T, env userEnv, argv ...string) (string, string, int) {
 		t.Errorf("%q was handed off", argv)
 		return 99
 	}
-	code := sbatch.Run(context.Background(), argv[1:], env.sbatch(), &out, &errb, noWait)
+	senv := env.sbatch()
+	if filepath.Base(argv[0]) == "sbatch" {
+		senv.Voice = sbatch.Voice{Slurm: "sbatch"} // as parity-sbatch's main sets it
+	}
+	code := sbatch.Run(context.Background(), argv[1:], senv, &out, &errb, noWait)
 	return out.String(), errb.String(), code
 }
 

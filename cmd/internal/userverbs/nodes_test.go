@@ -70,8 +70,8 @@ func TestNodesDrainAndGPUs(t *testing.T) {
 
 	// Draining needs an operator; the reason is required and kept.
 	cl.fails(alice, 1, []string{"scontrol", "update", "NodeName=n1", "State=DRAIN", "Reason=bad fan"},
-		"parity: scontrol: access/permission denied", "hint: your token's role does not allow this")
-	cl.fails(olga, 1, []string{"scontrol", "update", "NodeName=n1", "State=DRAIN"}, "parity: scontrol: you must specify a reason")
+		"scontrol: error: access/permission denied", "hint: your token's role does not allow this")
+	cl.fails(olga, 1, []string{"scontrol", "update", "NodeName=n1", "State=DRAIN"}, "scontrol: error: you must specify a reason")
 	cl.ok(olga, "scontrol", "update", "NodeName=n1", "State=DRAIN", "Reason=bad fan")
 	reasons := rows(cl.ok(alice, "sinfo", "-R"))
 	if len(reasons) != 1 || !strings.HasPrefix(reasons[0], "bad fan olga ") || !strings.HasSuffix(reasons[0], " n1") {
@@ -118,8 +118,8 @@ func TestNodesDrainAndGPUs(t *testing.T) {
 	if len(js.Partitions) != 2 || len(js.Nodes) != 2 || js.Nodes[0].Name != "n1" || js.Nodes[0].Gpus[2].State != "drain" {
 		t.Errorf("nodes --json = %+v", js)
 	}
-	cl.fails(alice, 1, []string{"sinfo", "-p", "nosuch"}, "parity: nodes: --partition: no partition named")
-	cl.fails(alice, 1, []string{"sinfo", "-o", "%P %Q"}, "parity: nodes: format", "%Q")
-	cl.fails(alice, 1, []string{"sinfo", "-n", "n[1-"}, "parity: nodes: --nodes:")
+	cl.fails(alice, 1, []string{"sinfo", "-p", "nosuch"}, "sinfo: error: --partition: no partition named")
+	cl.fails(alice, 1, []string{"sinfo", "-o", "%P %Q"}, "sinfo: error: format", "%Q")
+	cl.fails(alice, 1, []string{"sinfo", "-n", "n[1-"}, "sinfo: error: --nodes:")
 	cl.fails(alice, 1, []string{"scontrol", "show", "node", "n9"}, "node")
 }

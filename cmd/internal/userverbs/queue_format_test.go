@@ -102,9 +102,9 @@ func TestLongFormatVerbs(t *testing.T) {
 		}
 	}
 
-	cl.fails(alice, 1, []string{"squeue", "-O", "jobid,bogus"}, "parity: queue: invalid --Format field: bogus")
-	cl.fails(alice, 1, []string{"squeue", "-O", "wckey"}, "parity: queue: invalid --Format field: wckey")
-	cl.fails(alice, 1, []string{"squeue", "-o", "%i", "-O", "jobid"}, "parity: queue: -O (--Format) is incompatible with -o (--format)")
-	cl.fails(alice, 1, []string{"sinfo", "-O", "partition,freemem"}, "parity: nodes: invalid --Format field: freemem")
+	cl.fails(alice, 1, []string{"squeue", "-O", "jobid,bogus"}, "squeue: error: invalid --Format field: bogus")
+	cl.fails(alice, 1, []string{"squeue", "-O", "wckey"}, "squeue: error: invalid --Format field: wckey")
+	cl.fails(alice, 1, []string{"squeue", "-o", "%i", "-O", "jobid"}, "squeue: error: -O (--Format) is incompatible with -o (--format)")
+	cl.fails(alice, 1, []string{"sinfo", "-O", "partition,freemem"}, "sinfo: error: invalid --Format field: freemem")
 	cl.fails(alice, 1, []string{"parity", "nodes", "--gpus", "-O", "nodelist"}, "parity: nodes: -O (--Format) does not apply to --gpus")
 }

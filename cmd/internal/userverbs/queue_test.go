@@ -87,13 +87,13 @@ func TestSubmitAndQueueEndToEnd(t *testing.T) {
 	}
 
 	// Bad input: ours named with its source, the controller's verbatim, exit 1.
-	cl.fails(alice, 1, []string{"squeue", "-t", "sleeping"}, "parity: queue: invalid job state specified: sleeping")
-	cl.fails(alice, 1, []string{"squeue", "-o", "%i %W"}, "parity: queue: format", "%W")
+	cl.fails(alice, 1, []string{"squeue", "-t", "sleeping"}, "squeue: error: invalid job state specified: sleeping")
+	cl.fails(alice, 1, []string{"squeue", "-o", "%i %W"}, "squeue: error: format", "%W")
 	cl.fails(alice, 1, []string{"sbatch", "-p", "nosuch", "--wrap", "x"},
-		"parity: submit: --partition=nosuch: invalid partition name specified (partitions: gpu, debug)")
-	cl.fails(alice, 1, []string{"sbatch", "-p", "debug", "-t", "2:00:00", "--wrap", "x"}, "parity: submit: --time=02:00:00", "debug allows at most 00:30:00")
-	cl.fails(alice, 1, []string{"sbatch", "--gres=gpu:a100:1", "--wrap", "x"}, "parity: submit: --gres=gpu:a100:1")
-	cl.fails(alice, 1, []string{"sbatch", "-A", "bio", "--wrap", "x"}, "parity: submit: --account=bio")
+		"sbatch: error: --partition=nosuch: invalid partition name specified (partitions: gpu, debug)")
+	cl.fails(alice, 1, []string{"sbatch", "-p", "debug", "-t", "2:00:00", "--wrap", "x"}, "sbatch: error: --time=02:00:00", "debug allows at most 00:30:00")
+	cl.fails(alice, 1, []string{"sbatch", "--gres=gpu:a100:1", "--wrap", "x"}, "sbatch: error: --gres=gpu:a100:1")
+	cl.fails(alice, 1, []string{"sbatch", "-A", "bio", "--wrap", "x"}, "sbatch: error: --account=bio")
 	if out := rows(cl.ok(olga, "squeue", "-o", "%i")); len(out) != 3 {
 		t.Errorf("rejected submissions were queued: %q", out)
 	}
@@ -117,7 +117,7 @@ func TestSubmitAndQueueEndToEnd(t *testing.T) {
 func TestControllerUnreachable(t *testing.T) {
 	env := testEnv(t.TempDir(), map[string]string{"PARITY_TOKEN": "pt1.x.y", "PARITY_CONTROLLER": closedAddr(t)}, "")
 	_, errs, code := runCLI(env, "squeue")
-	if code != 1 || !strings.HasPrefix(errs, "parity: queue: ") || !strings.Contains(errs, "hint: is the controller running at") {
+	if code != 1 || !strings.HasPrefix(errs, "squeue: error: ") || !strings.Contains(errs, "hint: is the controller running at") {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}
 }

@@ -76,7 +76,7 @@ func TestReservationCommands(t *testing.T) {
 	alice, olga := cl.as("alice", nil), cl.as("olga", nil)
 	create := []string{"scontrol", "create", "reservation", "ReservationName=maint", "StartTime=now+1hour", "Duration=2:00:00",
 		"Nodes=n[1-2]", "Users=alice", "Flags=MAINT"}
-	cl.fails(alice, 1, create, "parity: scontrol: access/permission denied")
+	cl.fails(alice, 1, create, "scontrol: error: access/permission denied")
 	if out := cl.ok(olga, create...); out != "Reservation created: maint\n" {
 		t.Fatalf("create: %q", out)
 	}

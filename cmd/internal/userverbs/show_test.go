@@ -66,18 +66,18 @@ func TestShowAndUpdateJob(t *testing.T) {
 	if rec["TimeLimit"] != "00:45:00" || rec["Comment"] != "short run" {
 		t.Errorf("after update: TimeLimit=%q Comment=%q", rec["TimeLimit"], rec["Comment"])
 	}
-	cl.fails(alice, 1, []string{"scontrol", "update", "JobId=1", "TimeLimit=+5"}, "parity: scontrol: job 1: access/permission denied: only operators may raise a time limit", "hint:")
+	cl.fails(alice, 1, []string{"scontrol", "update", "JobId=1", "TimeLimit=+5"}, "scontrol: error: job 1: access/permission denied: only operators may raise a time limit", "hint:")
 	cl.ok(olga, "scontrol", "update", "JobId=1", "TimeLimit=2:00:00", "Partition=debug")
 	if rec := record(cl.ok(alice, "parity", "show", "job", "1")); rec["Partition"] != "debug" || rec["TimeLimit"] != "02:00:00" {
 		t.Errorf("after the operator's update: Partition=%s TimeLimit=%s", rec["Partition"], rec["TimeLimit"])
 	}
-	cl.fails(alice, 1, []string{"scontrol", "update", "JobId=1", "Partition=nosuch"}, "parity: scontrol: job 1: --partition=nosuch: invalid partition name specified")
+	cl.fails(alice, 1, []string{"scontrol", "update", "JobId=1", "Partition=nosuch"}, "scontrol: error: job 1: --partition=nosuch: invalid partition name specified")
 
 	// Someone else's job is not theirs to see or change.
-	cl.fails(bob, 1, []string{"scontrol", "show", "job", "1"}, "parity: scontrol: access/permission denied: job 1 belongs to another user",
+	cl.fails(bob, 1, []string{"scontrol", "show", "job", "1"}, "scontrol: error: access/permission denied: job 1 belongs to another user",
 		"hint: your token's role does not allow this")
-	cl.fails(bob, 1, []string{"scontrol", "update", "JobId=1", "Nice=5"}, "parity: scontrol: job 1: access/permission denied")
-	cl.fails(alice, 1, []string{"scontrol", "show", "job", "99"}, "parity: scontrol: invalid job id specified: 99")
+	cl.fails(bob, 1, []string{"scontrol", "update", "JobId=1", "Nice=5"}, "scontrol: error: job 1: access/permission denied")
+	cl.fails(alice, 1, []string{"scontrol", "show", "job", "99"}, "scontrol: error: invalid job id specified: 99")
 
 	// show partition / every job; JSON forms.
 	rec = record(cl.ok(alice, "scontrol", "show", "partition", "debug"))
@@ -87,7 +87,7 @@ func TestShowAndUpdateJob(t *testing.T) {
 	if out := cl.ok(olga, "scontrol", "show", "partitions"); strings.Count(out, "PartitionName=") != 2 {
 		t.Errorf("show partitions:\n%s", out)
 	}
-	cl.fails(alice, 1, []string{"scontrol", "show", "partition", "nosuch"}, "parity: scontrol: invalid partition name specified: nosuch")
+	cl.fails(alice, 1, []string{"scontrol", "show", "partition", "nosuch"}, "scontrol: error: invalid partition name specified: nosuch")
 	var js struct {
 		Jobs []struct {
 			ID   string `json:"id"`

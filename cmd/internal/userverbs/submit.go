@@ -51,7 +51,7 @@ func runSubmit(cmd *cobra.Command, env userEnv, args []string) error {
 	}
 	out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	for _, w := range req.Warnings {
-		fmt.Fprintf(errw, "parity: submit: warning: %s\n", w)
+		fmt.Fprintln(errw, voiceOf(cmd).Warning("submit", w))
 	}
 	if req.ParseOnly {
 		return sbatch.WriteParseOnly(out, req, f.json)
@@ -71,7 +71,7 @@ func runSubmit(cmd *cobra.Command, env userEnv, args []string) error {
 			return writeMessageJSON(out, resp)
 		}
 		for _, w := range resp.GetWarnings() {
-			fmt.Fprintf(errw, "parity: submit: warning: %s\n", w)
+			fmt.Fprintln(errw, voiceOf(cmd).Warning("submit", w))
 		}
 		w := sbatch.WillRun{JobID: resp.GetJobId(), CPUs: resp.GetCpus(), Nodes: resp.GetNodes(),
 			Partition: resp.GetPartition(), PendingReason: resp.GetPendingReason()}
@@ -88,7 +88,7 @@ func runSubmit(cmd *cobra.Command, env userEnv, args []string) error {
 	}
 	id := got.GetJobId()
 	for _, w := range got.GetWarnings() {
-		fmt.Fprintf(errw, "parity: submit: warning: %s\n", w)
+		fmt.Fprintln(errw, voiceOf(cmd).Warning("submit", w))
 	}
 	resp := &pb.SubmitResponse{JobId: id, Message: fmt.Sprintf("Submitted batch job %d", id), Warnings: got.GetWarnings()}
 	switch {

@@ -154,8 +154,8 @@ func TestSubmitBadInput(t *testing.T) {
 		code int
 		msg  []string
 	}{
-		{[]string{"bad.sh"}, nil, 1, []string{"parity: submit: Invalid directive found in batch script: --gpu-count", "line 2"}},
-		{[]string{"--time=abc", "ok.sh"}, nil, 1, []string{"parity: submit: --time=\"abc\" (command line)"}},
+		{[]string{"bad.sh"}, nil, 1, []string{"sbatch: error: Invalid directive found in batch script: --gpu-count", "line 2"}},
+		{[]string{"--time=abc", "ok.sh"}, nil, 1, []string{"sbatch: error: --time=\"abc\" (command line)"}},
 		{[]string{"ok.sh"}, map[string]string{"SBATCH_TIMELIMIT": "1:2:3:4"}, 1, []string{"--time=\"1:2:3:4\" (SBATCH_TIMELIMIT)"}},
 		{[]string{"--frobnicate", "ok.sh"}, nil, 1, []string{"--frobnicate", "unknown option"}},
 		{[]string{"--mem=4G", "--mem-per-cpu=1G", "ok.sh"}, map[string]string{"SLURM_EXIT_ERROR": "3"}, 3, []string{"--mem"}},

@@ -74,6 +74,6 @@ func TestArrayTaskIDsInVerbs(t *testing.T) {
 	if h3, h5, h6 := held("1_3"), held("1_5"), held("1_6"); h3 != "" || h5 != "user" || h6 != "user" {
 		t.Errorf("holds after release 1_3 and hold 1_[5-6]: %q %q %q", h3, h5, h6)
 	}
-	cl.fails(alice, 1, []string{"scontrol", "hold", "1_99"}, "parity: scontrol: job 1_99: invalid job id specified: 1_99")
+	cl.fails(alice, 1, []string{"scontrol", "hold", "1_99"}, "scontrol: error: job 1_99: invalid job id specified: 1_99")
 	cl.fails(alice, 1, []string{"squeue", "-j", "1_[x"}, `"1_[x"`)
 }

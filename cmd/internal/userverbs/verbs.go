@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
+
+	"github.com/parityhpc/parity/cmd/internal/sbatch"
 )
 
 // Commands returns the user verbs, built on the real process environment.
@@ -41,16 +44,20 @@ type ExitCoder interface {
 }
 
 // Execute runs root with args (argv without the program name, already
-// mapped by CompatArgs), prints an error as "parity: <error>" on stderr
-// and returns the process exit status: the one an ExitCoder in the error
-// chain asks for, else 1.
+// mapped by Invoked or CompatArgs), prints an error on stderr in the
+// command's voice ("parity: <error>", or "sbatch: error: ..." invoked as
+// sbatch) and returns the process exit status: the one an ExitCoder in
+// the error chain asks for, else 1.
 func Execute(ctx context.Context, root *cobra.Command, args []string, stderr io.Writer) int {
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(stderr, "parity:", err)
+	if cmd == nil {
+		cmd = root
+	}
+	fmt.Fprintln(stderr, voiceOf(cmd).Error(cmd.Name(), err))
 	var ec ExitCoder
 	if errors.As(err, &ec) {
 		return ec.ExitCode()
@@ -61,3 +68,29 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, stderr io.
 // ArgsBetween checks a verb's positional argument count, reporting it as
 // "<verb>: want <what> (see --help)" like every other usage error.
 func ArgsBetween(lo, hi int, what string) cobra.PositionalArgs { return argsBetween(lo, hi, what) }
+
+// slurmNameKey is the root command's annotation naming the Slurm command
+// the binary was invoked as.
+const slurmNameKey = "parity.slurm-name"
+
+// Invoked prepares root for argv: under a Slurm name verbOf knows, its
+// messages take that command's voice. It returns the root's arguments
+// (CompatArgs).
+func Invoked(root *cobra.Command, argv []string, verbOf func(string) (string, bool)) []string {
+	if len(argv) > 0 {
+		if name := filepath.Base(argv[0]); name != "" {
+			if _, ok := verbOf(name); ok {
+				if root.Annotations == nil {
+					root.Annotations = map[string]string{}
+				}
+				root.Annotations[slurmNameKey] = name
+			}
+		}
+	}
+	return CompatArgs(argv, verbOf)
+}
+
+// voiceOf is the voice cmd's messages take (see Invoked).
+func voiceOf(cmd *cobra.Command) sbatch.Voice {
+	return sbatch.Voice{Slurm: cmd.Root().Annotations[slurmNameKey]}
+}
