@@ -140,5 +140,13 @@ func unknownJob(s *session, id uint64) error {
 	if status.Code(err) != codes.NotFound {
 		return nil
 	}
-	return &exitError{code: 1, err: fmt.Errorf("%s: slurm_load_jobs error: Invalid job id specified", s.verb)}
+	return unknownJobError(s, id)
+}
+
+// unknownJobError is the answer to a job id the controller does not know:
+// Slurm's bare "slurm_load_jobs error: Invalid job id specified" under
+// Slurm's names, the id named under Parity's.
+func unknownJobError(s *session, id uint64) error {
+	return &exitError{code: 1, err: fmt.Errorf("%s: invalid job id specified: %d", s.verb, id),
+		slurmText: "slurm_load_jobs error: Invalid job id specified"}
 }

@@ -41,6 +41,11 @@ func TestQueueArrayTasks(t *testing.T) {
 		}
 	}
 
+	// scontrol show job ARRAY shows the remainder and the split-off task.
+	if out := cl.ok(alice, "scontrol", "show", "job", "1"); strings.Count("\n"+out, "\nJobId=") != 2 || !strings.Contains(out, "ArrayTaskId=3") {
+		t.Errorf("scontrol show job 1 (an array):\n%s", out)
+	}
+
 	var js struct {
 		Jobs []struct {
 			ID        string `json:"id"`

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/client/format"
@@ -167,7 +169,21 @@ func showJobs(s *session, asJSON bool, o format.ShowOptions, w io.Writer, id str
 			return err
 		}
 		for _, jid := range ids {
+			if jid.task == nil {
+				// An array's id shows every task, as Slurm's does.
+				found, err := s.c.ListJobs(s.ctx, &pb.ListJobsRequest{JobIds: []uint64{jid.id}, AllStates: true})
+				if err != nil {
+					return s.fail(err)
+				}
+				if len(found) > 0 {
+					jobs = append(jobs, found...)
+					continue
+				}
+			}
 			j, err := s.getTarget(jid)
+			if status.Code(err) == codes.NotFound && jid.task == nil {
+				return unknownJobError(s, jid.id)
+			}
 			if err != nil {
 				return s.fail(err)
 			}

@@ -77,7 +77,9 @@ func TestShowAndUpdateJob(t *testing.T) {
 	cl.fails(bob, 1, []string{"scontrol", "show", "job", "1"}, "scontrol: error: access/permission denied: job 1 belongs to another user",
 		"hint: your token's role does not allow this")
 	cl.fails(bob, 1, []string{"scontrol", "update", "JobId=1", "Nice=5"}, "scontrol: error: job 1: access/permission denied")
-	cl.fails(alice, 1, []string{"scontrol", "show", "job", "99"}, "scontrol: error: invalid job id specified: 99")
+	// An unknown id: Slurm's bare line under its name, the id under ours.
+	cl.fails(alice, 1, []string{"scontrol", "show", "job", "99"}, "slurm_load_jobs error: Invalid job id specified")
+	cl.fails(alice, 1, []string{"parity", "show", "job", "99"}, "parity: show: invalid job id specified: 99")
 
 	// show partition / every job; JSON forms.
 	rec = record(cl.ok(alice, "scontrol", "show", "partition", "debug"))

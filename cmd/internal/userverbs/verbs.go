@@ -29,6 +29,9 @@ func commandsWith(env userEnv) []*cobra.Command {
 type exitError struct {
 	code int
 	err  error
+	// slurmText, when set, is the whole line a Slurm-named command prints
+	// instead (Slurm prints some errors bare: "slurm_load_jobs error: ...").
+	slurmText string
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
@@ -57,7 +60,13 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, stderr io.
 	if cmd == nil {
 		cmd = root
 	}
-	fmt.Fprintln(stderr, voiceOf(cmd).Error(cmd.Name(), err))
+	v := voiceOf(cmd)
+	var ee *exitError
+	if v.Slurm != "" && errors.As(err, &ee) && ee.slurmText != "" {
+		fmt.Fprintln(stderr, ee.slurmText)
+	} else {
+		fmt.Fprintln(stderr, v.Error(cmd.Name(), err))
+	}
 	var ec ExitCoder
 	if errors.As(err, &ec) {
 		return ec.ExitCode()
