@@ -267,22 +267,10 @@ func TestSrunAndSallocEndToEnd(t *testing.T) {
 // and they would run one at a time (see cpuStepsTakeTheJobsCPUs).
 func gpuStepsShareNoGPU(t *testing.T, cl *client.Client, work, srunBin string, vars map[string]string) {
 	t.Helper()
-	ctx := context.Background()
-	script := "#!/bin/sh\nfor i in 1 2 3; do " + srunBin + " " + srunArg +
-		" -n1 --exact --gpus-per-task=1 sh -c 'echo step $SLURM_STEP_ID gpu $SLURM_STEP_GPUS; sleep 2' > " + work + "/farm.$i 2>&1 & done\nwait\n"
-	id, err := cl.Submit(ctx, &pb.JobSpec{Name: "farm", Account: cluster.ExemptAccount, Nodes: 1, Ntasks: 3, MemPerNodeMb: 256,
-		TimeLimitSeconds: 600, Script: script, Workdir: work, Gres: &pb.GRESRequest{PerNode: []*pb.GRESTerm{{Name: "gpu", Count: 2}}},
-		Env: map[string]string{"PATH": "/usr/bin:/bin", client.EnvToken: vars[client.EnvToken], client.EnvController: vars[client.EnvController]}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	j := waitEnded(t, cl, id)
-	var all strings.Builder
-	for i := 1; i <= 3; i++ {
-		b, _ := os.ReadFile(filepath.Join(work, fmt.Sprintf("farm.%d", i)))
-		all.Write(b)
-	}
-	out := all.String()
+	j, out := concurrentSteps(t, cl, work, srunBin, vars, &pb.JobSpec{Name: "farm", Ntasks: 3,
+		Gres: &pb.GRESRequest{PerNode: []*pb.GRESTerm{{Name: "gpu", Count: 2}}}},
+		3, "-n1 --exact --gpus-per-task=1 sh -c 'echo step $SLURM_STEP_ID gpu $SLURM_STEP_GPUS; sleep 2'")
+	id := j.GetId()
 	gpuOf := map[string]string{}
 	for _, line := range strings.Split(out, "\n") {
 		var step, gpu string
@@ -396,26 +384,13 @@ func sallocRevoked(t *testing.T, cl *client.Client, env userEnv, work string) {
 // 22.05's do; with --overlap they run side by side.
 func cpuStepsTakeTheJobsCPUs(t *testing.T, cl *client.Client, work, srunBin string, vars map[string]string) {
 	t.Helper()
-	ctx := context.Background()
 	for _, tc := range []struct {
 		flag  string
 		waits bool
 	}{{"", true}, {"--overlap", false}} {
-		script := "#!/bin/sh\nfor i in 1 2; do " + srunBin + " " + srunArg + " -n1 " + tc.flag +
-			" sh -c 'echo step $SLURM_STEP_ID; sleep 1' > " + work + "/cpu.$i 2>&1 & done\nwait\n"
-		id, err := cl.Submit(ctx, &pb.JobSpec{Name: "cpusteps", Account: cluster.ExemptAccount, Nodes: 1, Ntasks: 2, MemPerNodeMb: 256,
-			TimeLimitSeconds: 600, Script: script, Workdir: work,
-			Env: map[string]string{"PATH": "/usr/bin:/bin", client.EnvToken: vars[client.EnvToken], client.EnvController: vars[client.EnvController]}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		j := waitEnded(t, cl, id)
-		var all strings.Builder
-		for i := 1; i <= 2; i++ {
-			b, _ := os.ReadFile(filepath.Join(work, fmt.Sprintf("cpu.%d", i)))
-			all.Write(b)
-		}
-		out := all.String()
+		j, out := concurrentSteps(t, cl, work, srunBin, vars, &pb.JobSpec{Name: "cpusteps", Ntasks: 2},
+			2, "-n1 "+tc.flag+" sh -c 'echo step $SLURM_STEP_ID; sleep 1'")
+		id := j.GetId()
 		if j.GetState() != "COMPLETED" || len(j.GetSteps()) != 2 {
 			t.Fatalf("srun -n1 %s twice: job %d %s, steps %v; output:\n%s", tc.flag, id, j.GetState(), j.GetSteps(), out)
 		}
@@ -423,4 +398,27 @@ func cpuStepsTakeTheJobsCPUs(t *testing.T, cl *client.Client, work, srunBin stri
 			t.Errorf("srun -n1 %s twice at once: the second waited=%v, want %v; output:\n%s", tc.flag, waited, tc.waits, out)
 		}
 	}
+}
+
+// concurrentSteps runs a one-node batch job (spec, with the account,
+// memory, limit and environment filled in) whose script starts n copies of
+// "srun STEP" at once, waits for it to end and returns it with the steps'
+// output, concatenated.
+func concurrentSteps(t *testing.T, cl *client.Client, work, srunBin string, vars map[string]string, spec *pb.JobSpec, n int, step string) (*pb.Job, string) {
+	t.Helper()
+	tag := spec.GetName()
+	spec.Script = fmt.Sprintf("#!/bin/sh\nfor i in $(seq %d); do %s %s %s > %s/%s.$i 2>&1 & done\nwait\n", n, srunBin, srunArg, step, work, tag)
+	spec.Account, spec.Nodes, spec.MemPerNodeMb, spec.TimeLimitSeconds, spec.Workdir = cluster.ExemptAccount, 1, 256, 600, work
+	spec.Env = map[string]string{"PATH": "/usr/bin:/bin", client.EnvToken: vars[client.EnvToken], client.EnvController: vars[client.EnvController]}
+	id, err := cl.Submit(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := waitEnded(t, cl, id)
+	var all strings.Builder
+	for i := 1; i <= n; i++ {
+		b, _ := os.ReadFile(filepath.Join(work, fmt.Sprintf("%s.%d", tag, i)))
+		all.Write(b)
+	}
+	return j, all.String()
 }
