@@ -46,7 +46,8 @@ type stepHolds struct {
 // on a node, or with -c or --exact only -c × tasks of them (one per task
 // without -c), and keeps them from the job's other steps while it runs;
 // with --overlap it shares them and holds none. GPUs a step asks for by
-// count are its own too; a step asking for no GPU count shares the job's.
+// count are its own too (not with --overlap); a step asking for no GPU
+// count shares the job's.
 // held is what the job's other running steps hold; a step that fits the
 // job but not beside them fails with errStepBusy (srun waits and retries).
 func planStep(alloc []core.NodeAlloc, r *pb.StepRequest, held stepHolds) ([]stepPart, error) {
@@ -117,7 +118,8 @@ func planStep(alloc []core.NodeAlloc, r *pb.StepRequest, held stepHolds) ([]step
 			return nil, fmt.Errorf("%s needs %d GPU(s) on %s; the job holds %d there", what, need, a.Node, len(a.Devices))
 		}
 		p.devices = a.Devices[:need]
-		if p.ownsGPUs = what != ""; p.ownsGPUs {
+		// --overlap shares GPUs too (checked against Slurm 22.05).
+		if p.ownsGPUs = what != "" && !r.GetOverlap(); p.ownsGPUs {
 			free := slices.DeleteFunc(slices.Clone(a.Devices), func(d string) bool { return held.gpus[a.Node][d] })
 			if need > len(free) {
 				return nil, fmt.Errorf("%w: %s needs %d GPU(s) on %s; other steps hold %d of the job's %d there",

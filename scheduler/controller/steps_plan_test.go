@@ -85,6 +85,11 @@ func TestPlanStepKeepsRunningStepsGPUs(t *testing.T) {
 	if got, err := planStep(alloc, &pb.StepRequest{}, busy); err != nil || len(got[0].devices) != 3 {
 		t.Errorf("a step asking for no GPU count: %+v, %v; want all three, shared", got, err)
 	}
+	// --overlap shares held GPUs, as Slurm 22.05's does: no wait, no hold.
+	if got, err := planStep(alloc, &pb.StepRequest{GpusPerNode: 2, Overlap: true}, busy); err != nil ||
+		!slices.Equal(got[0].devices, []string{"g0", "g1"}) || got[0].ownsGPUs {
+		t.Errorf("an --overlap 2-GPU step beside held g0 and g2: %+v, %v; want g0 and g1, shared", got, err)
+	}
 }
 
 // CPUs are held as Slurm 22.05 holds them (checked against it): a step

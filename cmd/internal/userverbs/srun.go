@@ -41,15 +41,15 @@ keeps them while it runs, so a second step started beside it waits ("step
 creation temporarily disabled, retrying"). With -c or --exact a step takes
 only the CPUs it asks for (-c per task, one per task without -c), so
 concurrent steps (srun -n1 --exact ... &) run side by side on different
-CPUs; --overlap shares the job's CPUs with its other steps (e.g. a shell
-beside a running step). GPUs a step asks for by count (--gpus-per-task,
---gpus-per-node) are its own while it runs too; a step that asks for no GPU
-count shares all of the job's.
+CPUs; --overlap shares the job's CPUs and GPUs with its other steps (e.g.
+a shell beside a running step). GPUs a step asks for by count
+(--gpus-per-task, --gpus-per-node) are its own while it runs too; a step
+that asks for no GPU count shares all of the job's.
 
   -l, --label         prefix each output line with its task number ("0: ")
   --jobid=N           run in job N instead of $SLURM_JOB_ID
   --exact             only the CPUs asked for (also $SLURM_EXACT)
-  --overlap           share CPUs with the job's other steps (also $SLURM_OVERLAP)
+  --overlap           share CPUs and GPUs with the job's other steps (also $SLURM_OVERLAP)
   -u, --unbuffered    accepted; output is always line-buffered
   --pty               run the first task on a pseudo-terminal fed by srun's
                       stdin (srun --pty bash); other tasks' stdin is /dev/null
