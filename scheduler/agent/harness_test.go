@@ -151,7 +151,10 @@ func startCluster(t *testing.T) *cluster {
 		mgr, _ = cgroup.NewManager(mode)
 	}
 	exe, _ := os.Executable()
-	cgRoot := fmt.Sprintf("/parity-agenttest-%d", os.Getpid())
+	// One root per test (its temporary directory's name): job ids restart
+	// at 1 in every test, so a group one failed test leaves behind must not
+	// meet the next test's job of the same id.
+	cgRoot := "/parity-agenttest-" + filepath.Base(filepath.Dir(base))
 	c.rtCfg = launch.Config{Node: "n1", SpoolDir: filepath.Join(base, "spool"), Cgroups: mgr, CgroupRoot: cgRoot,
 		Shim: []string{exe, shimArg}, KillWait: time.Second, Logger: logger}
 	c.work = filepath.Join(base, "work")
@@ -162,8 +165,7 @@ func startCluster(t *testing.T) *cluster {
 		cancel()
 		c.stopAgent()
 		for _, n := range []string{"devices", "memory", "cpuset", "freezer", "cpuacct", "pids"} {
-			os.Remove(filepath.Join("/sys/fs/cgroup", n, cgRoot, "n1"))
-			os.Remove(filepath.Join("/sys/fs/cgroup", n, cgRoot))
+			removeGroups(filepath.Join("/sys/fs/cgroup", n, cgRoot))
 		}
 	})
 	c.startAgent()
@@ -306,5 +308,20 @@ func (c *cluster) jobStatusWritten(id uint64) {
 			c.t.Fatalf("job %d: no status file within %s", id, waitTimeout)
 		}
 		time.Sleep(20 * time.Millisecond) // polling another process's progress, bounded by the deadline
+	}
+}
+
+// removeGroups removes a cgroup directory tree, deepest first; a group
+// that still holds processes stays.
+func removeGroups(root string) {
+	var dirs []string
+	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, path)
+		}
+		return nil
+	})
+	for i := len(dirs) - 1; i >= 0; i-- {
+		os.Remove(dirs[i])
 	}
 }
