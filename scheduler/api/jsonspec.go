@@ -55,3 +55,14 @@ func timestampOf(t *time.Time) *timestamppb.Timestamp {
 	}
 	return Timestamp(*t)
 }
+
+// SubmitResponseToJSON is the plain form of a submission's answer.
+func SubmitResponseToJSON(r *pb.SubmitResponse) jsonapi.SubmitResponse {
+	out := jsonapi.SubmitResponse{JobID: r.GetJobId(), Message: r.GetMessage(), Warnings: r.GetWarnings(),
+		Nodes: r.GetNodes(), Partition: r.GetPartition(), CPUs: r.GetCpus(), PendingReason: r.GetPendingReason()}
+	if ts := r.GetExpectedStart(); ts != nil {
+		at := ts.AsTime()
+		out.ExpectedStart = &at
+	}
+	return out
+}

@@ -1,14 +1,11 @@
 package controller
 
 import (
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/parityhpc/parity/scheduler/api"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/core"
-	"github.com/parityhpc/parity/scheduler/jobspec"
 )
 
 // willRun answers sbatch --test-only: where and when the prepared job
@@ -31,7 +28,7 @@ func (c *Controller) willRun(p *prepared) *pb.SubmitResponse {
 	d, ok := plan.Decision(id)
 	if !ok {
 		resp.PendingReason = "not considered by the scheduling pass"
-		resp.Message = willRunText(resp)
+		resp.Message = api.SubmitResponseToJSON(resp).WillRunText(time.UTC, time.RFC3339)
 		return resp
 	}
 	if d.Partition != "" {
@@ -68,22 +65,7 @@ func (c *Controller) willRun(p *prepared) *pb.SubmitResponse {
 			resp.PendingReason += ": " + d.Detail
 		}
 	}
-	resp.Message = willRunText(resp)
+	// In UTC: clients reword it from the fields in their own time zone.
+	resp.Message = api.SubmitResponseToJSON(resp).WillRunText(time.UTC, time.RFC3339)
 	return resp
-}
-
-// willRunText words a test-only answer as sbatch does ("Job 7 to start at
-// 2026-11-29T21:12:51 using 2 processors on nodes gpu1 in partition gpu"),
-// in UTC: clients reword it from the fields in their own time zone.
-func willRunText(r *pb.SubmitResponse) string {
-	if r.GetExpectedStart() == nil {
-		return fmt.Sprintf("Job %d would wait in partition %s; no start time is known (%s)", r.GetJobId(), r.GetPartition(), r.GetPendingReason())
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Job %d to start at %s", r.GetJobId(), r.GetExpectedStart().AsTime().UTC().Format(time.RFC3339))
-	if len(r.GetNodes()) > 0 {
-		fmt.Fprintf(&b, " using %d processors on nodes %s", r.GetCpus(), jobspec.CompressHostlist(r.GetNodes()))
-	}
-	fmt.Fprintf(&b, " in partition %s", r.GetPartition())
-	return b.String()
 }

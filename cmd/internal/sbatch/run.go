@@ -104,9 +104,7 @@ func submit(ctx context.Context, env Env, f Flags, req *jobspec.Request, out, er
 	case f.JSON:
 		err = WriteJSON(out, json.RawMessage(raw))
 	case req.TestOnly:
-		w := WillRun{JobID: resp.JobID, Start: resp.ExpectedStart, CPUs: resp.CPUs, Nodes: resp.Nodes,
-			Partition: resp.Partition, PendingReason: resp.PendingReason}
-		_, err = fmt.Fprintln(errw, "sbatch:", w.Text(env.Loc))
+		_, err = fmt.Fprintln(errw, "sbatch:", resp.WillRunText(env.Loc, stampLayout))
 	case req.Parsable:
 		_, err = fmt.Fprintln(out, resp.JobID)
 	case !req.Quiet:

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parityhpc/parity/cmd/internal/sbatch"
+	"github.com/parityhpc/parity/scheduler/api"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/client/format"
 )
@@ -73,13 +74,7 @@ func runSubmit(cmd *cobra.Command, env userEnv, args []string) error {
 		for _, w := range resp.GetWarnings() {
 			fmt.Fprintln(errw, voiceOf(cmd).Warning("submit", w))
 		}
-		w := sbatch.WillRun{JobID: resp.GetJobId(), CPUs: resp.GetCpus(), Nodes: resp.GetNodes(),
-			Partition: resp.GetPartition(), PendingReason: resp.GetPendingReason()}
-		if resp.GetExpectedStart() != nil {
-			at := resp.GetExpectedStart().AsTime()
-			w.Start = &at
-		}
-		_, err = fmt.Fprintln(errw, "sbatch:", w.Text(env.loc))
+		_, err = fmt.Fprintln(errw, "sbatch:", api.SubmitResponseToJSON(resp).WillRunText(env.loc, format.TimeLayout))
 		return err
 	}
 	got, err := s.c.SubmitDetailed(s.ctx, spec)
