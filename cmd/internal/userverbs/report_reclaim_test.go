@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -162,6 +163,22 @@ func TestReportReclaim(t *testing.T) {
 	clock.Advance(70 * time.Second)
 	beat()
 	pollJob(t, admin, id, "reclaimed", func(j *pb.Job) bool { return j.GetState() != "RUNNING" })
+	// The report reads the decision log, which a state change reaches once
+	// its commit is done: wait for the reclaim there too.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		evs, err := admin.Events(ctx, &pb.EventsRequest{JobId: id, Kinds: []string{controller.EventReclaim}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(evs, func(ev *pb.Event) bool { return ev.GetFields()["action"] == "reclaim" }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %d: no reclaim in the decision log: %v", id, evs)
+		}
+		time.Sleep(10 * time.Millisecond) // polling with a deadline
+	}
 
 	root := cl.as("root", nil)
 	window := []string{"reclaim", "-S", "2025-06-02T00:00", "-E", "2025-06-03T00:00"}
