@@ -77,7 +77,7 @@ func TestArrayTaskRefs(t *testing.T) {
 			_, err := alice.GetTask(ctx, id, 1, false)
 			return err
 		}, codes.NotFound, "is not an array"},
-		{"another user's task", func() error { _, err := h.as("bob", auth.RoleUser).HoldTask(ctx, aid, 7); return err }, codes.PermissionDenied, "another user"},
+		{"another user's task is unknown to them", func() error { _, err := h.as("bob", auth.RoleUser).HoldTask(ctx, aid, 7); return err }, codes.NotFound, "invalid job id specified: 1"},
 		{"release of a task not held", func() error { _, err := alice.ReleaseTask(ctx, aid, 8); return err }, codes.FailedPrecondition, "not held"},
 		{"bad task list", func() error {
 			_, err := alice.ListJobs(ctx, &pb.ListJobsRequest{TaskRefs: []string{"1_[x"}})

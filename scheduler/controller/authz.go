@@ -33,17 +33,20 @@ func canSee(id auth.Identity, j *job) bool { return id.Operator() || id.User == 
 // canReadScript reports whether id may read j's script and environment.
 func canReadScript(id auth.Identity, j *job) bool { return id.Admin() || id.User == j.owner() }
 
-// jobForLocked finds a job the caller may see (c.mu held); another user's
-// job is refused with PermissionDenied.
+// jobForLocked finds a job the caller may see (c.mu held). Another user's
+// job answers exactly as an id never used does: a refusal would confirm
+// that the job exists (and so what others run, and how many).
 func (c *Controller) jobForLocked(id auth.Identity, jid uint64) (*job, error) {
 	j := c.st.jobs[core.JobID(jid)]
-	if j == nil {
-		return nil, status.Errorf(codes.NotFound, "invalid job id specified: %d", jid)
-	}
-	if !canSee(id, j) {
-		return nil, status.Errorf(codes.PermissionDenied, "access/permission denied: job %d belongs to another user", jid)
+	if j == nil || !canSee(id, j) {
+		return nil, unknownJob(jid)
 	}
 	return j, nil
+}
+
+// unknownJob is the answer to a job id the caller does not know.
+func unknownJob(jid uint64) error {
+	return status.Errorf(codes.NotFound, "invalid job id specified: %d", jid)
 }
 
 // requireOperator refuses callers below operator.

@@ -2,6 +2,9 @@ package controller
 
 import (
 	"context"
+	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -39,36 +42,58 @@ func TestUnauthenticatedRefused(t *testing.T) {
 	}
 }
 
+// TestAnotherUsersJobIsUnknownToAUser: every call a plain user makes about
+// another user's job answers exactly as for an id never used (code and
+// message, the id aside), so the answer does not confirm the job exists.
 func TestUserCannotTouchAnotherUsersJob(t *testing.T) {
 	h := startController(t, testCluster)
 	ctx := context.Background()
 	alice, bob := h.as("alice", auth.RoleUser), h.as("bob", auth.RoleUser)
 	id := h.submit(alice, gpuJob("alices", 1))
+	aid := h.submit(alice, cpuTask("alices-array", "0-3"))
+	const ghost = 4242 // never used
 
-	denied := map[string]func(*client.Client) error{
-		"get":     func(c *client.Client) error { _, err := c.GetJob(ctx, id, false); return err },
-		"script":  func(c *client.Client) error { _, err := c.GetJob(ctx, id, true); return err },
-		"cancel":  func(c *client.Client) error { _, err := c.CancelJob(ctx, id); return err },
-		"signal":  func(c *client.Client) error { _, err := c.SignalJob(ctx, id, 10); return err },
-		"hold":    func(c *client.Client) error { _, err := c.HoldJob(ctx, id); return err },
-		"requeue": func(c *client.Client) error { _, err := c.RequeueJob(ctx, id, false); return err },
-		"update": func(c *client.Client) error {
+	calls := []struct {
+		name string
+		call func(c *client.Client, id uint64) error
+	}{
+		{"get", func(c *client.Client, id uint64) error { _, err := c.GetJob(ctx, id, false); return err }},
+		{"script", func(c *client.Client, id uint64) error { _, err := c.GetJob(ctx, id, true); return err }},
+		{"cancel", func(c *client.Client, id uint64) error { _, err := c.CancelJob(ctx, id); return err }},
+		{"signal", func(c *client.Client, id uint64) error { _, err := c.SignalJob(ctx, id, 10); return err }},
+		{"hold", func(c *client.Client, id uint64) error { _, err := c.HoldJob(ctx, id); return err }},
+		{"release", func(c *client.Client, id uint64) error { _, err := c.ReleaseJob(ctx, id); return err }},
+		{"requeue", func(c *client.Client, id uint64) error { _, err := c.RequeueJob(ctx, id, false); return err }},
+		{"update", func(c *client.Client, id uint64) error {
 			n := "mine"
 			_, err := c.UpdateJob(ctx, &pb.UpdateJobRequest{JobId: id, Name: &n})
 			return err
-		},
-		"explain": func(c *client.Client) error { _, err := c.ExplainJob(ctx, id, true); return err },
-		"events": func(c *client.Client) error {
-			_, err := c.Events(ctx, &pb.EventsRequest{JobId: id})
-			return err
-		},
-	}
-	for name, call := range denied {
-		t.Run(name, func(t *testing.T) {
-			if err := call(bob); status.Code(err) != codes.PermissionDenied {
-				t.Fatalf("bob %s alice's job: %v, want PermissionDenied", name, err)
+		}},
+		{"explain", func(c *client.Client, id uint64) error { _, err := c.ExplainJob(ctx, id, true); return err }},
+		{"end allocation", func(c *client.Client, id uint64) error { _, err := c.EndAllocation(ctx, id, 0, 0); return err }},
+		{"get task", func(c *client.Client, id uint64) error { _, err := c.GetTask(ctx, id, 1, false); return err }},
+		{"hold task", func(c *client.Client, id uint64) error { _, err := c.HoldTask(ctx, id, 1); return err }},
+		{"events", func(c *client.Client, id uint64) error {
+			evs, err := c.Events(ctx, &pb.EventsRequest{JobId: id})
+			if err == nil && len(evs) > 0 {
+				return fmt.Errorf("%d events", len(evs))
 			}
-		})
+			return err
+		}},
+	}
+	for _, tc := range calls {
+		for _, jid := range []uint64{id, aid} {
+			t.Run(fmt.Sprintf("%s %d", tc.name, jid), func(t *testing.T) {
+				got, want := tc.call(bob, jid), tc.call(bob, ghost)
+				if status.Code(want) != codes.OK && status.Code(want) != codes.NotFound {
+					t.Fatalf("bob %s of unknown job %d: %v, want NotFound", tc.name, ghost, want)
+				}
+				wantMsg := strings.ReplaceAll(status.Convert(want).Message(), strconv.Itoa(ghost), strconv.FormatUint(jid, 10))
+				if status.Code(got) != status.Code(want) || status.Convert(got).Message() != wantMsg {
+					t.Fatalf("bob %s alice's job %d: %v; an unknown id gets %v", tc.name, jid, got, want)
+				}
+			})
+		}
 	}
 	// Bob's listings do not show it, even when he asks for alice's jobs.
 	for _, f := range []*pb.ListJobsRequest{{}, {Users: []string{"alice"}}, {JobIds: []uint64{id}}, {AllStates: true}} {

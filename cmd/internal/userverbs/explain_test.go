@@ -42,6 +42,7 @@ func TestExplainWithHistory(t *testing.T) {
 	if js.Job.ID != "1" || !strings.HasPrefix(js.Text, "Job 1") || len(js.History) != 2 || js.History[0].Kind != "hold" {
 		t.Errorf("explain --json = %+v", js)
 	}
-	cl.fails(bob, 1, []string{"parity", "explain", "1"}, "parity: explain: access/permission denied", "hint:")
+	// Another user's job is unknown to bob, word for word.
+	cl.fails(bob, 1, []string{"parity", "explain", "1"}, "parity: explain: invalid job id specified: 1")
 	cl.fails(alice, 1, []string{"parity", "explain", "x"}, "parity: explain: invalid job id \"x\"")
 }

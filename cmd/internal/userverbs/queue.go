@@ -133,8 +133,9 @@ func runQueue(cmd *cobra.Command, env userEnv, o *queueOptions) error {
 
 // unknownJob is squeue's answer to "-j ID" naming one job that came back
 // empty: the error slurm_load_jobs gives when the controller does not know
-// the id at all (never submitted, or purged). A job it still knows but the
-// filters hid, or one the caller may not see, is an empty table, exit 0.
+// the id at all (never submitted, or purged; another user's job is
+// answered alike). A job it still knows but the filters hid is an empty
+// table, exit 0.
 func unknownJob(s *session, id uint64) error {
 	_, err := s.c.GetJob(s.ctx, id, false)
 	if status.Code(err) != codes.NotFound {
