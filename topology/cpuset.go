@@ -197,6 +197,23 @@ func (s CPUSet) Equal(o CPUSet) bool {
 	return true
 }
 
+// CPUSetFromWords returns the set whose members are the set bits of words
+// (bit i of word w is CPU w*64+i). The words are copied.
+func CPUSetFromWords(words []uint64) CPUSet {
+	n := len(words)
+	for n > 0 && words[n-1] == 0 {
+		n--
+	}
+	if n == 0 {
+		return CPUSet{}
+	}
+	return CPUSet{words: append([]uint64(nil), words[:n]...)}
+}
+
+// Words returns the set as bit words (bit i of word w is CPU w*64+i), a
+// copy the caller may change.
+func (s CPUSet) Words() []uint64 { return append([]uint64(nil), s.words...) }
+
 // List returns the CPU ids in ascending order.
 func (s CPUSet) List() []int {
 	out := make([]int, 0, s.Count())

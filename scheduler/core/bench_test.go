@@ -65,3 +65,34 @@ func BenchmarkConservative10k(b *testing.B) {
 		Schedule(snap, cfg, now)
 	}
 }
+
+func BenchmarkPlacement64k(b *testing.B) {
+	if testing.Short() {
+		b.Skip("64,000 jobs onto 1,000 nodes: skipped under -short")
+	}
+	s := PlacementBenchSize()
+	snap, cfg, now := s.workload()
+	b.ReportAllocs()
+	b.ResetTimer()
+	var p Plan
+	for i := 0; i < b.N; i++ {
+		p = Schedule(snap, cfg, now)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(p.Stats.Started), "started")
+}
+
+// TestPlacementWorkloadFitsWhole: the placement row measures placing
+// every job; a generator change that left jobs unplaceable would make it
+// measure something else.
+func TestPlacementWorkloadFitsWhole(t *testing.T) {
+	snap, cfg, now := SyntheticPlacement(1, 20, 8, 1280)
+	p := Schedule(snap, cfg, now)
+	if p.Stats.Started != 1280 {
+		for _, d := range p.Decisions {
+			if d.Action != ActionStart {
+				t.Fatalf("started %d of 1280; job %d waits: %s %s", p.Stats.Started, d.Job, d.Reason, d.Detail)
+			}
+		}
+	}
+}

@@ -12,7 +12,8 @@ type class struct {
 	id        int
 	shape     *NodeShape
 	cpus      int32
-	cpuWords  []uint64 // the shape's CPU set as words
+	cpuWords  []uint64   // the shape's CPU set as words
+	numaWords [][]uint64 // each NUMA node's CPUs as words
 	allMask   uint64
 	typeNames []string
 	typeMasks []uint64
@@ -160,6 +161,9 @@ func newCluster(snap *Snapshot, cfg Config, now time.Time) *cluster {
 func newClass(id int, s *NodeShape, n int) *class {
 	cl := &class{id: id, shape: s, cpus: int32(s.CPUs.Count()), choices: map[choiceKey]devChoice{}, nodes: newBitset(n)}
 	cl.cpuWords = cpuSetWords(s.CPUs)
+	for _, nn := range s.NUMA {
+		cl.numaWords = append(cl.numaWords, cpuSetWords(nn.CPUs))
+	}
 	for i, d := range s.Devices {
 		bit := uint64(1) << uint(i)
 		cl.allMask |= bit

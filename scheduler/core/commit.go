@@ -1,8 +1,6 @@
 package core
 
 import (
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/parityhpc/parity/topology"
@@ -31,7 +29,7 @@ func (p *pass) commit(sh *shape, nodes []int32, end int64, skip int32) []NodeAll
 		if sh.exclusive {
 			want = p.st.cpus(n).count()
 		}
-		cpus := pickCPUs(p.st.cpus(n), local, cl.shape.NUMA, want)
+		cpus := pickCPUs(p.st.cpus(n), local, cl.numaWords, want)
 		p.st.take(n, cpus, sh.need.mem, devs, end, -1)
 		out[i] = NodeAlloc{Node: nd.Name, CPUs: cpuSet(cpus), MemoryMB: sh.need.mem, Devices: uuidsOf(nd, devs)}
 	}
@@ -41,7 +39,7 @@ func (p *pass) commit(sh *shape, nodes []int32, end int64, skip int32) []NodeAll
 // pickCPUs chooses want free CPUs: those local to the chosen devices
 // first; for jobs without devices, one NUMA node if one can hold them all
 // (the one with the fewest free CPUs that can); then the lowest ids.
-func pickCPUs(free cpuBits, local []uint64, numa []topology.NUMANode, want int) cpuBits {
+func pickCPUs(free cpuBits, local []uint64, numa [][]uint64, want int) cpuBits {
 	out := make(cpuBits, len(free))
 	taken := 0
 	takeFrom := func(pref []uint64) {
@@ -68,8 +66,7 @@ func pickCPUs(free cpuBits, local []uint64, numa []topology.NUMANode, want int) 
 		takeFrom(local)
 	} else if len(numa) > 1 {
 		best, bestFree := -1, 0
-		for i, nn := range numa {
-			words := cpuSetWords(nn.CPUs)
+		for i, words := range numa {
 			f := 0
 			for w := range words {
 				if w < len(free) {
@@ -81,42 +78,15 @@ func pickCPUs(free cpuBits, local []uint64, numa []topology.NUMANode, want int) 
 			}
 		}
 		if best >= 0 {
-			takeFrom(cpuSetWords(numa[best].CPUs))
+			takeFrom(numa[best])
 		}
 	}
 	takeFrom(nil)
 	return out
 }
 
-// cpuSet converts CPU bits to a topology.CPUSet through its list syntax,
-// which builds the set in one allocation.
-func cpuSet(b cpuBits) topology.CPUSet {
-	var sb strings.Builder
-	for i := 0; i < len(b)*64; {
-		if b[i/64]&(1<<uint(i%64)) == 0 {
-			i++
-			continue
-		}
-		j := i
-		for j+1 < len(b)*64 && b[(j+1)/64]&(1<<uint((j+1)%64)) != 0 {
-			j++
-		}
-		if sb.Len() > 0 {
-			sb.WriteByte(',')
-		}
-		sb.WriteString(strconv.Itoa(i))
-		if j > i {
-			sb.WriteByte('-')
-			sb.WriteString(strconv.Itoa(j))
-		}
-		i = j + 1
-	}
-	s, err := topology.ParseCPUList(sb.String())
-	if err != nil {
-		return topology.CPUSet{} // unreachable: the list is generated well-formed
-	}
-	return s
-}
+// cpuSet converts CPU bits to a topology.CPUSet (one allocation).
+func cpuSet(b cpuBits) topology.CPUSet { return topology.CPUSetFromWords(b) }
 
 func uuidsOf(nd *Node, mask uint64) []string {
 	if mask == 0 {

@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"strings"
 	"time"
 )
@@ -312,31 +313,59 @@ func (f footprint) touches(snap *Snapshot, a NodeAlloc) bool {
 // what keeps a shape that does not fit now from starting: enough eligible
 // nodes would fit were nothing reserved, and an admin reservation (not
 // the job's own) holds one of them before the job would end. "" when not.
+//
+// It runs for every shape that fails to start, so it looks first at the
+// few nodes that carry admin holds: when none of them is eligible (the
+// usual case) the answer is "" without testing any node, and otherwise
+// it counts fitting nodes only until the shape has enough.
 func (p *pass) reservationBlock(sh *shape, end int64) string {
 	c := p.c
-	fit, maint, other := 0, false, false
-	sh.eligible.each(func(n int) bool {
-		if p.baseReason(sh, n, c.now) != FilterOK {
-			return true
-		}
-		fit++
-		for _, h := range p.st.holds[n] {
-			if h.tag < 0 || h.tag == sh.resv || h.s >= end || h.e <= c.now {
-				continue
-			}
-			if c.snap.Reservations[h.tag].Flags&ResvMaint != 0 {
-				maint = true
-			} else {
-				other = true
+	maint, other := false, false
+	for wi, w := range p.st.admin {
+		w &= sh.eligible[wi]
+		for ; w != 0; w &= w - 1 {
+			n := wi<<6 | bits.TrailingZeros64(w)
+			m, o := p.adminHolds(sh, n, end)
+			if (m || o) && p.baseReason(sh, n, c.now) == FilterOK {
+				maint, other = maint || m, other || o
 			}
 		}
-		return true
-	})
-	switch {
-	case fit < int(sh.nodes) || !maint && !other:
+	}
+	if !maint && !other || !p.enoughFitUnreserved(sh) {
 		return ""
-	case maint:
+	}
+	if maint {
 		return "Reserved for maintenance"
 	}
 	return "May be reserved for other job"
+}
+
+// adminHolds reports whether node n carries, before end, a maintenance
+// reservation or another admin reservation that is not the shape's own.
+func (p *pass) adminHolds(sh *shape, n int, end int64) (maint, other bool) {
+	c := p.c
+	for _, h := range p.st.holds[n] {
+		if h.tag < 0 || h.tag == sh.resv || h.s >= end || h.e <= c.now {
+			continue
+		}
+		if c.snap.Reservations[h.tag].Flags&ResvMaint != 0 {
+			maint = true
+		} else {
+			other = true
+		}
+	}
+	return maint, other
+}
+
+// enoughFitUnreserved reports whether at least sh.nodes eligible nodes
+// would fit the shape were nothing reserved on them.
+func (p *pass) enoughFitUnreserved(sh *shape) bool {
+	fit := 0
+	sh.eligible.each(func(n int) bool {
+		if p.baseReason(sh, n, p.c.now) == FilterOK {
+			fit++
+		}
+		return fit < int(sh.nodes)
+	})
+	return fit >= int(sh.nodes)
 }
