@@ -67,11 +67,23 @@ const ledgerBatch = 1024
 
 // runLedger writes queued records in order until the queue is closed:
 // it waits for one, takes whatever else is already queued (up to
-// ledgerBatch) and writes them together.
+// ledgerBatch) and writes them together. Asked to (drainLedgerSoon), it
+// drains a spooling ledger.
 func (c *Controller) runLedger(l ledger.Ledger) {
 	defer close(c.ledgerDone)
 	batch := make([]ledger.JobRecord, 0, ledgerBatch)
-	for rec := range c.ledgerCh {
+	for {
+		var rec ledger.JobRecord
+		select {
+		case r, ok := <-c.ledgerCh:
+			if !ok {
+				return
+			}
+			rec = r
+		case <-c.ledgerDrain:
+			c.drainLedger(l)
+			continue
+		}
 		batch = append(batch[:0], rec)
 	fill:
 		for len(batch) < ledgerBatch {
@@ -86,6 +98,39 @@ func (c *Controller) runLedger(l ledger.Ledger) {
 			}
 		}
 		c.writeLedger(l, batch)
+	}
+}
+
+// ledgerDrainer is a ledger that keeps records through an outage
+// (store.Spooled): they wait in its spool until a Drain writes them.
+type ledgerDrainer interface {
+	Pending() int
+	Drain(ctx context.Context) (int, error)
+}
+
+// drainLedgerSoon asks the ledger goroutine to drain the spool; the
+// maintenance pass calls it, so records spooled during an outage reach
+// the ledger within one maintenance interval (at most 5 s) of its end
+// instead of waiting for the next record. It never blocks.
+func (c *Controller) drainLedgerSoon() {
+	select {
+	case c.ledgerDrain <- struct{}{}:
+	default:
+	}
+}
+
+// drainLedger writes what a spooling ledger holds; while the outage lasts
+// the drain fails and the next maintenance pass asks again (the spool
+// logs the outage and its end).
+func (c *Controller) drainLedger(l ledger.Ledger) {
+	d, ok := l.(ledgerDrainer)
+	if !ok || d.Pending() == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if n, err := d.Drain(ctx); err != nil {
+		c.log.Debug("accounting spool not drained yet", "written", n, "pending", d.Pending(), "err", err)
 	}
 }
 

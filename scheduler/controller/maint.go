@@ -16,8 +16,10 @@ import (
 // failed; finished jobs older than MinJobAge leave memory and the store;
 // decision log entries past the retention are deleted; running jobs'
 // usage is charged for fair-share; health trackers see time pass (silent
-// devices become unknown); idle GPU jobs move along the reclaim ladder.
+// devices become unknown); idle GPU jobs move along the reclaim ladder;
+// records a ledger outage spooled are written.
 func (c *Controller) maintain(ctx context.Context) error {
+	c.drainLedgerSoon()
 	now := c.now()
 	evWrites, expired, err := c.expireEventsWrites(now.Add(-c.cfg.EventRetention))
 	if err != nil {
