@@ -214,6 +214,15 @@ func CPUSetFromWords(words []uint64) CPUSet {
 // copy the caller may change.
 func (s CPUSet) Words() []uint64 { return append([]uint64(nil), s.words...) }
 
+// Word returns bits i*64 to i*64+63 of the set (0 past its end), for
+// callers that intersect sets with bit words of their own.
+func (s CPUSet) Word(i int) uint64 {
+	if i < 0 || i >= len(s.words) {
+		return 0
+	}
+	return s.words[i]
+}
+
 // List returns the CPU ids in ascending order.
 func (s CPUSet) List() []int {
 	out := make([]int, 0, s.Count())

@@ -33,3 +33,12 @@ func TestCPUSetWordsRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestCPUSetWord(t *testing.T) {
+	s, _ := ParseCPUList("1,64-65")
+	for i, want := range map[int]uint64{-1: 0, 0: 2, 1: 3, 2: 0} {
+		if got := s.Word(i); got != want {
+			t.Errorf("Word(%d) = %#x, want %#x", i, got, want)
+		}
+	}
+}

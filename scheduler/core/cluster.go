@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/bits"
 	"time"
+
+	"github.com/parityhpc/parity/topology"
 )
 
 // class is a node class: every node whose shape has the same key. Device
@@ -160,10 +162,7 @@ func newCluster(snap *Snapshot, cfg Config, now time.Time) *cluster {
 
 func newClass(id int, s *NodeShape, n int) *class {
 	cl := &class{id: id, shape: s, cpus: int32(s.CPUs.Count()), choices: map[choiceKey]devChoice{}, nodes: newBitset(n)}
-	cl.cpuWords = cpuSetWords(s.CPUs)
-	for _, nn := range s.NUMA {
-		cl.numaWords = append(cl.numaWords, cpuSetWords(nn.CPUs))
-	}
+	cl.cpuWords, cl.numaWords = s.cpuWords, s.numaWords
 	for i, d := range s.Devices {
 		bit := uint64(1) << uint(i)
 		cl.allMask |= bit
@@ -261,16 +260,11 @@ func (c *cluster) initReservations() {
 // forever is the end of a job without a time limit.
 const forever = int64(1) << 62
 
-func cpuSetWords(s interface{ List() []int }) []uint64 {
-	list := s.List()
-	if len(list) == 0 {
+func cpuSetWords(s topology.CPUSet) []uint64 {
+	if s.IsEmpty() {
 		return nil
 	}
-	w := make([]uint64, list[len(list)-1]/64+1)
-	for _, cpu := range list {
-		w[cpu/64] |= 1 << uint(cpu%64)
-	}
-	return w
+	return s.Words()
 }
 
 func popcount(m uint64) int { return bits.OnesCount64(m) }

@@ -41,6 +41,10 @@ type NodeShape struct {
 	attrs     []topology.DeviceAttrs
 	conflicts []uint64 // per device: its parent and partitions
 	key       string
+	// The CPU set and each NUMA node's CPUs as bit words, made once here
+	// and shared read-only by every pass over nodes of this shape.
+	cpuWords  []uint64
+	numaWords [][]uint64
 }
 
 // NewCPUShape returns the shape of a node without devices: cpus logical
@@ -88,6 +92,10 @@ func NewNodeShape(cpus topology.CPUSet, memoryMB int64, numa []topology.NUMANode
 		}
 	}
 	s.key = fingerprint(s)
+	s.cpuWords = cpus.Words()
+	for _, nn := range numa {
+		s.numaWords = append(s.numaWords, nn.CPUs.Words())
+	}
 	return s, nil
 }
 

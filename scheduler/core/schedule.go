@@ -222,23 +222,14 @@ func (p *pass) sizeReleases() {
 }
 
 // cpuBitsOf writes the members of set among the node's CPUs into buf,
-// stopping once all of them are found (allocations are usually low ids).
+// a word at a time.
 func cpuBitsOf(buf cpuBits, set topology.CPUSet, within []uint64) cpuBits {
 	if cap(buf) < len(within) {
 		buf = make(cpuBits, len(within))
 	}
 	buf = buf[:len(within)]
-	for i := range buf {
-		buf[i] = 0
-	}
-	left := set.Count()
 	for w, word := range within {
-		for x := word; x != 0 && left > 0; x &= x - 1 {
-			if cpu := w*64 + trailing(x); set.Contains(cpu) {
-				buf[w] |= 1 << uint(cpu%64)
-				left--
-			}
-		}
+		buf[w] = word & set.Word(w)
 	}
 	return buf
 }
