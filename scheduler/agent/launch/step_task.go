@@ -93,7 +93,10 @@ func (st *Step) startTask(t StepTask, cred *shim.Credential, sio StepIO) (*taskP
 	if cred != nil {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: cred.UID, Gid: cred.GID, Groups: cred.Groups}
 	}
-	err = cmd.Start()
+	// Only the files named above reach the task (see SealDescriptors).
+	if err = shim.SealDescriptors(); err == nil {
+		err = cmd.Start()
+	}
 	outW.Close()
 	if errW != nil {
 		errW.Close()

@@ -112,7 +112,13 @@ func spawn(sock string, start []string, logPath string) (net.Conn, error) {
 	// Its own session: the agent's terminal, process group and death do
 	// not reach the supervisor, which must outlive an agent restart.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	// Only the files named above: what the agent inherited without
+	// close-on-exec stays out of a supervisor that may live for months.
+	err = SealDescriptors()
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err != nil {
 		return nil, fmt.Errorf("shim: start supervisor %s: %w", start[0], err)
 	}
 	go cmd.Wait() // reaped here while this agent lives; by init after

@@ -29,22 +29,7 @@ func TestShimStartsUsualJobsDirectly(t *testing.T) {
 	if b, _ := os.ReadFile(errFile); string(b) != "oops\n" {
 		t.Errorf("stderr file: %q", b)
 	}
-	// The job holds the same descriptors either way (the shim's own,
-	// such as the shell's release pipe or its config, stay behind). The
-	// race detector's runtime opens files of its own now and then, without
-	// close-on-exec, so a fork may pass them on: not compared under it.
-	if raceEnabled {
-		return
-	}
-	fds := script(t, `ls /proc/$$/fd | sort -n | tr '\n' ' '`)
-	direct, out := runShim(t, Config{JobID: "8", Argv: []string{fds}, Dir: dir, Stdout: filepath.Join(dir, "d")})
-	shell, _ := runShim(t, Config{JobID: "9", Argv: []string{fds}, Dir: "/nonexistent", Stdout: filepath.Join(dir, "s")})
-	d, _ := os.ReadFile(filepath.Join(dir, "d"))
-	sh, _ := os.ReadFile(filepath.Join(dir, "s"))
-	sh = []byte(strings.TrimPrefix(string(sh), "parity: could not chdir to /nonexistent, going to /tmp instead\n"))
-	if direct.Start != StartDirect || shell.Start != StartShell || string(d) != string(sh) {
-		t.Errorf("descriptors: direct (%s) %q, shell (%s) %q: %s", direct.Start, d, shell.Start, sh, out)
-	}
+	// Its descriptors, on either path: TestJobsStartWithOnlyTheirStandardDescriptors.
 }
 
 // TestShimFallsBackToTheShellForUnusualPaths: what the direct path does

@@ -94,6 +94,12 @@ func (s *server) launcher() {
 // next reap, which runs on this same thread, so its end cannot be missed.
 func (s *server) fork(l launch) launched {
 	cfg := l.j.cfg
+	if err := SealDescriptors(); err != nil {
+		if l.files != nil {
+			l.files.close()
+		}
+		return launched{err: fmt.Errorf("start job: %w", err)}
+	}
 	if l.files != nil {
 		pid, err := startHeld(cfg, *l.files)
 		l.files.close()

@@ -1,5 +1,0 @@
-//go:build !race
-
-package shim
-
-const raceEnabled = false
