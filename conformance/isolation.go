@@ -26,6 +26,7 @@ func isolationSpecs() []specDef {
 		{Area: a, ID: "isolation/memory-limit", Name: "a job over its memory limit ends OUT_OF_MEMORY", Isolation: true, Run: specMemoryLimit},
 		{Area: a, ID: "isolation/cpuset", Name: "a job runs on exactly its allocated CPUs", Isolation: true, Run: specCPUSet},
 		{Area: a, ID: "isolation/no-leftovers", Name: "nothing of a job survives its end", Isolation: true, Run: specNoLeftovers},
+		{Area: a, ID: "isolation/descriptors", Name: "a job starts holding descriptors 0, 1 and 2 only", Run: specDescriptors},
 	}
 }
 

@@ -42,11 +42,12 @@ type ProcsReport struct {
 }
 
 // ProbeMain runs the job-side probe: `inspect --env A,B --open P,Q`,
-// `mem MB` (allocate and touch that much memory) or `procs MARKER`. It
-// writes its result to stdout and returns the exit status.
+// `mem MB` (allocate and touch that much memory), `procs MARKER` or
+// `fds` (the descriptors the job was started with). It writes its result
+// to stdout and returns the exit status.
 func ProbeMain(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "probe: want inspect, mem or procs")
+		fmt.Fprintln(stderr, "probe: want inspect, mem, procs or fds")
 		return 2
 	}
 	var err error
@@ -57,8 +58,10 @@ func ProbeMain(args []string, stdout, stderr io.Writer) int {
 		err = probeMem(args[1:], stdout)
 	case "procs":
 		err = probeProcs(args[1:], stdout)
+	case "fds":
+		err = probeFDs(args[1:], stdout)
 	default:
-		err = fmt.Errorf("unknown probe %q (want inspect, mem or procs)", args[0])
+		err = fmt.Errorf("unknown probe %q (want inspect, mem, procs or fds)", args[0])
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "probe:", err)

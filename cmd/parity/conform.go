@@ -88,7 +88,7 @@ jobs run parity on the nodes to report what they see (--node-parity).`,
 // newConformProbeCmd is what the suite's jobs run on a node.
 func newConformProbeCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:                "probe inspect|mem|procs ARGS",
+		Use:                "probe inspect|mem|procs|fds ARGS",
 		Short:              "Report what a job sees (run inside conformance jobs)",
 		Hidden:             true,
 		DisableFlagParsing: true,
