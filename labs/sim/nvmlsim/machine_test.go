@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"golang.org/x/sys/unix"
 
 	"github.com/parityhpc/parity/labs/sim"
 	"github.com/parityhpc/parity/topology"
@@ -287,6 +288,44 @@ func TestWriteRoot(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "dev/nvidia4")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWriteRootAgainOverDeviceNodes: a restarted agent writes the root
+// again after the lab made its placeholders real character devices (no
+// driver behind them: writing into one gives ENXIO); the devices stay and
+// the files are rewritten.
+func TestWriteRootAgainOverDeviceNodes(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: needs root to make device nodes")
+	}
+	m := mustNew(t, Config{MIG: map[int][]string{1: {"7g.80gb"}}})
+	dir := t.TempDir()
+	if err := m.WriteRoot(dir); err != nil {
+		t.Fatal(err)
+	}
+	devs := map[string]int{"dev/nvidia0": int(unix.Mkdev(195, 0)), "dev/nvidiactl": int(unix.Mkdev(195, 255)),
+		"dev/nvidia-uvm": int(unix.Mkdev(UVMMajor, 0)), "dev/nvidia-caps/nvidia-cap138": int(unix.Mkdev(CapsMajor, 138))}
+	for rel, dev := range devs {
+		p := filepath.Join(dir, rel)
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Mknod(p, unix.S_IFCHR|0o666, dev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Remove(filepath.Join(dir, "proc/devices"))
+	if err := m.WriteRoot(dir); err != nil {
+		t.Fatalf("second WriteRoot over device nodes: %v", err)
+	}
+	for rel := range devs {
+		if st, err := os.Stat(filepath.Join(dir, rel)); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+			t.Errorf("%s after the second WriteRoot: %v, %v; want the character device kept", rel, st.Mode(), err)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "proc/devices")); err != nil || !strings.Contains(string(b), "nvidia-uvm") {
+		t.Errorf("proc/devices not rewritten: %q, %v", b, err)
 	}
 }
 
