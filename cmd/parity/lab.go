@@ -87,7 +87,8 @@ func newLabDownCmd() *cobra.Command {
 		Long: `Signals the ` + "`parity lab up`" + ` whose pid file is in --dir and waits until it has
 stopped its jobs, agents and controller and removed its cgroups. When no
 lab runs there (it crashed or was killed), kills what is left in its
-cgroups, removes them and removes the directory.`,
+cgroups and removes them. Then it removes the directory but the lab's
+logs (DIR/lab.log, DIR/logs/), and says where they are.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runLabDown(cmd.Context(), cmd.OutOrStdout(), dir) },
 	}
@@ -279,8 +280,13 @@ func procAlive(pid int) bool {
 }
 
 func runLabDown(ctx context.Context, out io.Writer, dir string) error {
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(out, "No lab in %s.\n", dir)
+		return nil
+	}
+	if logs, _ := cluster.Logs(dir); err == nil && len(entries) == len(logs) && len(logs) > 0 {
+		fmt.Fprintf(out, "No lab in %s; the last one's logs are there: %s.\n", dir, strings.Join(logs, ", "))
 		return nil
 	}
 	name := "default"
@@ -317,10 +323,15 @@ func runLabDown(ctx context.Context, out io.Writer, dir string) error {
 			return &exitError{code: 1, err: fmt.Errorf("lab down: %w", err)}
 		}
 	}
-	if err := os.RemoveAll(dir); err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("lab down: remove %s: %w", dir, err)}
+	logs, err := cluster.RemoveKeepingLogs(dir)
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("lab down: %w", err)}
 	}
-	fmt.Fprintf(out, "Lab %s stopped; %s removed.\n", name, dir)
+	if len(logs) == 0 {
+		fmt.Fprintf(out, "Lab %s stopped; %s removed.\n", name, dir)
+		return nil
+	}
+	fmt.Fprintf(out, "Lab %s stopped; its state in %s removed, its logs kept: %s.\n", name, dir, strings.Join(logs, ", "))
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -73,8 +74,32 @@ func TestLabUpServesVerbsAndLabDownStopsIt(t *testing.T) {
 	if err := up.Wait(); err != nil {
 		t.Errorf("lab up exited with %v\n%s", err, stderr.String())
 	}
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Errorf("lab dir still there after lab down: %v", err)
+	onlyLogsLeft(t, dir, out.String(), "lab.log")
+}
+
+// onlyLogsLeft checks that lab down left nothing of the lab in dir but
+// the logs named (relative to dir, lab.log holding what the lab logged)
+// and said where they are.
+func onlyLogsLeft(t *testing.T, dir, said string, logs ...string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatalf("lab down removed its logs with the directory: %v", err)
+	}
+	var left []string
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	if !slices.Equal(left, logs) {
+		t.Errorf("lab down left %v in %s, want only the logs %v", left, dir, logs)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "lab.log")); slices.Contains(logs, "lab.log") && (err != nil || len(b) == 0) {
+		t.Errorf("lab.log after lab down: %d bytes, %v", len(b), err)
+	}
+	for _, l := range logs {
+		if !strings.Contains(said, filepath.Join(dir, l)) {
+			t.Errorf("lab down said %q, which does not name the log %s", said, filepath.Join(dir, l))
+		}
 	}
 }
 
@@ -115,7 +140,11 @@ func TestLabDownCleansAStaleLab(t *testing.T) {
 		leftover.Process.Kill()
 		t.Fatal(err)
 	}
-	for f, v := range map[string]string{labPidFile: fmt.Sprint(deadPid(t)), labNameFile: name} {
+	if err := os.Mkdir(filepath.Join(dir, "logs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for f, v := range map[string]string{labPidFile: fmt.Sprint(deadPid(t)), labNameFile: name, labLogFile: "the lab said",
+		"logs/h100-1.log": "the agent said", "cluster.yaml": "state"} {
 		if err := os.WriteFile(filepath.Join(dir, f), []byte(v+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -133,9 +162,16 @@ func TestLabDownCleansAStaleLab(t *testing.T) {
 	if _, err := os.Stat(group(otherDir)); err != nil {
 		t.Errorf("lab down removed the other instance's cgroup %s: %v", group(otherDir), err)
 	}
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Errorf("lab dir still there: %v", err)
+	onlyLogsLeft(t, dir, out.String(), "lab.log", "logs")
+	if b, err := os.ReadFile(filepath.Join(dir, "logs", "h100-1.log")); string(b) != "the agent said\n" {
+		t.Errorf("the agent's log after lab down: %q, %v", b, err)
 	}
+	// Run again on what is left: no lab there, and the logs stay.
+	out.Reset()
+	if code := runWithLabVerbs(context.Background(), []string{"lab", "down", "--dir", dir}, &out, &errOut); code != 0 || !strings.HasPrefix(out.String(), "No lab in") {
+		t.Errorf("lab down over the logs alone: exit %d, said %q", code, out.String())
+	}
+	onlyLogsLeft(t, dir, out.String(), "lab.log", "logs")
 }
 
 // deadPid returns the pid of a process that has exited.
@@ -230,8 +266,9 @@ func TestLabUpProcessesRunsJobsAndLabDownLeavesNothing(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup", "*", root)); len(left) > 0 {
 		t.Errorf("the lab's cgroups remain: %v", left)
 	}
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Errorf("lab dir still there after lab down: %v", err)
+	onlyLogsLeft(t, dir, downOut.String(), "lab.log", "logs")
+	if _, err := os.Stat(filepath.Join(dir, "logs", "controller.log")); err != nil {
+		t.Errorf("the controller's log after lab down: %v", err)
 	}
 }
 
@@ -343,7 +380,5 @@ func TestLabDownStopsTheDaemonsOfAKilledProcessLab(t *testing.T) {
 			t.Errorf("%s (pid %d) still runs after lab down", name, pid)
 		}
 	}
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Errorf("lab dir still there after lab down: %v", err)
-	}
+	onlyLogsLeft(t, dir, out.String(), "lab.log", "logs")
 }

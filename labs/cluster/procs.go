@@ -113,7 +113,7 @@ func UpProcesses(ctx context.Context, opts ProcOptions) (*Procs, error) {
 	}
 	if err := waitNodes(ctx, p.Client, len(opts.Lab.NodeList()), p.exited); err != nil {
 		p.Down(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("%w (logs in %s)", err, filepath.Join(dir, "logs"))
+		return nil, fmt.Errorf("%w (logs in %s)", err, filepath.Join(dir, LogsDir))
 	}
 	return p, nil
 }
@@ -122,7 +122,7 @@ func UpProcesses(ctx context.Context, opts ProcOptions) (*Procs, error) {
 // the controller will load, so this process can sign tokens.
 func (p *Procs) writeFiles(admins, users []string) error {
 	stateDir := filepath.Join(p.Dir, "controller")
-	for _, d := range []string{stateDir, filepath.Join(p.Dir, RunDir), filepath.Join(p.Dir, "logs")} {
+	for _, d := range []string{stateDir, filepath.Join(p.Dir, RunDir), filepath.Join(p.Dir, LogsDir)} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return err
 		}
@@ -186,7 +186,7 @@ func (p *Procs) startAgent(exe, node string, noIsolation bool) error {
 
 // spawn starts one daemon with its log and pid file.
 func (p *Procs) spawn(exe, name string, env []string, args ...string) error {
-	logf, err := os.OpenFile(filepath.Join(p.Dir, "logs", name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	logf, err := os.OpenFile(filepath.Join(p.Dir, LogsDir, name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}
