@@ -67,8 +67,12 @@ func (c *Controller) schedulePass(ctx context.Context) error {
 	plan := core.Schedule(snap, c.coreCfg, now)
 	dur := time.Since(t0)
 	c.metrics.pass(dur, len(plan.Starts))
-	for _, w := range plan.Warnings {
+	appeared, cleared := c.passWarnings.update(plan.Warnings)
+	for _, w := range appeared {
 		c.log.Warn("scheduling pass", "warning", w)
+	}
+	for _, w := range cleared {
+		c.log.Info("scheduling pass: no longer", "warning", w)
 	}
 	alts := c.alternatives(snap, now, plan)
 	return c.mutate(ctx, func() ([]write, func(), error) {
@@ -183,7 +187,7 @@ func (c *Controller) launch(jobs []launched) {
 			// Each node gets its own record: its stream fills in the script.
 			rec := j.record()
 			n := c.st.nodes[a.Node]
-			n.orders.push(&pb.Order{Kind: "launch", JobId: rec.GetId(), Launch: &pb.LaunchOrder{Job: rec, Alloc: rec.GetAlloc()[i],
+			n.orders.push(&pb.Order{Kind: "launch", JobId: rec.GetId(), Run: j.restarts, Launch: &pb.LaunchOrder{Job: rec, Alloc: rec.GetAlloc()[i],
 				All: rec.GetAlloc(), TimeLimitSeconds: rec.GetTimeLimitSeconds()}})
 		}
 	}

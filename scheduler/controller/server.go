@@ -88,6 +88,8 @@ type Controller struct {
 	ledgerDrain chan struct{}
 	// steps relay job step output from agents to srun (steps_relay.go).
 	steps stepRelays
+	// passWarnings keeps lasting pass warnings to one log line.
+	passWarnings passWarnings
 
 	lis      net.Listener
 	mux      *connMux     // splits lis between grpc and api
