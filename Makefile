@@ -2,7 +2,7 @@
 GO ?= go
 FUZZTIME ?= 3s
 
-.PHONY: all build test vet unit unit-norace fuzz fuzz-ci bench bench-sched bench-baseline devices
+.PHONY: all build test vet unit unit-norace fuzz fuzz-ci bench bench-sched bench-baseline bench-readme devices
 
 all: build
 
@@ -51,6 +51,11 @@ bench-sched:
 # why in the commit.
 bench-baseline:
 	PARITY_PERFGUARD_UPDATE=1 $(GO) test -count=1 -v -run '^TestPerfGuards$$' ./scheduler/internal/perfguard
+
+# The README's performance tables, measured and written in place (a few
+# minutes; run it on a quiet machine).
+bench-readme:
+	$(GO) run ./cmd/internal/benchreadme --write README.md
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./scheduler/... ./labs/replay/...
