@@ -25,6 +25,7 @@ import (
 	"github.com/parityhpc/parity/scheduler/agent/shim"
 	"github.com/parityhpc/parity/scheduler/agent/telemetry"
 	"github.com/parityhpc/parity/scheduler/client"
+	"github.com/parityhpc/parity/scheduler/httplimit"
 	"github.com/parityhpc/parity/vendors"
 	"github.com/parityhpc/parity/vendors/builtin"
 )
@@ -302,7 +303,7 @@ func serveMetrics(addr string, col *telemetry.Collector, log *slog.Logger) (func
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", col.Handler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	srv := httplimit.Server(mux, httplimit.Limits{}, httplimit.Metrics(), nil, log)
 	go func() {
 		if err := srv.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("metrics server", "err", err)

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 )
 
 // MetadataKey is the gRPC metadata key that carries "Bearer <token>".
@@ -96,6 +97,10 @@ const agentService = "/parity.v1.Agent/"
 // coarse rule for the method.
 func (a *Authenticator) Authenticate(ctx context.Context, method string) (Identity, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
+	return a.authenticate(md, method)
+}
+
+func (a *Authenticator) authenticate(md metadata.MD, method string) (Identity, error) {
 	vals := md.Get(MetadataKey)
 	if len(vals) == 0 {
 		return Identity{}, status.Error(codes.Unauthenticated, "authentication required: no token (use --token, PARITY_TOKEN or ~/.config/parity/token)")
@@ -128,10 +133,30 @@ func (a *Authenticator) Authenticate(ctx context.Context, method string) (Identi
 	return id, nil
 }
 
-// Unary returns the unary server interceptor.
+// Tap returns the check to run when a call's stream opens
+// (grpc.InTapHandle): from the method and the headers alone, before gRPC
+// reads a byte of the call's message, so a caller without a valid token
+// costs the server its headers only, whatever it sends after them. The
+// identity goes into the call's context, where the interceptors find it.
+func (a *Authenticator) Tap() tap.ServerInHandle {
+	return func(ctx context.Context, info *tap.Info) (context.Context, error) {
+		if a.Public[info.FullMethodName] {
+			return ctx, nil
+		}
+		id, err := a.authenticate(info.Header, info.FullMethodName)
+		if err != nil {
+			return nil, err
+		}
+		return WithIdentity(ctx, id), nil
+	}
+}
+
+// Unary returns the unary server interceptor: it hands the handler the
+// identity the tap found, or authenticates the call itself on a server
+// without the tap.
 func (a *Authenticator) Unary() grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		if a.Public[info.FullMethod] {
+		if _, ok := FromContext(ctx); ok || a.Public[info.FullMethod] {
 			return handler(ctx, req)
 		}
 		id, err := a.Authenticate(ctx, info.FullMethod)
@@ -142,10 +167,10 @@ func (a *Authenticator) Unary() grpc.UnaryServerInterceptor {
 	}
 }
 
-// Stream returns the stream server interceptor.
+// Stream returns the stream server interceptor (as Unary).
 func (a *Authenticator) Stream() grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		if a.Public[info.FullMethod] {
+		if _, ok := FromContext(ss.Context()); ok || a.Public[info.FullMethod] {
 			return handler(srv, ss)
 		}
 		id, err := a.Authenticate(ss.Context(), info.FullMethod)

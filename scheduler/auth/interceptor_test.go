@@ -5,9 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 )
 
 func TestAuthenticate(t *testing.T) {
@@ -80,5 +82,56 @@ func TestCachedTokenStillExpires(t *testing.T) {
 	now = t0.Add(time.Minute)
 	if _, err := a.Authenticate(ctx, "/parity.v1.Jobs/List"); status.Code(err) != codes.Unauthenticated {
 		t.Fatalf("expired cached token: %v", err)
+	}
+}
+
+// The tap refuses a call from its headers, lets public methods through
+// without a token, and hands the identity it found to the interceptors.
+func TestTap(t *testing.T) {
+	key := testKey(t)
+	tok, err := Sign(key, Claims{User: "alice", Role: RoleUser, IssuedAt: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const public, jobs = "/parity.v1.Cluster/Info", "/parity.v1.Jobs/Submit"
+	a := &Authenticator{Key: key, Now: func() time.Time { return t0 }, Public: map[string]bool{public: true}}
+	tests := []struct {
+		name, header, method string
+		code                 codes.Code
+		user                 string
+	}{
+		{"no token", "", jobs, codes.Unauthenticated, ""},
+		{"garbage", "Bearer garbage", jobs, codes.Unauthenticated, ""},
+		{"valid", "Bearer " + tok, jobs, codes.OK, "alice"},
+		{"public without token", "", public, codes.OK, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			md := metadata.MD{}
+			if tc.header != "" {
+				md = metadata.Pairs(MetadataKey, tc.header)
+			}
+			ctx, err := a.Tap()(context.Background(), &tap.Info{FullMethodName: tc.method, Header: md})
+			if got := status.Code(err); got != tc.code {
+				t.Fatalf("code %v (%v), want %v", got, err, tc.code)
+			}
+			if err != nil {
+				return
+			}
+			id, ok := FromContext(ctx)
+			if ok != (tc.user != "") || id.User != tc.user {
+				t.Fatalf("identity %+v (%v), want user %q", id, ok, tc.user)
+			}
+			// The interceptor passes the tap's identity on without the
+			// headers it came from.
+			var seen Identity
+			_, err = a.Unary()(ctx, nil, &grpc.UnaryServerInfo{FullMethod: tc.method}, func(ctx context.Context, _ any) (any, error) {
+				seen, _ = FromContext(ctx)
+				return nil, nil
+			})
+			if err != nil || seen.User != tc.user {
+				t.Fatalf("interceptor: %v, identity %+v, want user %q", err, seen, tc.user)
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -30,17 +31,22 @@ const sniffTimeout = 10 * time.Second
 // clients find both at the controller's one address, with one TLS
 // certificate. Routing a connection (reading its first bytes, or its TLS
 // handshake) happens on its own goroutine, so a slow client never holds
-// up the others.
+// up the others. At most maxConns connections are open at once, counted
+// from accept to close, whichever side holds them: each costs memory
+// before it has said who it is.
 type connMux struct {
 	lis  net.Listener
 	tls  *tls.Config // nil: plain TCP
 	log  *slog.Logger
 	grpc *muxListener
 	http *muxListener
+
+	maxConns int64
+	open     atomic.Int64
 }
 
-func newConnMux(lis net.Listener, cfg *tls.Config, log *slog.Logger) *connMux {
-	m := &connMux{lis: lis, tls: cfg, log: log}
+func newConnMux(lis net.Listener, cfg *tls.Config, maxConns int, log *slog.Logger) *connMux {
+	m := &connMux{lis: lis, tls: cfg, log: log, maxConns: int64(maxConns)}
 	m.grpc, m.http = newMuxListener(lis.Addr()), newMuxListener(lis.Addr())
 	return m
 }
@@ -66,8 +72,26 @@ func (m *connMux) serve() {
 			continue
 		}
 		pause = 0
-		go m.route(conn)
+		if m.open.Add(1) > m.maxConns {
+			m.open.Add(-1)
+			m.log.Debug("api connection refused: too many open", "remote", conn.RemoteAddr().String(), "max", m.maxConns)
+			conn.Close()
+			continue
+		}
+		go m.route(&countedConn{Conn: conn, open: &m.open})
 	}
+}
+
+// countedConn gives back its place in the count when closed.
+type countedConn struct {
+	net.Conn
+	open *atomic.Int64
+	once sync.Once
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(func() { c.open.Add(-1) })
+	return c.Conn.Close()
 }
 
 // route hands conn to the side its protocol belongs to.

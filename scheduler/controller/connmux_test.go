@@ -62,7 +62,7 @@ func TestConnMuxRoutes(t *testing.T) {
 			if c.tls {
 				cfg = tlsCfg
 			}
-			m := newConnMux(lis, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			m := newConnMux(lis, cfg, defaultMaxConns, slog.New(slog.NewTextHandler(io.Discard, nil)))
 			go m.serve()
 			defer m.close()
 			var conn net.Conn
@@ -106,7 +106,7 @@ func TestConnMuxCloses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := newConnMux(lis, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	m := newConnMux(lis, nil, defaultMaxConns, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	done := make(chan struct{})
 	go func() { m.serve(); close(done) }()
 	// A client that says too little before hanging up reaches neither side.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"time"
 
@@ -19,11 +18,18 @@ import (
 	"github.com/parityhpc/parity/scheduler/api/jsonapi"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
+	"github.com/parityhpc/parity/scheduler/httplimit"
 )
 
-// maxSubmitBody bounds a submission's body as gRPC bounds a message (its
-// default 4 MiB): the script and environment dominate it.
-const maxSubmitBody = 4 << 20
+// apiLimits are the HTTP API's defaults: a submission's body is bounded
+// as its gRPC message is (the script and environment dominate it), and
+// must arrive whole within Read, so a client that declares a large body
+// and stalls is cut off; Write stays unbounded, as the answer waits for
+// the durable commit.
+func apiLimits() httplimit.Limits {
+	return httplimit.Limits{ReadHeader: sniffTimeout, Read: 30 * time.Second, Idle: 2 * time.Minute,
+		MaxBody: maxMsgSubmit, MaxHeaderBytes: 64 << 10}
+}
 
 // httpAPI serves the HTTP/JSON submit endpoint (jsonapi.SubmitPath) beside
 // gRPC on the controller's listener, for clients that start a process per
@@ -40,10 +46,14 @@ func (c *Controller) httpAPI() http.Handler {
 	return mux
 }
 
-// newHTTPAPIServer is the server for the mux's HTTP side.
+// newHTTPAPIServer is the server for the mux's HTTP side: every path's
+// body is bounded, answered with the API's JSON error when over.
 func (c *Controller) newHTTPAPIServer() *http.Server {
-	return &http.Server{Handler: c.httpAPI(), ReadHeaderTimeout: sniffTimeout, IdleTimeout: 2 * time.Minute,
-		MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(c.log.Handler(), slog.LevelDebug)}
+	return httplimit.Server(c.httpAPI(), c.opts.Limits.HTTP, apiLimits(), bodyTooLarge, c.log)
+}
+
+func bodyTooLarge(w http.ResponseWriter, r *http.Request, limit int64) {
+	writeAPIError(w, http.StatusRequestEntityTooLarge, status.Error(codes.ResourceExhausted, httplimit.Message(r, limit)))
 }
 
 func (c *Controller) serveSubmit(w http.ResponseWriter, r *http.Request, jobs *jobsService) {
@@ -63,12 +73,12 @@ func (c *Controller) serveSubmit(w http.ResponseWriter, r *http.Request, jobs *j
 		writeHTTPError(w, err)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxSubmitBody))
+	// The server bounds the body (httplimit.Body) and the time to read it.
+	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeAPIError(w, http.StatusRequestEntityTooLarge,
-				status.Errorf(codes.ResourceExhausted, "submit: request body over %d bytes", tooBig.Limit))
+			bodyTooLarge(w, r, tooBig.Limit)
 			return
 		}
 		writeHTTPError(w, status.Errorf(codes.InvalidArgument, "submit: read request body: %v", err))

@@ -89,7 +89,7 @@ func TestHTTPSubmitRefuses(t *testing.T) {
 			http.StatusBadRequest, "InvalidArgument", "9"},
 		{"time over the partition's", alice, http.MethodPost, with(func(s *jsonapi.JobSpec) { s.TimeLimitSeconds = 3 * 86400 }),
 			http.StatusBadRequest, "", "time"},
-		{"body too big", alice, http.MethodPost, bytes.Repeat([]byte(" "), maxSubmitBody+1), http.StatusRequestEntityTooLarge, "ResourceExhausted", "over"},
+		{"body too big", alice, http.MethodPost, bytes.Repeat([]byte(" "), maxMsgSubmit+1), http.StatusRequestEntityTooLarge, "ResourceExhausted", "over"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

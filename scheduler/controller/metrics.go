@@ -9,6 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/parityhpc/parity/scheduler/httplimit"
 )
 
 // metrics are the controller's Prometheus series, in a registry of its
@@ -138,7 +140,7 @@ func (c *Controller) startMetrics() error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(c.metrics.reg, promhttp.HandlerOpts{}))
 	c.httpLis = lis
-	c.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	c.http = httplimit.Server(mux, c.opts.Limits.HTTP, httplimit.Metrics(), nil, c.log)
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()

@@ -31,6 +31,10 @@ type Options struct {
 	Config *config.Cluster
 	// Listen overrides Config.Controller.Listen ("127.0.0.1:0" picks a port).
 	Listen string
+	// Listener, when set, is served instead of listening on Listen (a
+	// socket handed over by a supervisor; tests wrap one to observe it).
+	// The controller closes it.
+	Listener net.Listener
 	// StateDir overrides Config.Controller.StateDir.
 	StateDir string
 	// MetricsAddr overrides Config.Controller.Metrics; "off" disables.
@@ -54,6 +58,9 @@ type Options struct {
 	// ledger.NewSpooled so a database outage loses nothing. The controller
 	// closes it.
 	Ledger ledger.Ledger
+	// Limits bound the listener: connections, calls in flight, message
+	// and body sizes, HTTP timeouts (zero fields: defaults, transport.go).
+	Limits TransportLimits
 }
 
 // Controller is the running daemon.
@@ -243,25 +250,21 @@ func (c *Controller) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	listen := c.opts.Listen
-	if listen == "" {
-		listen = c.cfg.Controller.Listen
-	}
-	lis, err := net.Listen("tcp", listen)
+	lis, err := c.listen()
 	if err != nil {
-		return fmt.Errorf("controller: listen %s: %w", listen, err)
+		return err
 	}
 	c.lis = lis
 	if err := c.startMetrics(); err != nil {
 		lis.Close()
 		return err
 	}
-	sopts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(c.authn.Unary()), grpc.ChainStreamInterceptor(c.authn.Stream()),
+	sopts := append(c.grpcOptions(),
 		// A fixed pool of stream workers instead of a goroutine per call keeps
 		// stacks warm under thousands of small submissions per second.
-		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))), grpc.SharedWriteBuffer(true)}
+		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))), grpc.SharedWriteBuffer(true))
 	// TLS, when configured, is the mux's: it serves gRPC and the HTTP API.
-	c.mux = newConnMux(lis, tlsCfg, c.log)
+	c.mux = newConnMux(lis, tlsCfg, orDefault(c.opts.Limits.MaxConns, defaultMaxConns), c.log)
 	c.api = c.newHTTPAPIServer()
 	c.grpc = grpc.NewServer(sopts...)
 	pb.RegisterJobsServer(c.grpc, &jobsService{c: c})
@@ -293,6 +296,21 @@ func (c *Controller) Start(ctx context.Context) error {
 	}
 	c.log.Info("controller listening", "cluster", c.cfg.Name, "addr", lis.Addr().String(), "metrics", c.MetricsAddr())
 	return nil
+}
+
+func (c *Controller) listen() (net.Listener, error) {
+	if c.opts.Listener != nil {
+		return c.opts.Listener, nil
+	}
+	listen := c.opts.Listen
+	if listen == "" {
+		listen = c.cfg.Controller.Listen
+	}
+	lis, err := net.Listen("tcp", listen)
+	if err != nil {
+		return nil, fmt.Errorf("controller: listen %s: %w", listen, err)
+	}
+	return lis, nil
 }
 
 // Addr is the address the API listens on.
