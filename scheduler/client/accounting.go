@@ -13,12 +13,13 @@ import (
 // AccountingJobs returns the controller's ledger lines f selects, sorted
 // as sacct prints them (a user's own lines only, unless operator or admin).
 func (c *Client) AccountingJobs(ctx context.Context, f accounting.Filter) ([]accounting.JobRecord, error) {
-	resp, err := c.acct.Jobs(ctx, &pb.AccountingJobsRequest{Filter: api.AccountingFilterToProto(f)})
+	st, err := c.acct.Jobs(ctx, &pb.AccountingJobsRequest{Filter: api.AccountingFilterToProto(f)})
+	lines, err := collect(st, err, (*pb.AccountingJobsResponse).GetLines)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]accounting.JobRecord, len(resp.GetLines()))
-	for i, l := range resp.GetLines() {
+	out := make([]accounting.JobRecord, len(lines))
+	for i, l := range lines {
 		if out[i], err = api.LedgerLineFromProto(l); err != nil {
 			return nil, fmt.Errorf("client: accounting line %d: %w", i, err)
 		}

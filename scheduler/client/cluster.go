@@ -19,11 +19,8 @@ func (c *Client) ListNodes(ctx context.Context, f *pb.ListNodesRequest) ([]*pb.N
 	if f == nil {
 		f = &pb.ListNodesRequest{}
 	}
-	r, err := c.nodes.List(ctx, f)
-	if err != nil {
-		return nil, err
-	}
-	return r.GetNodes(), nil
+	st, err := c.nodes.List(ctx, f)
+	return collect(st, err, (*pb.ListNodesResponse).GetNodes)
 }
 
 // GetNode returns one node.
@@ -63,11 +60,8 @@ func (c *Client) Events(ctx context.Context, f *pb.EventsRequest) ([]*pb.Event, 
 	if f == nil {
 		f = &pb.EventsRequest{}
 	}
-	r, err := c.cluster.Events(ctx, f)
-	if err != nil {
-		return nil, err
-	}
-	return r.GetEvents(), nil
+	st, err := c.cluster.Events(ctx, f)
+	return collect(st, err, (*pb.EventsResponse).GetEvents)
 }
 
 // Priority returns pending jobs' priority breakdowns (sprio).
@@ -75,7 +69,18 @@ func (c *Client) Priority(ctx context.Context, f *pb.PriorityRequest) (*pb.Prior
 	if f == nil {
 		f = &pb.PriorityRequest{}
 	}
-	return c.cluster.Priority(ctx, f)
+	st, err := c.cluster.Priority(ctx, f)
+	out := &pb.PriorityResponse{}
+	out.Jobs, err = collect(st, err, func(r *pb.PriorityResponse) []*pb.JobPriority {
+		if w := r.GetWeights(); w != nil {
+			out.Weights = w
+		}
+		return r.GetJobs()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // WhoAmI returns the caller's identity as the controller sees it.

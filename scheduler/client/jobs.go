@@ -32,16 +32,14 @@ func (c *Client) GetJob(ctx context.Context, id uint64, withScript bool) (*pb.Jo
 	return c.jobs.Get(ctx, &pb.GetJobRequest{JobId: id, WithScript: withScript})
 }
 
-// ListJobs returns the jobs the filter selects, by id.
+// ListJobs returns the jobs the filter selects, by id, however many: the
+// controller streams them in messages under gRPC's bound.
 func (c *Client) ListJobs(ctx context.Context, f *pb.ListJobsRequest) ([]*pb.Job, error) {
 	if f == nil {
 		f = &pb.ListJobsRequest{}
 	}
-	r, err := c.jobs.List(ctx, f)
-	if err != nil {
-		return nil, err
-	}
-	return r.GetJobs(), nil
+	st, err := c.jobs.List(ctx, f)
+	return collect(st, err, (*pb.ListJobsResponse).GetJobs)
 }
 
 // CancelJob cancels a job (scancel).

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"strings"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -23,7 +24,17 @@ type accountingService struct {
 
 // Jobs queries the ledger. A user's filter is narrowed to themselves
 // (naming another user selects nothing, as for squeue -u).
-func (s *accountingService) Jobs(ctx context.Context, req *pb.AccountingJobsRequest) (*pb.AccountingJobsResponse, error) {
+func (s *accountingService) Jobs(req *pb.AccountingJobsRequest, stream grpc.ServerStreamingServer[pb.AccountingJobsResponse]) error {
+	resp, err := s.jobs(stream.Context(), req)
+	if err != nil {
+		return err
+	}
+	return sendChunks(resp.GetLines(), s.c.listChunkBytes(), func(lines []*pb.LedgerLine) error {
+		return stream.Send(&pb.AccountingJobsResponse{Lines: lines})
+	})
+}
+
+func (s *accountingService) jobs(ctx context.Context, req *pb.AccountingJobsRequest) (*pb.AccountingJobsResponse, error) {
 	c := s.c
 	if c.opts.Ledger == nil {
 		return nil, status.Error(codes.FailedPrecondition, "this controller keeps no accounting ledger (start it with one, or read a ledger file with --ledger)")

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -65,7 +66,19 @@ func (s *clusterService) Info(ctx context.Context, _ *pb.InfoRequest) (*pb.Clust
 	return out, nil
 }
 
-func (s *clusterService) Events(ctx context.Context, req *pb.EventsRequest) (*pb.EventsResponse, error) {
+// Events streams the decision log's events in messages under the chunk
+// bound.
+func (s *clusterService) Events(req *pb.EventsRequest, stream grpc.ServerStreamingServer[pb.EventsResponse]) error {
+	resp, err := s.events(stream.Context(), req)
+	if err != nil {
+		return err
+	}
+	return sendChunks(resp.GetEvents(), s.c.listChunkBytes(), func(evs []*pb.Event) error {
+		return stream.Send(&pb.EventsResponse{Events: evs})
+	})
+}
+
+func (s *clusterService) events(ctx context.Context, req *pb.EventsRequest) (*pb.EventsResponse, error) {
 	c := s.c
 	id := caller(ctx)
 	// Another user's job is not refused: its entries are filtered out, so
@@ -78,8 +91,22 @@ func (s *clusterService) Events(ctx context.Context, req *pb.EventsRequest) (*pb
 	return &pb.EventsResponse{Events: evs}, nil
 }
 
-// Priority lists pending jobs' priorities from the last pass (sprio).
-func (s *clusterService) Priority(ctx context.Context, req *pb.PriorityRequest) (*pb.PriorityResponse, error) {
+// Priority streams pending jobs' priorities from the last pass (sprio)
+// in messages under the chunk bound; the first carries the weights.
+func (s *clusterService) Priority(req *pb.PriorityRequest, stream grpc.ServerStreamingServer[pb.PriorityResponse]) error {
+	resp, err := s.priority(stream.Context(), req)
+	if err != nil {
+		return err
+	}
+	weights := resp.GetWeights()
+	return sendChunks(resp.GetJobs(), s.c.listChunkBytes(), func(jobs []*pb.JobPriority) error {
+		err := stream.Send(&pb.PriorityResponse{Jobs: jobs, Weights: weights})
+		weights = nil
+		return err
+	})
+}
+
+func (s *clusterService) priority(ctx context.Context, req *pb.PriorityRequest) (*pb.PriorityResponse, error) {
 	c := s.c
 	id := caller(ctx)
 	users := visibleUsers(id, req.GetUsers())

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -200,7 +201,19 @@ func (s *jobsService) Get(ctx context.Context, req *pb.GetJobRequest) (*pb.Job, 
 	return rec, nil
 }
 
-func (s *jobsService) List(ctx context.Context, req *pb.ListJobsRequest) (*pb.ListJobsResponse, error) {
+// List streams the jobs the filter selects, in id order, in messages
+// under the chunk bound.
+func (s *jobsService) List(req *pb.ListJobsRequest, stream grpc.ServerStreamingServer[pb.ListJobsResponse]) error {
+	resp, err := s.list(stream.Context(), req)
+	if err != nil {
+		return err
+	}
+	return sendChunks(resp.GetJobs(), s.c.listChunkBytes(), func(jobs []*pb.Job) error {
+		return stream.Send(&pb.ListJobsResponse{Jobs: jobs})
+	})
+}
+
+func (s *jobsService) list(ctx context.Context, req *pb.ListJobsRequest) (*pb.ListJobsResponse, error) {
 	c := s.c
 	id := caller(ctx)
 	users := visibleUsers(id, req.GetUsers())

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -19,7 +20,19 @@ type nodesService struct {
 	c *Controller
 }
 
-func (s *nodesService) List(ctx context.Context, req *pb.ListNodesRequest) (*pb.ListNodesResponse, error) {
+// List streams the nodes the filter selects in messages under the chunk
+// bound.
+func (s *nodesService) List(req *pb.ListNodesRequest, stream grpc.ServerStreamingServer[pb.ListNodesResponse]) error {
+	resp, err := s.list(req)
+	if err != nil {
+		return err
+	}
+	return sendChunks(resp.GetNodes(), s.c.listChunkBytes(), func(nodes []*pb.Node) error {
+		return stream.Send(&pb.ListNodesResponse{Nodes: nodes})
+	})
+}
+
+func (s *nodesService) list(req *pb.ListNodesRequest) (*pb.ListNodesResponse, error) {
 	c := s.c
 	var want map[string]bool
 	for _, expr := range req.GetNames() {

@@ -1006,10 +1006,10 @@ const file_parity_v1_accounting_proto_rawDesc = "" +
 	"\talgorithm\x18\x01 \x01(\tR\talgorithm\x12?\n" +
 	"\fassociations\x18\x02 \x03(\v2\x1b.parity.v1.ShareAssociationR\fassociations\x12'\n" +
 	"\x04rows\x18\x03 \x03(\v2\x13.parity.v1.ShareRowR\x04rows\x12.\n" +
-	"\x04time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x04time2\x98\x01\n" +
+	"\x04time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x04time2\x9a\x01\n" +
 	"\n" +
-	"Accounting\x12K\n" +
-	"\x04Jobs\x12 .parity.v1.AccountingJobsRequest\x1a!.parity.v1.AccountingJobsResponse\x12=\n" +
+	"Accounting\x12M\n" +
+	"\x04Jobs\x12 .parity.v1.AccountingJobsRequest\x1a!.parity.v1.AccountingJobsResponse0\x01\x12=\n" +
 	"\x06Shares\x12\x18.parity.v1.SharesRequest\x1a\x19.parity.v1.SharesResponseB=Z;github.com/parityhpc/parity/scheduler/api/parityv1;parityv1b\x06proto3"
 
 var (

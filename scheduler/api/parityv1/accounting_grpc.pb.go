@@ -33,7 +33,9 @@ const (
 type AccountingClient interface {
 	// Jobs returns the ledger lines the filter selects, sorted as sacct
 	// prints them. FAILED_PRECONDITION when the controller keeps no ledger.
-	Jobs(ctx context.Context, in *AccountingJobsRequest, opts ...grpc.CallOption) (*AccountingJobsResponse, error)
+	// The lines come in messages of about 1 MiB at most, so an answer of
+	// any length fits gRPC's 4 MiB message bound; clients concatenate them.
+	Jobs(ctx context.Context, in *AccountingJobsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[AccountingJobsResponse], error)
 	// Shares returns the account tree and every association's fair-share
 	// row, computed from the usage the scheduler charges.
 	Shares(ctx context.Context, in *SharesRequest, opts ...grpc.CallOption) (*SharesResponse, error)
@@ -47,15 +49,24 @@ func NewAccountingClient(cc grpc.ClientConnInterface) AccountingClient {
 	return &accountingClient{cc}
 }
 
-func (c *accountingClient) Jobs(ctx context.Context, in *AccountingJobsRequest, opts ...grpc.CallOption) (*AccountingJobsResponse, error) {
+func (c *accountingClient) Jobs(ctx context.Context, in *AccountingJobsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[AccountingJobsResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(AccountingJobsResponse)
-	err := c.cc.Invoke(ctx, Accounting_Jobs_FullMethodName, in, out, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &Accounting_ServiceDesc.Streams[0], Accounting_Jobs_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	x := &grpc.GenericClientStream[AccountingJobsRequest, AccountingJobsResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Accounting_JobsClient = grpc.ServerStreamingClient[AccountingJobsResponse]
 
 func (c *accountingClient) Shares(ctx context.Context, in *SharesRequest, opts ...grpc.CallOption) (*SharesResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -77,7 +88,9 @@ func (c *accountingClient) Shares(ctx context.Context, in *SharesRequest, opts .
 type AccountingServer interface {
 	// Jobs returns the ledger lines the filter selects, sorted as sacct
 	// prints them. FAILED_PRECONDITION when the controller keeps no ledger.
-	Jobs(context.Context, *AccountingJobsRequest) (*AccountingJobsResponse, error)
+	// The lines come in messages of about 1 MiB at most, so an answer of
+	// any length fits gRPC's 4 MiB message bound; clients concatenate them.
+	Jobs(*AccountingJobsRequest, grpc.ServerStreamingServer[AccountingJobsResponse]) error
 	// Shares returns the account tree and every association's fair-share
 	// row, computed from the usage the scheduler charges.
 	Shares(context.Context, *SharesRequest) (*SharesResponse, error)
@@ -91,8 +104,8 @@ type AccountingServer interface {
 // pointer dereference when methods are called.
 type UnimplementedAccountingServer struct{}
 
-func (UnimplementedAccountingServer) Jobs(context.Context, *AccountingJobsRequest) (*AccountingJobsResponse, error) {
-	return nil, status.Errorf(codes.Unimplemented, "method Jobs not implemented")
+func (UnimplementedAccountingServer) Jobs(*AccountingJobsRequest, grpc.ServerStreamingServer[AccountingJobsResponse]) error {
+	return status.Errorf(codes.Unimplemented, "method Jobs not implemented")
 }
 func (UnimplementedAccountingServer) Shares(context.Context, *SharesRequest) (*SharesResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Shares not implemented")
@@ -118,23 +131,16 @@ func RegisterAccountingServer(s grpc.ServiceRegistrar, srv AccountingServer) {
 	s.RegisterService(&Accounting_ServiceDesc, srv)
 }
 
-func _Accounting_Jobs_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(AccountingJobsRequest)
-	if err := dec(in); err != nil {
-		return nil, err
+func _Accounting_Jobs_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(AccountingJobsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
 	}
-	if interceptor == nil {
-		return srv.(AccountingServer).Jobs(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: Accounting_Jobs_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(AccountingServer).Jobs(ctx, req.(*AccountingJobsRequest))
-	}
-	return interceptor(ctx, in, info, handler)
+	return srv.(AccountingServer).Jobs(m, &grpc.GenericServerStream[AccountingJobsRequest, AccountingJobsResponse]{ServerStream: stream})
 }
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Accounting_JobsServer = grpc.ServerStreamingServer[AccountingJobsResponse]
 
 func _Accounting_Shares_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(SharesRequest)
@@ -162,14 +168,16 @@ var Accounting_ServiceDesc = grpc.ServiceDesc{
 	HandlerType: (*AccountingServer)(nil),
 	Methods: []grpc.MethodDesc{
 		{
-			MethodName: "Jobs",
-			Handler:    _Accounting_Jobs_Handler,
-		},
-		{
 			MethodName: "Shares",
 			Handler:    _Accounting_Shares_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Jobs",
+			Handler:       _Accounting_Jobs_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "parity/v1/accounting.proto",
 }

@@ -1277,11 +1277,11 @@ const file_parity_v1_cluster_proto_rawDesc = "" +
 	"\x04user\x18\a \x01(\tR\x04user\"\x7f\n" +
 	"\x15ReclaimReportResponse\x125\n" +
 	"\baccounts\x18\x01 \x03(\v2\x19.parity.v1.AccountReclaimR\baccounts\x12/\n" +
-	"\x05users\x18\x02 \x03(\v2\x19.parity.v1.AccountReclaimR\x05users2\xd2\x02\n" +
+	"\x05users\x18\x02 \x03(\v2\x19.parity.v1.AccountReclaimR\x05users2\xd6\x02\n" +
 	"\aCluster\x126\n" +
-	"\x04Info\x12\x16.parity.v1.InfoRequest\x1a\x16.parity.v1.ClusterInfo\x12=\n" +
-	"\x06Events\x12\x18.parity.v1.EventsRequest\x1a\x19.parity.v1.EventsResponse\x12C\n" +
-	"\bPriority\x12\x1a.parity.v1.PriorityRequest\x1a\x1b.parity.v1.PriorityResponse\x127\n" +
+	"\x04Info\x12\x16.parity.v1.InfoRequest\x1a\x16.parity.v1.ClusterInfo\x12?\n" +
+	"\x06Events\x12\x18.parity.v1.EventsRequest\x1a\x19.parity.v1.EventsResponse0\x01\x12E\n" +
+	"\bPriority\x12\x1a.parity.v1.PriorityRequest\x1a\x1b.parity.v1.PriorityResponse0\x01\x127\n" +
 	"\x06WhoAmI\x12\x18.parity.v1.WhoAmIRequest\x1a\x13.parity.v1.Identity\x12R\n" +
 	"\rReclaimReport\x12\x1f.parity.v1.ReclaimReportRequest\x1a .parity.v1.ReclaimReportResponseB=Z;github.com/parityhpc/parity/scheduler/api/parityv1;parityv1b\x06proto3"
 

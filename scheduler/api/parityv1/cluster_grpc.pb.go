@@ -34,8 +34,11 @@ const (
 // decision log (parity events) and priorities (sprio).
 type ClusterClient interface {
 	Info(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*ClusterInfo, error)
-	Events(ctx context.Context, in *EventsRequest, opts ...grpc.CallOption) (*EventsResponse, error)
-	Priority(ctx context.Context, in *PriorityRequest, opts ...grpc.CallOption) (*PriorityResponse, error)
+	// Events and Priority stream their answers in messages of about 1 MiB
+	// at most (Priority's weights come in the first), so a listing of any
+	// length fits gRPC's 4 MiB message bound; clients concatenate them.
+	Events(ctx context.Context, in *EventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[EventsResponse], error)
+	Priority(ctx context.Context, in *PriorityRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[PriorityResponse], error)
 	// WhoAmI returns the caller's identity as the controller sees it.
 	WhoAmI(ctx context.Context, in *WhoAmIRequest, opts ...grpc.CallOption) (*Identity, error)
 	// ReclaimReport sums idle-GPU reclamations from the decision log per
@@ -61,25 +64,43 @@ func (c *clusterClient) Info(ctx context.Context, in *InfoRequest, opts ...grpc.
 	return out, nil
 }
 
-func (c *clusterClient) Events(ctx context.Context, in *EventsRequest, opts ...grpc.CallOption) (*EventsResponse, error) {
+func (c *clusterClient) Events(ctx context.Context, in *EventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[EventsResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(EventsResponse)
-	err := c.cc.Invoke(ctx, Cluster_Events_FullMethodName, in, out, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &Cluster_ServiceDesc.Streams[0], Cluster_Events_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	x := &grpc.GenericClientStream[EventsRequest, EventsResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
-func (c *clusterClient) Priority(ctx context.Context, in *PriorityRequest, opts ...grpc.CallOption) (*PriorityResponse, error) {
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Cluster_EventsClient = grpc.ServerStreamingClient[EventsResponse]
+
+func (c *clusterClient) Priority(ctx context.Context, in *PriorityRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[PriorityResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(PriorityResponse)
-	err := c.cc.Invoke(ctx, Cluster_Priority_FullMethodName, in, out, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &Cluster_ServiceDesc.Streams[1], Cluster_Priority_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	x := &grpc.GenericClientStream[PriorityRequest, PriorityResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Cluster_PriorityClient = grpc.ServerStreamingClient[PriorityResponse]
 
 func (c *clusterClient) WhoAmI(ctx context.Context, in *WhoAmIRequest, opts ...grpc.CallOption) (*Identity, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -109,8 +130,11 @@ func (c *clusterClient) ReclaimReport(ctx context.Context, in *ReclaimReportRequ
 // decision log (parity events) and priorities (sprio).
 type ClusterServer interface {
 	Info(context.Context, *InfoRequest) (*ClusterInfo, error)
-	Events(context.Context, *EventsRequest) (*EventsResponse, error)
-	Priority(context.Context, *PriorityRequest) (*PriorityResponse, error)
+	// Events and Priority stream their answers in messages of about 1 MiB
+	// at most (Priority's weights come in the first), so a listing of any
+	// length fits gRPC's 4 MiB message bound; clients concatenate them.
+	Events(*EventsRequest, grpc.ServerStreamingServer[EventsResponse]) error
+	Priority(*PriorityRequest, grpc.ServerStreamingServer[PriorityResponse]) error
 	// WhoAmI returns the caller's identity as the controller sees it.
 	WhoAmI(context.Context, *WhoAmIRequest) (*Identity, error)
 	// ReclaimReport sums idle-GPU reclamations from the decision log per
@@ -129,11 +153,11 @@ type UnimplementedClusterServer struct{}
 func (UnimplementedClusterServer) Info(context.Context, *InfoRequest) (*ClusterInfo, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Info not implemented")
 }
-func (UnimplementedClusterServer) Events(context.Context, *EventsRequest) (*EventsResponse, error) {
-	return nil, status.Errorf(codes.Unimplemented, "method Events not implemented")
+func (UnimplementedClusterServer) Events(*EventsRequest, grpc.ServerStreamingServer[EventsResponse]) error {
+	return status.Errorf(codes.Unimplemented, "method Events not implemented")
 }
-func (UnimplementedClusterServer) Priority(context.Context, *PriorityRequest) (*PriorityResponse, error) {
-	return nil, status.Errorf(codes.Unimplemented, "method Priority not implemented")
+func (UnimplementedClusterServer) Priority(*PriorityRequest, grpc.ServerStreamingServer[PriorityResponse]) error {
+	return status.Errorf(codes.Unimplemented, "method Priority not implemented")
 }
 func (UnimplementedClusterServer) WhoAmI(context.Context, *WhoAmIRequest) (*Identity, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method WhoAmI not implemented")
@@ -180,41 +204,27 @@ func _Cluster_Info_Handler(srv interface{}, ctx context.Context, dec func(interf
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Cluster_Events_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(EventsRequest)
-	if err := dec(in); err != nil {
-		return nil, err
+func _Cluster_Events_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(EventsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
 	}
-	if interceptor == nil {
-		return srv.(ClusterServer).Events(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: Cluster_Events_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(ClusterServer).Events(ctx, req.(*EventsRequest))
-	}
-	return interceptor(ctx, in, info, handler)
+	return srv.(ClusterServer).Events(m, &grpc.GenericServerStream[EventsRequest, EventsResponse]{ServerStream: stream})
 }
 
-func _Cluster_Priority_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(PriorityRequest)
-	if err := dec(in); err != nil {
-		return nil, err
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Cluster_EventsServer = grpc.ServerStreamingServer[EventsResponse]
+
+func _Cluster_Priority_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(PriorityRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
 	}
-	if interceptor == nil {
-		return srv.(ClusterServer).Priority(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: Cluster_Priority_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(ClusterServer).Priority(ctx, req.(*PriorityRequest))
-	}
-	return interceptor(ctx, in, info, handler)
+	return srv.(ClusterServer).Priority(m, &grpc.GenericServerStream[PriorityRequest, PriorityResponse]{ServerStream: stream})
 }
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Cluster_PriorityServer = grpc.ServerStreamingServer[PriorityResponse]
 
 func _Cluster_WhoAmI_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(WhoAmIRequest)
@@ -264,14 +274,6 @@ var Cluster_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Cluster_Info_Handler,
 		},
 		{
-			MethodName: "Events",
-			Handler:    _Cluster_Events_Handler,
-		},
-		{
-			MethodName: "Priority",
-			Handler:    _Cluster_Priority_Handler,
-		},
-		{
 			MethodName: "WhoAmI",
 			Handler:    _Cluster_WhoAmI_Handler,
 		},
@@ -280,6 +282,17 @@ var Cluster_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Cluster_ReclaimReport_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Events",
+			Handler:       _Cluster_Events_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "Priority",
+			Handler:       _Cluster_Priority_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "parity/v1/cluster.proto",
 }

@@ -355,6 +355,7 @@ func (x *ListJobsRequest) GetTaskRefs() []string {
 	return nil
 }
 
+// ListJobsResponse is one message of List's stream: the next jobs in order.
 type ListJobsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Jobs          []*Job                 `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
@@ -986,11 +987,11 @@ const file_parity_v1_jobs_proto_rawDesc = "" +
 	"\x05facts\x18\x06 \x03(\tR\x05facts\x12 \n" +
 	"\vsuggestions\x18\a \x03(\tR\vsuggestions\x12A\n" +
 	"\x0eexpected_start\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\rexpectedStart\x12*\n" +
-	"\ahistory\x18\t \x03(\v2\x10.parity.v1.EventR\ahistory2\xd9\x04\n" +
+	"\ahistory\x18\t \x03(\v2\x10.parity.v1.EventR\ahistory2\xdb\x04\n" +
 	"\x04Jobs\x12=\n" +
 	"\x06Submit\x12\x18.parity.v1.SubmitRequest\x1a\x19.parity.v1.SubmitResponse\x12/\n" +
-	"\x03Get\x12\x18.parity.v1.GetJobRequest\x1a\x0e.parity.v1.Job\x12?\n" +
-	"\x04List\x12\x1a.parity.v1.ListJobsRequest\x1a\x1b.parity.v1.ListJobsResponse\x12=\n" +
+	"\x03Get\x12\x18.parity.v1.GetJobRequest\x1a\x0e.parity.v1.Job\x12A\n" +
+	"\x04List\x12\x1a.parity.v1.ListJobsRequest\x1a\x1b.parity.v1.ListJobsResponse0\x01\x12=\n" +
 	"\x06Cancel\x12\x18.parity.v1.CancelRequest\x1a\x19.parity.v1.CancelResponse\x12)\n" +
 	"\x04Hold\x12\x11.parity.v1.JobRef\x1a\x0e.parity.v1.Job\x12,\n" +
 	"\aRelease\x12\x11.parity.v1.JobRef\x1a\x0e.parity.v1.Job\x124\n" +

@@ -43,7 +43,10 @@ type JobsClient interface {
 	// answers only after the job is durably committed.
 	Submit(ctx context.Context, in *SubmitRequest, opts ...grpc.CallOption) (*SubmitResponse, error)
 	Get(ctx context.Context, in *GetJobRequest, opts ...grpc.CallOption) (*Job, error)
-	List(ctx context.Context, in *ListJobsRequest, opts ...grpc.CallOption) (*ListJobsResponse, error)
+	// List streams its answer in messages of about 1 MiB at most, so a
+	// listing of any length fits gRPC's 4 MiB message bound; clients
+	// concatenate them (older unary callers read a short list unchanged).
+	List(ctx context.Context, in *ListJobsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ListJobsResponse], error)
 	Cancel(ctx context.Context, in *CancelRequest, opts ...grpc.CallOption) (*CancelResponse, error)
 	Hold(ctx context.Context, in *JobRef, opts ...grpc.CallOption) (*Job, error)
 	Release(ctx context.Context, in *JobRef, opts ...grpc.CallOption) (*Job, error)
@@ -85,15 +88,24 @@ func (c *jobsClient) Get(ctx context.Context, in *GetJobRequest, opts ...grpc.Ca
 	return out, nil
 }
 
-func (c *jobsClient) List(ctx context.Context, in *ListJobsRequest, opts ...grpc.CallOption) (*ListJobsResponse, error) {
+func (c *jobsClient) List(ctx context.Context, in *ListJobsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ListJobsResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(ListJobsResponse)
-	err := c.cc.Invoke(ctx, Jobs_List_FullMethodName, in, out, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &Jobs_ServiceDesc.Streams[0], Jobs_List_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	x := &grpc.GenericClientStream[ListJobsRequest, ListJobsResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Jobs_ListClient = grpc.ServerStreamingClient[ListJobsResponse]
 
 func (c *jobsClient) Cancel(ctx context.Context, in *CancelRequest, opts ...grpc.CallOption) (*CancelResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -186,7 +198,10 @@ type JobsServer interface {
 	// answers only after the job is durably committed.
 	Submit(context.Context, *SubmitRequest) (*SubmitResponse, error)
 	Get(context.Context, *GetJobRequest) (*Job, error)
-	List(context.Context, *ListJobsRequest) (*ListJobsResponse, error)
+	// List streams its answer in messages of about 1 MiB at most, so a
+	// listing of any length fits gRPC's 4 MiB message bound; clients
+	// concatenate them (older unary callers read a short list unchanged).
+	List(*ListJobsRequest, grpc.ServerStreamingServer[ListJobsResponse]) error
 	Cancel(context.Context, *CancelRequest) (*CancelResponse, error)
 	Hold(context.Context, *JobRef) (*Job, error)
 	Release(context.Context, *JobRef) (*Job, error)
@@ -214,8 +229,8 @@ func (UnimplementedJobsServer) Submit(context.Context, *SubmitRequest) (*SubmitR
 func (UnimplementedJobsServer) Get(context.Context, *GetJobRequest) (*Job, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Get not implemented")
 }
-func (UnimplementedJobsServer) List(context.Context, *ListJobsRequest) (*ListJobsResponse, error) {
-	return nil, status.Errorf(codes.Unimplemented, "method List not implemented")
+func (UnimplementedJobsServer) List(*ListJobsRequest, grpc.ServerStreamingServer[ListJobsResponse]) error {
+	return status.Errorf(codes.Unimplemented, "method List not implemented")
 }
 func (UnimplementedJobsServer) Cancel(context.Context, *CancelRequest) (*CancelResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Cancel not implemented")
@@ -298,23 +313,16 @@ func _Jobs_Get_Handler(srv interface{}, ctx context.Context, dec func(interface{
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Jobs_List_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(ListJobsRequest)
-	if err := dec(in); err != nil {
-		return nil, err
+func _Jobs_List_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ListJobsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
 	}
-	if interceptor == nil {
-		return srv.(JobsServer).List(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: Jobs_List_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(JobsServer).List(ctx, req.(*ListJobsRequest))
-	}
-	return interceptor(ctx, in, info, handler)
+	return srv.(JobsServer).List(m, &grpc.GenericServerStream[ListJobsRequest, ListJobsResponse]{ServerStream: stream})
 }
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Jobs_ListServer = grpc.ServerStreamingServer[ListJobsResponse]
 
 func _Jobs_Cancel_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CancelRequest)
@@ -476,10 +484,6 @@ var Jobs_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Jobs_Get_Handler,
 		},
 		{
-			MethodName: "List",
-			Handler:    _Jobs_List_Handler,
-		},
-		{
 			MethodName: "Cancel",
 			Handler:    _Jobs_Cancel_Handler,
 		},
@@ -512,6 +516,12 @@ var Jobs_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Jobs_Explain_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "List",
+			Handler:       _Jobs_List_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "parity/v1/jobs.proto",
 }

@@ -318,9 +318,9 @@ const file_parity_v1_nodes_proto_rawDesc = "" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x18\n" +
 	"\adevices\x18\x04 \x03(\tR\adevices\";\n" +
 	"\x12UpdateNodeResponse\x12%\n" +
-	"\x05nodes\x18\x01 \x03(\v2\x0f.parity.v1.NodeR\x05nodes2\xc4\x01\n" +
-	"\x05Nodes\x12A\n" +
-	"\x04List\x12\x1b.parity.v1.ListNodesRequest\x1a\x1c.parity.v1.ListNodesResponse\x121\n" +
+	"\x05nodes\x18\x01 \x03(\v2\x0f.parity.v1.NodeR\x05nodes2\xc6\x01\n" +
+	"\x05Nodes\x12C\n" +
+	"\x04List\x12\x1b.parity.v1.ListNodesRequest\x1a\x1c.parity.v1.ListNodesResponse0\x01\x121\n" +
 	"\x03Get\x12\x19.parity.v1.GetNodeRequest\x1a\x0f.parity.v1.Node\x12E\n" +
 	"\x06Update\x12\x1c.parity.v1.UpdateNodeRequest\x1a\x1d.parity.v1.UpdateNodeResponseB=Z;github.com/parityhpc/parity/scheduler/api/parityv1;parityv1b\x06proto3"
 

@@ -30,7 +30,10 @@ const (
 //
 // Nodes is sinfo and scontrol show/update node.
 type NodesClient interface {
-	List(ctx context.Context, in *ListNodesRequest, opts ...grpc.CallOption) (*ListNodesResponse, error)
+	// List streams its answer in messages of about 1 MiB at most, so a
+	// listing of any length fits gRPC's 4 MiB message bound; clients
+	// concatenate them (older unary callers read a short list unchanged).
+	List(ctx context.Context, in *ListNodesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ListNodesResponse], error)
 	Get(ctx context.Context, in *GetNodeRequest, opts ...grpc.CallOption) (*Node, error)
 	// Update drains, resumes or downs nodes (operators and admins), or single
 	// GPUs of one node when devices is set.
@@ -45,15 +48,24 @@ func NewNodesClient(cc grpc.ClientConnInterface) NodesClient {
 	return &nodesClient{cc}
 }
 
-func (c *nodesClient) List(ctx context.Context, in *ListNodesRequest, opts ...grpc.CallOption) (*ListNodesResponse, error) {
+func (c *nodesClient) List(ctx context.Context, in *ListNodesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ListNodesResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(ListNodesResponse)
-	err := c.cc.Invoke(ctx, Nodes_List_FullMethodName, in, out, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &Nodes_ServiceDesc.Streams[0], Nodes_List_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	x := &grpc.GenericClientStream[ListNodesRequest, ListNodesResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Nodes_ListClient = grpc.ServerStreamingClient[ListNodesResponse]
 
 func (c *nodesClient) Get(ctx context.Context, in *GetNodeRequest, opts ...grpc.CallOption) (*Node, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -81,7 +93,10 @@ func (c *nodesClient) Update(ctx context.Context, in *UpdateNodeRequest, opts ..
 //
 // Nodes is sinfo and scontrol show/update node.
 type NodesServer interface {
-	List(context.Context, *ListNodesRequest) (*ListNodesResponse, error)
+	// List streams its answer in messages of about 1 MiB at most, so a
+	// listing of any length fits gRPC's 4 MiB message bound; clients
+	// concatenate them (older unary callers read a short list unchanged).
+	List(*ListNodesRequest, grpc.ServerStreamingServer[ListNodesResponse]) error
 	Get(context.Context, *GetNodeRequest) (*Node, error)
 	// Update drains, resumes or downs nodes (operators and admins), or single
 	// GPUs of one node when devices is set.
@@ -96,8 +111,8 @@ type NodesServer interface {
 // pointer dereference when methods are called.
 type UnimplementedNodesServer struct{}
 
-func (UnimplementedNodesServer) List(context.Context, *ListNodesRequest) (*ListNodesResponse, error) {
-	return nil, status.Errorf(codes.Unimplemented, "method List not implemented")
+func (UnimplementedNodesServer) List(*ListNodesRequest, grpc.ServerStreamingServer[ListNodesResponse]) error {
+	return status.Errorf(codes.Unimplemented, "method List not implemented")
 }
 func (UnimplementedNodesServer) Get(context.Context, *GetNodeRequest) (*Node, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Get not implemented")
@@ -126,23 +141,16 @@ func RegisterNodesServer(s grpc.ServiceRegistrar, srv NodesServer) {
 	s.RegisterService(&Nodes_ServiceDesc, srv)
 }
 
-func _Nodes_List_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(ListNodesRequest)
-	if err := dec(in); err != nil {
-		return nil, err
+func _Nodes_List_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ListNodesRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
 	}
-	if interceptor == nil {
-		return srv.(NodesServer).List(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: Nodes_List_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(NodesServer).List(ctx, req.(*ListNodesRequest))
-	}
-	return interceptor(ctx, in, info, handler)
+	return srv.(NodesServer).List(m, &grpc.GenericServerStream[ListNodesRequest, ListNodesResponse]{ServerStream: stream})
 }
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Nodes_ListServer = grpc.ServerStreamingServer[ListNodesResponse]
 
 func _Nodes_Get_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetNodeRequest)
@@ -188,10 +196,6 @@ var Nodes_ServiceDesc = grpc.ServiceDesc{
 	HandlerType: (*NodesServer)(nil),
 	Methods: []grpc.MethodDesc{
 		{
-			MethodName: "List",
-			Handler:    _Nodes_List_Handler,
-		},
-		{
 			MethodName: "Get",
 			Handler:    _Nodes_Get_Handler,
 		},
@@ -200,6 +204,12 @@ var Nodes_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Nodes_Update_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "List",
+			Handler:       _Nodes_List_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "parity/v1/nodes.proto",
 }
