@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -25,7 +26,7 @@ type watchedSpool struct {
 
 func (w *watchedSpool) RecordMany(ctx context.Context, recs []ledger.JobRecord) error {
 	err := w.Spooled.RecordMany(ctx, recs)
-	w.wrote <- recs
+	w.wrote <- slices.Clone(recs) // the caller reuses its batch
 	return err
 }
 
