@@ -214,6 +214,9 @@ func CPUSetFromWords(words []uint64) CPUSet {
 // copy the caller may change.
 func (s CPUSet) Words() []uint64 { return append([]uint64(nil), s.words...) }
 
+// WordLen is how many words the set spans: Word(i) is 0 from there on.
+func (s CPUSet) WordLen() int { return len(s.words) }
+
 // Word returns bits i*64 to i*64+63 of the set (0 past its end), for
 // callers that intersect sets with bit words of their own.
 func (s CPUSet) Word(i int) uint64 {

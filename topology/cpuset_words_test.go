@@ -42,3 +42,10 @@ func TestCPUSetWord(t *testing.T) {
 		}
 	}
 }
+
+func TestCPUSetWordLen(t *testing.T) {
+	s, _ := ParseCPUList("1,130")
+	if s.WordLen() != 3 || (CPUSet{}).WordLen() != 0 {
+		t.Errorf("WordLen = %d, empty %d", s.WordLen(), CPUSet{}.WordLen())
+	}
+}

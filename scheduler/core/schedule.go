@@ -181,13 +181,13 @@ func (p *pass) applyRunning() {
 				}
 			}
 			buf = cpuBitsOf(buf, a.CPUs, c.classes[c.nodeClass[n]].cpuWords)
-			cpus := buf
-			if free := p.st.cpus(n); overlaps(free, cpus) != cpus.count() || p.st.freeMask[n]&mask != mask&^c.drained[n] {
+			cpus, held := buf, buf.count()
+			if free := p.st.cpus(n); overlaps(free, cpus) != held || p.st.freeMask[n]&mask != mask&^c.drained[n] {
 				c.warnf("running job %d overlaps another allocation on %s", j.ID, a.Node)
 			}
 			p.st.take(n, cpus, a.MemoryMB, mask, end, int32(ji))
 			t.Nodes++
-			t.CPUs += cpus.count()
+			t.CPUs += held
 			t.GPUs += popcount(mask)
 			t.MemMB += a.MemoryMB
 		}
@@ -222,14 +222,17 @@ func (p *pass) sizeReleases() {
 }
 
 // cpuBitsOf writes the members of set among the node's CPUs into buf,
-// a word at a time.
+// a word at a time, up to the last word set spans: on a wide node (a
+// replay's flat pool of thousands of processors) a job's few CPUs are
+// then a few words, not the node's.
 func cpuBitsOf(buf cpuBits, set topology.CPUSet, within []uint64) cpuBits {
-	if cap(buf) < len(within) {
-		buf = make(cpuBits, len(within))
+	n := min(len(within), set.WordLen())
+	if cap(buf) < n {
+		buf = make(cpuBits, n, len(within))
 	}
-	buf = buf[:len(within)]
-	for w, word := range within {
-		buf[w] = word & set.Word(w)
+	buf = buf[:n]
+	for w := range buf {
+		buf[w] = within[w] & set.Word(w)
 	}
 	return buf
 }

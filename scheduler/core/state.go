@@ -127,11 +127,9 @@ func (st *state) take(n int, cpus cpuBits, mem int64, mask uint64, end int64, jo
 	st.freeMask[n] &^= mask | conflictsOf(shape, mask)
 	free := st.cpus(n)
 	taken := int32(0)
-	for w := range free {
-		if w < len(cpus) {
-			taken += int32(popcount(free[w] & cpus[w]))
-			free[w] &^= cpus[w]
-		}
+	for w := range min(len(free), len(cpus)) {
+		taken += int32(popcount(free[w] & cpus[w]))
+		free[w] &^= cpus[w]
 	}
 	st.freeCPUs[n] -= taken
 	st.freeMem[n] -= mem
