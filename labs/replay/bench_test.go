@@ -111,3 +111,29 @@ func BenchmarkReplayOverloaded(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReplayWidePool replays KTH-SP2 with every job 92 times wider on
+// a flat pool of 9,216 processors: LLNL-Atlas's pool, with a workload that
+// ships here. A replay whose cost grew with the pool's width (processor
+// by processor) shows here; its bounded slowdown is KTH-SP2's own (90.8
+// under EASY with extended estimates).
+func BenchmarkReplayWidePool(b *testing.B) {
+	tr, err := trace.Open(sharedTracePath(b, "KTH-SP2-1996-2.swf"), trace.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const widen = 92
+	wide := *tr
+	wide.Jobs = append([]trace.Job(nil), tr.Jobs...)
+	for i := range wide.Jobs {
+		wide.Jobs[i].Procs *= widen
+	}
+	var r *Result
+	for b.Loop() {
+		if r, err = Run(context.Background(), &wide, Options{Policy: PolicyEASY, ExtendShortEstimates: true, Lab: Lab{Kind: LabPool, Nodes: 1, PerNode: 9216}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(r.Metrics.Jobs)*float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+	b.ReportMetric(r.Metrics.BoundedSlowdown, "bsld")
+}

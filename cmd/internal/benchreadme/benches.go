@@ -17,6 +17,8 @@ func readmeBenches() []goBench {
 	return []goBench{
 		{What: "KTH-SP2 replay, EASY (28k jobs, 100 processors)", Pkg: "./labs/replay", Bench: "ReplayKTH/easy", Benchtime: "1x",
 			Show: func(m metrics) string { return m.seconds("ns/op") + ", " + m.int("jobs/s") + " jobs/s" }, Target: "—"},
+		{What: "KTH-SP2 92 times wider on a 9,216-processor flat pool (LLNL-Atlas's), EASY", Pkg: "./labs/replay", Bench: "ReplayWidePool", Benchtime: "1x",
+			Show: func(m metrics) string { return m.seconds("ns/op") + ", bounded slowdown " + m.float("bsld") }, Target: "—"},
 		{What: "million-job replay (KTH-SP2 tiled), EASY", Pkg: "./labs/replay", Bench: "ReplayMillion", Benchtime: "1x",
 			Show: func(m metrics) string { return m.seconds("ns/op") + ", peak heap " + m.int("MiB-peak-heap") + " MiB" }, Target: "≤ 10 s"},
 		{What: "Philly, first 20k GPU jobs, EASY on 128 × 8 GPUs", Pkg: "./labs/replay", Bench: "ReplayPhilly", Benchtime: "1x",
