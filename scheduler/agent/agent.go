@@ -86,6 +86,10 @@ type Agent struct {
 	// launch of the same job (requeued onto this node) waits for it, or
 	// the runtime would take the order for one it already has.
 	settling map[uint64]chan struct{}
+	// forgot is closed (and replaced) whenever a reported end is
+	// forgotten: a launch waiting for an earlier run of its job to go
+	// looks again (runs.go).
+	forgot chan struct{}
 	// steps runs job steps (srun) and tracks allocations held here.
 	steps *stepState
 }
@@ -122,7 +126,7 @@ func New(cfg Config) (*Agent, error) {
 		cfg.DiagnoseTimeout = 15 * time.Minute
 	}
 	return &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.Node), samples: map[string]gres.Sample{}, interval: 30 * time.Second,
-		diagnosing: map[string]bool{}, wake: make(chan struct{}, 1), settling: map[uint64]chan struct{}{},
+		diagnosing: map[string]bool{}, wake: make(chan struct{}, 1), settling: map[uint64]chan struct{}{}, forgot: make(chan struct{}),
 		steps: newStepState(cfg.Runtime)}, nil
 }
 
@@ -203,7 +207,7 @@ func (a *Agent) register(ctx context.Context) error {
 func (a *Agent) running() []*pb.RunningJob {
 	var out []*pb.RunningJob
 	for _, j := range a.cfg.Runtime.Running() {
-		out = append(out, &pb.RunningJob{JobId: j.JobID, StartTime: api.Timestamp(j.Started), Pid: int32(j.Pid)})
+		out = append(out, &pb.RunningJob{JobId: j.JobID, Run: j.Run, StartTime: api.Timestamp(j.Started), Pid: int32(j.Pid)})
 	}
 	return append(out, a.steps.heldJobs(out)...)
 }
@@ -368,19 +372,23 @@ func (a *Agent) forget(id uint64) {
 	if err := a.cfg.Runtime.Forget(id); err != nil {
 		a.log.Warn("could not drop a reported job's record", "job", id, "err", err)
 	}
+	a.mu.Lock()
+	close(a.forgot)
+	a.forgot = make(chan struct{})
+	a.mu.Unlock()
 }
 
 // reportEnd sends a JobEnded until the controller takes it or ctx ends.
 func (a *Agent) reportEnd(ctx context.Context, req *pb.JobEndedRequest) bool {
 	err := a.retry(ctx, "report job end", func() error { return a.cfg.Controller.JobEnded(ctx, req) })
 	if err == nil {
-		a.log.Info("job end reported", "job", req.GetJobId(), "state", req.GetState(), "exit", fmt.Sprintf("%d:%d", req.GetExitCode(), req.GetSignal()))
+		a.log.Info("job end reported", "job", req.GetJobId(), "run", req.GetRun(), "state", req.GetState(), "exit", fmt.Sprintf("%d:%d", req.GetExitCode(), req.GetSignal()))
 	}
 	return err == nil
 }
 
 func endRequest(node string, e launch.JobEnd) *pb.JobEndedRequest {
-	return &pb.JobEndedRequest{Node: node, JobId: e.JobID, ExitCode: int32(e.ExitCode), Signal: int32(e.Signal),
+	return &pb.JobEndedRequest{Node: node, JobId: e.JobID, Run: e.Run, ExitCode: int32(e.ExitCode), Signal: int32(e.Signal),
 		State: string(e.State), EndTime: api.Timestamp(e.End), Reason: e.Reason, Usage: usageToProto(e.Usage)}
 }
 

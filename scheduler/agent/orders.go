@@ -70,22 +70,49 @@ func (a *Agent) handle(ctx context.Context, o *pb.Order) {
 	switch o.GetKind() {
 	case orderLaunch:
 		a.awaitSettled(ctx, id)
-		if err := a.launch(ctx, o.GetLaunch()); err != nil {
-			a.log.Error("launch failed", "job", id, "err", err)
-			a.reportEnd(ctx, &pb.JobEndedRequest{Node: a.cfg.Node, JobId: id, State: stateLaunchFailed, ExitCode: 1,
+		if !a.retireEarlierRun(ctx, id, o.GetRun()) {
+			return
+		}
+		if err := a.launch(ctx, o.GetRun(), o.GetLaunch()); err != nil {
+			a.log.Error("launch failed", "job", id, "run", o.GetRun(), "err", err)
+			a.reportEnd(ctx, &pb.JobEndedRequest{Node: a.cfg.Node, JobId: id, Run: o.GetRun(), State: stateLaunchFailed, ExitCode: 1,
 				EndTime: api.Timestamp(time.Now()), Reason: err.Error()})
 			a.release(ctx, id)
 		}
 	case orderKill:
 		// The controller knows why (cancel, requeue, preemption, limit)
-		// and settles the job itself; to the runtime it is a cancel.
-		a.steps.hold(id, false)
+		// and settles the job itself; to the runtime it is a cancel. A
+		// kill of an earlier run leaves the job's later run alone.
+		if !a.isRunAtMost(id, o.GetRun()) {
+			a.log.Info("kill order for an earlier run; the job runs a later one here", "job", id, "run", o.GetRun(), "reason", o.GetReason())
+			return
+		}
+		a.steps.hold(id, o.GetRun(), false)
 		a.steps.runner.KillJob(id)
 		err := a.cfg.Runtime.Terminate(ctx, id, accounting.StateCancelled)
 		if err != nil && !errors.Is(err, launch.ErrUnknownJob) {
 			a.log.Error("kill failed", "job", id, "err", err)
 		}
 		a.log.Info("kill order", "job", id, "reason", o.GetReason(), "running", err == nil)
+	case orderSignal, orderSuspend, orderResume:
+		if run, ok := a.cfg.Runtime.RunOf(id); ok && run != o.GetRun() {
+			a.log.Info("order for another run of the job; ignored", "job", id, "kind", o.GetKind(), "run", o.GetRun(), "here", run)
+			return
+		}
+		a.jobOrder(ctx, o)
+	case orderDiagnose:
+		a.diagnose(ctx, o.GetDevice(), int(o.GetLevel()))
+	case orderStep, orderStepKill:
+		a.handleStep(ctx, o)
+	default:
+		a.log.Warn("unknown order kind; ignored", "kind", o.GetKind(), "job", id)
+	}
+}
+
+// jobOrder signals, suspends or resumes a job's run on this node.
+func (a *Agent) jobOrder(ctx context.Context, o *pb.Order) {
+	id := o.GetJobId()
+	switch o.GetKind() {
 	case orderSignal:
 		sig := syscall.Signal(o.GetSignal())
 		if sig < 1 || sig > 64 {
@@ -107,25 +134,19 @@ func (a *Agent) handle(ctx context.Context, o *pb.Order) {
 			a.log.Error("suspend/resume failed", "job", id, "kind", o.GetKind(), "err", err)
 		}
 		a.log.Info("job order", "job", id, "kind", o.GetKind(), "reason", o.GetReason(), "running", err == nil)
-	case orderDiagnose:
-		a.diagnose(ctx, o.GetDevice(), int(o.GetLevel()))
-	case orderStep, orderStepKill:
-		a.handleStep(ctx, o)
-	default:
-		a.log.Warn("unknown order kind; ignored", "kind", o.GetKind(), "job", id)
 	}
 }
 
 // launch starts the batch step when this node is the batch host; the other
 // nodes of a job hold their share for steps and run nothing yet.
-func (a *Agent) launch(ctx context.Context, o *pb.LaunchOrder) error {
+func (a *Agent) launch(ctx context.Context, run int32, o *pb.LaunchOrder) error {
 	j := o.GetJob()
 	if j == nil || o.GetAlloc() == nil {
 		return fmt.Errorf("agent: launch order without job or allocation")
 	}
 	if batch := batchHost(o); batch != a.cfg.Node || j.GetSpec().GetInteractive() {
 		// Held for steps (srun); an interactive job (salloc) has no batch step.
-		a.steps.hold(j.GetId(), true)
+		a.steps.hold(j.GetId(), run, true)
 		a.log.Info("allocation held for steps", "job", j.GetId(), "batchHost", batch, "interactive", j.GetSpec().GetInteractive())
 		return nil
 	}
@@ -133,6 +154,7 @@ func (a *Agent) launch(ctx context.Context, o *pb.LaunchOrder) error {
 	if err != nil {
 		return err
 	}
+	spec.Run = run
 	return a.cfg.Runtime.Launch(ctx, spec)
 }
 

@@ -44,21 +44,32 @@ const stepStreamPatience = 30 * time.Second
 type stepState struct {
 	runner *launch.StepRunner
 	mu     sync.Mutex
-	held   map[uint64]bool
+	// held maps a held job to the run it is held for.
+	held map[uint64]int32
 }
 
 func newStepState(rt *launch.Runtime) *stepState {
-	return &stepState{runner: launch.NewStepRunner(rt), held: map[uint64]bool{}}
+	return &stepState{runner: launch.NewStepRunner(rt), held: map[uint64]int32{}}
 }
 
-func (s *stepState) hold(id uint64, on bool) {
+// hold holds run of job id for steps, or lets it go; letting an earlier
+// run go keeps a later one held.
+func (s *stepState) hold(id uint64, run int32, on bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if on {
-		s.held[id] = true
-	} else {
+		s.held[id] = run
+	} else if held, ok := s.held[id]; ok && held <= run {
 		delete(s.held, id)
 	}
+}
+
+// heldRun is the run of job id held here, if any.
+func (s *stepState) heldRun(id uint64) (int32, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	run, ok := s.held[id]
+	return run, ok
 }
 
 // heldJobs lists the held allocations not in running (already listed).
@@ -66,9 +77,9 @@ func (s *stepState) heldJobs(running []*pb.RunningJob) []*pb.RunningJob {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []*pb.RunningJob
-	for id := range s.held {
+	for id, run := range s.held {
 		if !slices.ContainsFunc(running, func(r *pb.RunningJob) bool { return r.GetJobId() == id }) {
-			out = append(out, &pb.RunningJob{JobId: id})
+			out = append(out, &pb.RunningJob{JobId: id, Run: run})
 		}
 	}
 	slices.SortFunc(out, func(a, b *pb.RunningJob) int { return cmp.Compare(a.GetJobId(), b.GetJobId()) })

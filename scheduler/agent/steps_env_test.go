@@ -40,13 +40,14 @@ func TestStepEnv(t *testing.T) {
 }
 
 func TestHeldJobsReportedOnce(t *testing.T) {
-	s := &stepState{held: map[uint64]bool{}}
-	s.hold(4, true)
-	s.hold(2, true)
-	s.hold(9, true)
-	s.hold(9, false)
+	s := &stepState{held: map[uint64]int32{}}
+	s.hold(4, 0, true)
+	s.hold(2, 1, true)
+	s.hold(2, 0, false) // letting an earlier run go keeps run 1 held
+	s.hold(9, 0, true)
+	s.hold(9, 0, false)
 	got := s.heldJobs([]*pb.RunningJob{{JobId: 4, Pid: 10}})
-	if len(got) != 1 || got[0].GetJobId() != 2 {
-		t.Errorf("held jobs besides the running ones: %v, want only job 2", got)
+	if len(got) != 1 || got[0].GetJobId() != 2 || got[0].GetRun() != 1 {
+		t.Errorf("held jobs besides the running ones: %v, want only job 2, run 1", got)
 	}
 }

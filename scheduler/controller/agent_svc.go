@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -67,17 +68,18 @@ func (s *agentService) Register(ctx context.Context, req *pb.RegisterRequest) (*
 		}
 		var ws []write
 		var afters []func()
+		// reported: the jobs whose current run the agent runs; an earlier
+		// run it still has is killed and does not count for the later one.
 		reported := map[core.JobID]bool{}
+		var kills []*pb.Order
 		for _, r := range req.GetRunning() {
+			if why := c.unexpectedRunLocked(n, r); why != "" {
+				kills = append(kills, killRun(r.GetJobId(), r.GetRun(), why))
+				continue
+			}
 			reported[core.JobID(r.GetJobId())] = true
 		}
-		var kills []*pb.Order
-		for id := range reported {
-			if j := c.st.jobs[id]; j == nil || j.state == StatePending || finished(j.state) || !slices.Contains(allocNodes(j), n.name) {
-				kills = append(kills, &pb.Order{Kind: "kill", JobId: uint64(id), Reason: "not running here according to the controller"})
-			}
-		}
-		slices.SortFunc(kills, func(a, b *pb.Order) int { return int(a.GetJobId()) - int(b.GetJobId()) })
+		slices.SortFunc(kills, func(a, b *pb.Order) int { return cmp.Compare(a.GetJobId(), b.GetJobId()) })
 		for _, id := range sortedJobIDs(n.jobs) {
 			j := c.st.jobs[id]
 			if j == nil || reported[id] || !j.launchSent {
@@ -170,16 +172,16 @@ func (c *Controller) heartbeat(ctx context.Context, req *pb.HeartbeatRequest) (*
 	ds := c.observeHeartbeatLocked(n, req, now)
 	resp := &pb.HeartbeatResponse{}
 	for _, r := range req.GetRunning() {
-		j := c.st.jobs[core.JobID(r.GetJobId())]
-		if j == nil || finished(j.state) || j.state == StatePending || !slices.Contains(allocNodes(j), n.name) {
-			resp.Orders = append(resp.Orders, &pb.Order{Kind: "kill", JobId: r.GetJobId(), Reason: "not running here according to the controller"})
+		if why := c.unexpectedRunLocked(n, r); why != "" {
+			resp.Orders = append(resp.Orders, killRun(r.GetJobId(), r.GetRun(), why))
 		}
 	}
 	return resp, ds, nil
 }
 
 // JobEnded settles a job whose batch step ended on its batch host; reports
-// from other nodes of the job only confirm their part is gone.
+// from other nodes of the job only confirm their part is gone, and a
+// report of an earlier run (requeued meanwhile) concerns that run only.
 func (s *agentService) JobEnded(ctx context.Context, req *pb.JobEndedRequest) (*pb.JobEndedResponse, error) {
 	c := s.c
 	err := c.mutate(ctx, func() ([]write, func(), error) {
@@ -188,6 +190,9 @@ func (s *agentService) JobEnded(ctx context.Context, req *pb.JobEndedRequest) (*
 			return nil, nil, err
 		}
 		j := c.st.jobs[core.JobID(req.GetJobId())]
+		if j != nil && req.GetRun() != j.restarts {
+			return c.earlierRunEndLocked(j, n.name, req)
+		}
 		if j == nil || j.state == StatePending || len(j.core.Alloc) == 0 || !slices.Contains(allocNodes(j), n.name) {
 			return nil, nil, nil // already settled (a duplicate report, or a requeue)
 		}

@@ -106,7 +106,7 @@ func (c *Controller) signal(ctx context.Context, jid uint64, sig int32) (*pb.Can
 	}
 	for _, a := range j.core.Alloc {
 		if n := c.st.nodes[a.Node]; n != nil {
-			n.orders.push(&pb.Order{Kind: "signal", JobId: jid, Signal: sig, Reason: "signal from " + id.User})
+			n.orders.push(&pb.Order{Kind: "signal", JobId: jid, Signal: sig, Run: j.restarts, Reason: "signal from " + id.User})
 		}
 	}
 	return &pb.CancelResponse{Job: j.record()}, nil
@@ -129,7 +129,7 @@ func (c *Controller) sendKill(j *job, reason string) {
 	defer c.mu.Unlock()
 	for _, a := range j.core.Alloc {
 		if n := c.st.nodes[a.Node]; n != nil {
-			n.orders.push(&pb.Order{Kind: "kill", JobId: uint64(j.core.ID), Reason: reason})
+			n.orders.push(jobOrder("kill", j, reason))
 		}
 	}
 }

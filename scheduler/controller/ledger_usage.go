@@ -14,11 +14,14 @@ const mib = 1 << 20
 // setUsage keeps what node measured for the job's run, replacing an
 // earlier report of the same node (agents may report an end twice). It
 // reports whether anything changed.
-func (j *job) setUsage(node string, u *pb.JobUsage) bool {
+func (j *job) setUsage(node string, u *pb.JobUsage) bool { return setNodeUsage(&j.usage, node, u) }
+
+// setNodeUsage is setUsage on a run's list of per-node reports.
+func setNodeUsage(list *[]*pb.NodeUsage, node string, u *pb.JobUsage) bool {
 	if u == nil {
 		return false
 	}
-	for _, nu := range j.usage {
+	for _, nu := range *list {
 		if nu.GetNode() == node {
 			if proto.Equal(nu.GetUsage(), u) {
 				return false
@@ -27,7 +30,7 @@ func (j *job) setUsage(node string, u *pb.JobUsage) bool {
 			return true
 		}
 	}
-	j.usage = append(j.usage, &pb.NodeUsage{Node: node, Usage: u})
+	*list = append(*list, &pb.NodeUsage{Node: node, Usage: u})
 	return true
 }
 

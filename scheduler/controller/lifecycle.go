@@ -40,15 +40,16 @@ func (c *Controller) endLocked(j *job, state, reason string, exit, sig int32, ac
 	others := slices.DeleteFunc(slices.Clone(all), func(n string) bool { return n == except })
 	c.releaseLocked(j)
 	var ev *pb.Event
-	var run ledger.JobRecord // this run's final accounting line
-	requeued := j.requeueOnEnd
+	var line ledger.JobRecord // this run's final accounting line
+	run, requeued := j.restarts, j.requeueOnEnd
 	switch {
 	case requeued:
-		run = c.ledgerRecord(j)
-		run.End, run.State = now, accounting.StateRequeued
+		line = c.ledgerRecord(j)
+		line.End, line.State = now, accounting.StateRequeued
 		if state == StateNodeFail {
-			run.State = accounting.StateNodeFail
+			line.State = accounting.StateNodeFail
 		}
+		j.prevRun = &earlierRun{usage: j.usage}
 		ev = c.requeueLocked(j, actor, reason)
 	default:
 		if j.cancelledBy != "" && (state == StateCompleted || state == StateFailed) {
@@ -69,9 +70,12 @@ func (c *Controller) endLocked(j *job, state, reason string, exit, sig int32, ac
 	ws := c.record(ev)
 	if !requeued {
 		j.endSeq = ev.GetSeq()
-		run = c.ledgerRecord(j)
+		line = c.ledgerRecord(j)
 	}
-	run.EndDecision = strconv.FormatUint(ev.GetSeq(), 10)
+	line.EndDecision = strconv.FormatUint(ev.GetSeq(), 10)
+	if requeued {
+		j.prevRun.line = line
+	}
 	ws = append(ws, c.jobWrites(j)...)
 	var final *pb.Job
 	if c.opts.OnJobEnd != nil {
@@ -80,12 +84,12 @@ func (c *Controller) endLocked(j *job, state, reason string, exit, sig int32, ac
 	return ws, func() {
 		// After the commit: the ledger never hears of a change the
 		// state store does not hold.
-		c.sendLedger(run)
+		c.sendLedger(line)
 		if final != nil {
 			c.opts.OnJobEnd(final)
 		}
 		if len(others) > 0 {
-			c.killOn(j.core.ID, others, reason)
+			c.killOn(j.core.ID, run, others, reason)
 		}
 	}
 }
@@ -116,14 +120,16 @@ func (c *Controller) requeueLocked(j *job, actor, reason string) *pb.Event {
 	return ev
 }
 
-// killOn queues kill orders for a job on the named nodes.
-func (c *Controller) killOn(id core.JobID, nodes []string, reason string) {
+// killOn queues kill orders for a run of a job on the named nodes. The
+// launch it drops can only be that run's: a later run's is queued by a
+// later commit's after funcs, which run after this one's.
+func (c *Controller) killOn(id core.JobID, run int32, nodes []string, reason string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, name := range nodes {
 		if n := c.st.nodes[name]; n != nil {
 			n.orders.drop(uint64(id), "launch")
-			n.orders.push(&pb.Order{Kind: "kill", JobId: uint64(id), Reason: reason})
+			n.orders.push(killRun(uint64(id), run, reason))
 		}
 	}
 }

@@ -101,7 +101,7 @@ func (c *Controller) signalNodes(j *job, sig int32, reason string) {
 	defer c.mu.Unlock()
 	for _, a := range j.core.Alloc {
 		if n := c.st.nodes[a.Node]; n != nil {
-			n.orders.push(&pb.Order{Kind: "signal", JobId: uint64(j.core.ID), Signal: sig, Reason: reason})
+			n.orders.push(&pb.Order{Kind: "signal", JobId: uint64(j.core.ID), Signal: sig, Run: j.restarts, Reason: reason})
 		}
 	}
 }

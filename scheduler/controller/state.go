@@ -94,6 +94,8 @@ type job struct {
 	// three belong to the run and are cleared by a requeue.
 	usage            []*pb.NodeUsage
 	startSeq, endSeq uint64
+	// prevRun is the last requeued run's ledger line (runs.go); memory only.
+	prevRun *earlierRun
 	// steps are the job's steps (srun) in id order.
 	steps []*pb.JobStep
 	// stepHeld is what each step holds while it runs (see planStep).

@@ -84,7 +84,7 @@ func (c *Controller) sendOrder(j *job, kind, reason string) {
 		if n := c.st.nodes[a.Node]; n != nil {
 			n.orders.drop(uint64(j.core.ID), orderSuspend)
 			n.orders.drop(uint64(j.core.ID), orderResume)
-			n.orders.push(&pb.Order{Kind: kind, JobId: uint64(j.core.ID), Reason: reason})
+			n.orders.push(jobOrder(kind, j, reason))
 		}
 	}
 }

@@ -92,7 +92,7 @@ func (r *Runtime) collect(j *job) cgroup.Stats {
 // Precedence follows Slurm: a state the runtime imposed (cancel, time
 // limit) wins, then an OOM kill, then the exit status.
 func classify(rec Record, st shim.Status, stErr error, oomKills uint64, now time.Time) JobEnd {
-	end := JobEnd{JobID: rec.Spec.JobID, Start: rec.Started, End: now, CPUs: rec.CPUs, Isolated: rec.Isolated}
+	end := JobEnd{JobID: rec.Spec.JobID, Run: rec.Spec.Run, Start: rec.Started, End: now, CPUs: rec.CPUs, Isolated: rec.Isolated}
 	if stErr == nil && !st.Ended.IsZero() {
 		end.End = st.Ended
 	}

@@ -31,7 +31,9 @@ func (r *Runtime) Launch(ctx context.Context, spec Spec) error {
 	}
 	id := spec.JobID
 	dir := r.jobDir(id)
-	j := &job{dir: dir, gpus: newGPUAggs(spec.GPUs, nil)}
+	// The spec is known before the job is published: RunOf may ask
+	// which run it is while it starts.
+	j := &job{dir: dir, gpus: newGPUAggs(spec.GPUs, nil), rec: Record{Spec: spec}}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()

@@ -55,7 +55,9 @@ type Record struct {
 
 // JobEnd is how a job ended.
 type JobEnd struct {
-	JobID uint64              `json:"jobId"`
+	JobID uint64 `json:"jobId"`
+	// Run is the run that ended (Spec.Run).
+	Run   int32               `json:"run,omitempty"`
 	State accounting.JobState `json:"state"`
 	// ExitCode and Signal are Slurm's "exit:signal" pair.
 	ExitCode   int  `json:"exitCode"`

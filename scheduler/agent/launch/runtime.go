@@ -146,6 +146,7 @@ func (r *Runtime) Events() <-chan JobEnd { return r.box.out }
 // JobInfo describes a running job.
 type JobInfo struct {
 	JobID    uint64            `json:"jobId"`
+	Run      int32             `json:"run,omitempty"`
 	Pid      int               `json:"pid,omitempty"`
 	Started  time.Time         `json:"started"`
 	Deadline time.Time         `json:"deadline,omitzero"`
@@ -168,11 +169,29 @@ func (r *Runtime) Running() []JobInfo {
 		if ended {
 			continue
 		}
-		out = append(out, JobInfo{JobID: rec.Spec.JobID, Pid: pid, Started: rec.Started, Deadline: rec.Deadline,
+		out = append(out, JobInfo{JobID: rec.Spec.JobID, Run: rec.Spec.Run, Pid: pid, Started: rec.Started, Deadline: rec.Deadline,
 			CPUs: rec.CPUs, Group: rec.JobGroup, Isolated: rec.Isolated, GPUs: rec.Spec.GPUs, Ending: rec.Ending})
 	}
 	slices.SortFunc(out, func(a, b JobInfo) int { return compareUint(a.JobID, b.JobID) })
 	return out
+}
+
+// RunOf reports which run of a job this node has, running or ended and
+// not yet forgotten.
+func (r *Runtime) RunOf(jobID uint64) (int32, bool) {
+	r.mu.Lock()
+	j, ok := r.jobs[jobID]
+	r.mu.Unlock()
+	if ok {
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		return j.rec.Spec.Run, true
+	}
+	rec, err := readRecord(filepath.Join(r.jobDir(jobID), stateFile))
+	if err != nil {
+		return 0, false
+	}
+	return rec.Spec.Run, true
 }
 
 // Forget drops an ended job's record and spool directory, once its end

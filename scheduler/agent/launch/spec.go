@@ -22,6 +22,10 @@ const BatchStep = "batch"
 // of a Script, each in its own cgroup under the job's.
 type Spec struct {
 	JobID uint64 `json:"jobId"`
+	// Run is the run of the job the controller launched (its restart
+	// count); the job's end and running reports carry it, so the
+	// controller tells a run it already requeued from the job's next one.
+	Run int32 `json:"run,omitempty"`
 	// ArrayJobID and ArrayTaskID identify an array task (InArray).
 	ArrayJobID  uint64 `json:"arrayJobId,omitempty"`
 	ArrayTaskID uint32 `json:"arrayTaskId,omitempty"`

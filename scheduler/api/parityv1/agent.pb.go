@@ -24,10 +24,13 @@ const (
 
 // RunningJob is a job an agent runs (or has just finished).
 type RunningJob struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	JobId         uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
-	StartTime     *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
-	Pid           int32                  `protobuf:"varint,3,opt,name=pid,proto3" json:"pid,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	JobId     uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	StartTime *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
+	Pid       int32                  `protobuf:"varint,3,opt,name=pid,proto3" json:"pid,omitempty"`
+	// run is the run it was launched as (Order.run): a run the controller
+	// already requeued is killed, and the job's later run is left alone.
+	Run           int32 `protobuf:"varint,4,opt,name=run,proto3" json:"run,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -79,6 +82,13 @@ func (x *RunningJob) GetStartTime() *timestamppb.Timestamp {
 func (x *RunningJob) GetPid() int32 {
 	if x != nil {
 		return x.Pid
+	}
+	return 0
+}
+
+func (x *RunningJob) GetRun() int32 {
+	if x != nil {
+		return x.Run
 	}
 	return 0
 }
@@ -475,6 +485,13 @@ type Order struct {
 	// check at this level on this device and reports it in a heartbeat.
 	Device string `protobuf:"bytes,6,opt,name=device,proto3" json:"device,omitempty"`
 	Level  int32  `protobuf:"varint,7,opt,name=level,proto3" json:"level,omitempty"`
+	// run is the run of the job (Job.restarts: 0 first, one more per
+	// requeue) a launch, kill, signal, suspend or resume order is for. The
+	// agent launches with it, echoes it in the run's end and running
+	// reports, ignores a kill of an earlier run than the one it has and a
+	// signal to another run, and ends an earlier run before it launches a
+	// later one.
+	Run int32 `protobuf:"varint,8,opt,name=run,proto3" json:"run,omitempty"`
 	// step: the step a "step" or "step_kill" order is about. A high number
 	// leaves room for other additions.
 	Step          *StepOrder `protobuf:"bytes,20,opt,name=step,proto3" json:"step,omitempty"`
@@ -561,6 +578,13 @@ func (x *Order) GetLevel() int32 {
 	return 0
 }
 
+func (x *Order) GetRun() int32 {
+	if x != nil {
+		return x.Run
+	}
+	return 0
+}
+
 func (x *Order) GetStep() *StepOrder {
 	if x != nil {
 		return x.Step
@@ -581,7 +605,11 @@ type JobEndedRequest struct {
 	Reason  string                 `protobuf:"bytes,7,opt,name=reason,proto3" json:"reason,omitempty"`
 	// usage is what the job consumed on this node (every node of the job
 	// reports its own; the batch host's report also ends the job).
-	Usage         *JobUsage `protobuf:"bytes,8,opt,name=usage,proto3" json:"usage,omitempty"`
+	Usage *JobUsage `protobuf:"bytes,8,opt,name=usage,proto3" json:"usage,omitempty"`
+	// run is the run that ended (Order.run of its launch). The end of a run
+	// the controller already requeued is recorded against that run only:
+	// the job's later run is not touched.
+	Run           int32 `protobuf:"varint,9,opt,name=run,proto3" json:"run,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -672,6 +700,13 @@ func (x *JobEndedRequest) GetUsage() *JobUsage {
 	return nil
 }
 
+func (x *JobEndedRequest) GetRun() int32 {
+	if x != nil {
+		return x.Run
+	}
+	return 0
+}
+
 type JobEndedResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -712,13 +747,14 @@ var File_parity_v1_agent_proto protoreflect.FileDescriptor
 
 const file_parity_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x15parity/v1/agent.proto\x12\tparity.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15parity/v1/steps.proto\x1a\x15parity/v1/types.proto\"p\n" +
+	"\x15parity/v1/agent.proto\x12\tparity.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15parity/v1/steps.proto\x1a\x15parity/v1/types.proto\"\x82\x01\n" +
 	"\n" +
 	"RunningJob\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x129\n" +
 	"\n" +
 	"start_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x12\x10\n" +
-	"\x03pid\x18\x03 \x01(\x05R\x03pid\"\xcb\x01\n" +
+	"\x03pid\x18\x03 \x01(\x05R\x03pid\x12\x10\n" +
+	"\x03run\x18\x04 \x01(\x05R\x03run\"\xcb\x01\n" +
 	"\x0fRegisterRequest\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x122\n" +
 	"\tinventory\x18\x02 \x01(\v2\x14.parity.v1.InventoryR\tinventory\x12/\n" +
@@ -748,7 +784,7 @@ const file_parity_v1_agent_proto_rawDesc = "" +
 	"\x03job\x18\x01 \x01(\v2\x0e.parity.v1.JobR\x03job\x12*\n" +
 	"\x05alloc\x18\x02 \x01(\v2\x14.parity.v1.NodeAllocR\x05alloc\x12&\n" +
 	"\x03all\x18\x03 \x03(\v2\x14.parity.v1.NodeAllocR\x03all\x12,\n" +
-	"\x12time_limit_seconds\x18\x04 \x01(\x03R\x10timeLimitSeconds\"\xea\x01\n" +
+	"\x12time_limit_seconds\x18\x04 \x01(\x03R\x10timeLimitSeconds\"\xfc\x01\n" +
 	"\x05Order\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\x04R\x05jobId\x12.\n" +
@@ -756,8 +792,9 @@ const file_parity_v1_agent_proto_rawDesc = "" +
 	"\x06signal\x18\x04 \x01(\x05R\x06signal\x12\x16\n" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\x12\x16\n" +
 	"\x06device\x18\x06 \x01(\tR\x06device\x12\x14\n" +
-	"\x05level\x18\a \x01(\x05R\x05level\x12(\n" +
-	"\x04step\x18\x14 \x01(\v2\x14.parity.v1.StepOrderR\x04step\"\x81\x02\n" +
+	"\x05level\x18\a \x01(\x05R\x05level\x12\x10\n" +
+	"\x03run\x18\b \x01(\x05R\x03run\x12(\n" +
+	"\x04step\x18\x14 \x01(\v2\x14.parity.v1.StepOrderR\x04step\"\x93\x02\n" +
 	"\x0fJobEndedRequest\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\x04R\x05jobId\x12\x1b\n" +
@@ -766,7 +803,8 @@ const file_parity_v1_agent_proto_rawDesc = "" +
 	"\x05state\x18\x05 \x01(\tR\x05state\x125\n" +
 	"\bend_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\x12\x16\n" +
 	"\x06reason\x18\a \x01(\tR\x06reason\x12)\n" +
-	"\x05usage\x18\b \x01(\v2\x13.parity.v1.JobUsageR\x05usage\"\x12\n" +
+	"\x05usage\x18\b \x01(\v2\x13.parity.v1.JobUsageR\x05usage\x12\x10\n" +
+	"\x03run\x18\t \x01(\x05R\x03run\"\x12\n" +
 	"\x10JobEndedResponse2\xa3\x03\n" +
 	"\x05Agent\x12C\n" +
 	"\bRegister\x12\x1a.parity.v1.RegisterRequest\x1a\x1b.parity.v1.RegisterResponse\x12F\n" +
