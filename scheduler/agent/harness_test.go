@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -66,6 +67,7 @@ nodeDownTimeout: 1m
 type cluster struct {
 	t       *testing.T
 	ctrl    *controller.Controller
+	clock   *skewClock // the controller's
 	ends    chan *pb.Job
 	rt      *launch.Runtime
 	rtCfg   launch.Config
@@ -91,7 +93,7 @@ func startCluster(t *testing.T) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &cluster{t: t, ends: make(chan *pb.Job, 16)}
+	c := &cluster{t: t, ends: make(chan *pb.Job, 16), clock: &skewClock{}}
 	base := t.TempDir()
 	for d := base; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
 		os.Chmod(d, 0o711)
@@ -103,7 +105,7 @@ func startCluster(t *testing.T) *cluster {
 		t.Fatal(err)
 	}
 	c.ctrl, err = controller.New(controller.Options{Config: cfg, Listen: "127.0.0.1:0", StateDir: filepath.Join(base, "ctl"),
-		MetricsAddr: "off", Logger: quiet, OnJobEnd: func(j *pb.Job) { c.ends <- j }, Ledger: led})
+		MetricsAddr: "off", Logger: quiet, OnJobEnd: func(j *pb.Job) { c.ends <- j }, Ledger: led, Now: c.clock.Now})
 	if err != nil {
 		led.Close()
 		t.Fatal(err)
@@ -205,6 +207,25 @@ func (c *cluster) startAgent() {
 		cl.Close()
 		rt.Close()
 	}
+}
+
+// skewClock is the real clock moved ahead by what tests skip (a node's
+// silence past its timeout) while everything else still takes real time.
+type skewClock struct {
+	mu   sync.Mutex
+	skew time.Duration
+}
+
+func (s *skewClock) Now() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return time.Now().Add(s.skew)
+}
+
+func (s *skewClock) Advance(d time.Duration) {
+	s.mu.Lock()
+	s.skew += d
+	s.mu.Unlock()
 }
 
 func (c *cluster) stopAgent() {
