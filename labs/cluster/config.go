@@ -18,6 +18,9 @@ func controllerYAML(lab *labfile.Lab, stateDir string, admins, users []string) s
 	fmt.Fprintf(&b, "controller:\n  listen: 127.0.0.1:0\n  stateDir: %q\n", stateDir)
 	fmt.Fprintf(&b, "admins: [%s]\n", strings.Join(quoteAll(admins), ", "))
 	b.WriteString("heartbeatInterval: 1s\nnodeDownTimeout: 30s\nrequeueOnNodeFail: true\n")
+	// Benchmarks and chaos trials queue more than Slurm's default 10000;
+	// the Slurm anchor they are compared with sets MaxJobCount=200000.
+	b.WriteString("maxJobCount: 200000\n")
 	b.WriteString("scheduler:\n  interval: 1s\n")
 	us := strings.Join(quoteAll(users), ", ")
 	fmt.Fprintf(&b, "accounts:\n  - name: lab\n    users: [%s]\n  - name: %s\n    users: [%s]\n", us, ExemptAccount, us)

@@ -39,6 +39,7 @@ func (p *parser) build(r *rawCluster) *Cluster {
 	if r.RequeueOnNodeFail != nil {
 		c.RequeueOnNodeFail = *r.RequeueOnNodeFail
 	}
+	c.JobLimits = p.jobLimits(r)
 	if c.HeartbeatInterval <= 0 {
 		p.errorf("heartbeatInterval", "must be positive")
 	}

@@ -56,6 +56,9 @@ type Cluster struct {
 	RequeueOnNodeFail bool
 	// Limits are the QOS and account limits (nil when none is set).
 	Limits *policy.Limits
+	// JobLimits bound what one submission may ask and how many jobs the
+	// controller holds (MaxArraySize, MaxJobCount, ...).
+	JobLimits JobLimits
 }
 
 // Controller is where the controller listens and keeps its state.

@@ -27,6 +27,11 @@ type rawCluster struct {
 	EventRetention    string         `yaml:"eventRetention"`
 	MinJobAge         string         `yaml:"minJobAge"`
 	RequeueOnNodeFail *bool          `yaml:"requeueOnNodeFail"`
+	// Job limits (slurm.conf names; see JobLimits).
+	MaxArraySize  *int `yaml:"maxArraySize"`
+	MaxJobCount   *int `yaml:"maxJobCount"`
+	MaxScriptSize *int `yaml:"maxScriptSize"`
+	MaxNameLength *int `yaml:"maxNameLength"`
 }
 
 type rawController struct {
