@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/parityhpc/parity/gres"
@@ -29,7 +30,7 @@ func (p *pass) resolveIn(j *Job, ji int, partition string) (shapeKey, Reason, st
 	case j.TasksPerNode > 0:
 		tpn = j.TasksPerNode
 	case j.Tasks > 0:
-		tpn = (j.Tasks + nodes - 1) / nodes
+		tpn = (j.Tasks-1)/nodes + 1 // ceil without Tasks+nodes overflowing
 	}
 	gpus, typ, bad := perNodeGPUs(j.GRES, tpn)
 	if bad != "" {
@@ -51,17 +52,12 @@ func (p *pass) resolveIn(j *Job, ji int, partition string) (shapeKey, Reason, st
 		}
 		gpus = max(gpus, int((total+int64(nodes)-1)/int64(nodes)))
 	}
-	cpus := max(tpn*max(j.CPUsPerTask, 1), j.CPUsPerGPU*gpus, 1)
-	var mem int64
-	switch {
-	case j.MemPerNodeMB > 0:
-		mem = j.MemPerNodeMB
-	case j.MemPerCPUMB > 0:
-		mem = j.MemPerCPUMB * int64(cpus)
-	case j.MemPerGPUMB > 0:
-		mem = j.MemPerGPUMB * int64(gpus)
-	default:
-		mem = part.DefMemPerCPU * int64(cpus)
+	cpus, mem, bad := perNodeCPUsMem(j, part, tpn, gpus)
+	if bad != "" {
+		return shapeKey{}, ReasonBadConstraints, bad
+	}
+	if nodes > math.MaxInt32 {
+		return shapeKey{}, ReasonBadConstraints, fmt.Sprintf("%d nodes is more than any cluster holds", nodes)
 	}
 	limit := j.TimeLimit
 	if limit <= 0 {
@@ -83,7 +79,7 @@ func (p *pass) resolveIn(j *Job, ji int, partition string) (shapeKey, Reason, st
 		k.limit = int64(limit / time.Second)
 	}
 	if j.Switches > 0 {
-		k.switches = int32(j.Switches)
+		k.switches = int32(min(j.Switches, math.MaxInt32))
 		wait := min(j.SwitchWait, p.cfg.MaxSwitchWait)
 		k.switchHard = p.c.now < p.eligibleAt(j)+int64(wait/time.Second)
 	}
@@ -100,6 +96,42 @@ func (p *pass) resolveIn(j *Job, ji int, partition string) (shapeKey, Reason, st
 	return k, "", ""
 }
 
+// perNodeCPUsMem is the job's CPUs and memory (MiB) per node, every
+// product checked: a request whose product overflows (2^62 MiB per CPU ×
+// 4 CPUs) can never run, rather than wrapping to no memory at all.
+func perNodeCPUsMem(j *Job, part *Partition, tpn, gpus int) (int, int64, string) {
+	byTask, ok1 := mulChecked(int64(tpn), int64(max(j.CPUsPerTask, 1)))
+	byGPU, ok2 := mulChecked(int64(max(j.CPUsPerGPU, 0)), int64(gpus))
+	if !ok1 || !ok2 || byTask > math.MaxInt32 || byGPU > math.MaxInt32 {
+		return 0, 0, fmt.Sprintf("CPUs per node (%d task(s) × %d CPUs, or %d GPUs × %d CPUs) is more than any node holds",
+			tpn, j.CPUsPerTask, gpus, j.CPUsPerGPU)
+	}
+	cpus := int(max(byTask, byGPU, 1))
+	per, of, what := max(part.DefMemPerCPU, 0), int64(cpus), "CPUs"
+	switch {
+	case j.MemPerNodeMB > 0:
+		return cpus, j.MemPerNodeMB, ""
+	case j.MemPerCPUMB > 0:
+		per = j.MemPerCPUMB
+	case j.MemPerGPUMB > 0:
+		per, of, what = j.MemPerGPUMB, int64(gpus), "GPUs"
+	}
+	mem, ok := mulChecked(per, of)
+	if !ok {
+		return 0, 0, fmt.Sprintf("memory per node (%d MiB × %d %s) is more than any node holds", per, of, what)
+	}
+	return cpus, mem, ""
+}
+
+// mulChecked is a×b for non-negative a and b, and false when the product
+// overflows int64.
+func mulChecked(a, b int64) (int64, bool) {
+	if a < 0 || b < 0 || a != 0 && b > math.MaxInt64/a {
+		return 0, false
+	}
+	return a * b, true
+}
+
 // perNodeGPUs sums the per-node and per-task GPU terms for one node.
 func perNodeGPUs(jr gres.JobRequest, tasksPerNode int) (int, string, string) {
 	var n int64
@@ -112,7 +144,11 @@ func perNodeGPUs(jr gres.JobRequest, tasksPerNode int) (int, string, string) {
 			return fmt.Sprintf("GPU types %q and %q in one job are not supported", typ, r.Type)
 		}
 		typ, typed = r.Type, true
-		n += r.Count * mult
+		c, ok := mulChecked(r.Count, mult)
+		if !ok || c > maxDevices-n { // n <= maxDevices here: no sum can wrap
+			return fmt.Sprintf("gpu:%d × %d task(s) per node is more than any node holds", r.Count, mult)
+		}
+		n += c
 		return ""
 	}
 	for _, r := range jr.PerNode {
@@ -125,11 +161,11 @@ func perNodeGPUs(jr gres.JobRequest, tasksPerNode int) (int, string, string) {
 			return 0, "", bad
 		}
 	}
-	if n > maxDevices {
-		return 0, "", fmt.Sprintf("%d GPUs per node is more than any node holds", n)
-	}
 	return int(n), typ, ""
 }
+
+// maxJobGPUs bounds a job's --gpus: more than any cluster holds.
+const maxJobGPUs = 1 << 20
 
 func perJobGPUs(jr gres.JobRequest) (int64, string, string) {
 	var n int64
@@ -142,10 +178,10 @@ func perJobGPUs(jr gres.JobRequest) (int64, string, string) {
 			return 0, "", fmt.Sprintf("GPU types %q and %q in one job are not supported", typ, r.Type)
 		}
 		typ = r.Type
+		if r.Count < 0 || r.Count > maxJobGPUs-n { // n <= maxJobGPUs here: no sum can wrap
+			return 0, "", fmt.Sprintf("--gpus=%d is more than any cluster holds", r.Count)
+		}
 		n += r.Count
-	}
-	if n > 1<<20 {
-		return 0, "", fmt.Sprintf("--gpus=%d is more than any cluster holds", n)
 	}
 	return n, typ, ""
 }
