@@ -30,14 +30,14 @@ type arrayTask struct {
 // not become a task yet: it is never scheduled itself.
 func (j *job) arrayHolder() bool { return j.array != nil && j.task == nil }
 
-// prepareArray parses --array at submit; the array's id is set when the
-// job gets its id.
-func prepareArray(j *job) error {
+// prepareArray parses --array at submit, its indices below the cluster's
+// MaxArraySize; the array's id is set when the job gets its id.
+func prepareArray(j *job, maxArraySize int) error {
 	s := j.spec.GetArray()
 	if s == "" {
 		return nil
 	}
-	a, err := jobspec.ParseArray(s, jobspec.MaxArraySizeCeiling-1)
+	a, err := jobspec.ParseArray(s, min(maxArraySize, jobspec.MaxArraySizeCeiling)-1)
 	if err != nil {
 		return status.Errorf(codes.InvalidArgument, "submit: --array=%q: %v", s, err)
 	}

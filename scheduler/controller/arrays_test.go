@@ -66,7 +66,7 @@ func TestArrayThrottleRunsTenThousandTasks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("10,000 tasks through the controller")
 	}
-	h := startController(t, testCluster)
+	h := startController(t, testCluster+"maxArraySize: 10000\n")
 	h.registerCPU(64)
 	id := h.submit(h.as("alice", auth.RoleUser), cpuTask("sweep", "0-9999%50"))
 	seen := map[int32]bool{}

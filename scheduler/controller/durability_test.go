@@ -209,7 +209,7 @@ func TestSIGKILLLosesNoAcknowledgedJob(t *testing.T) {
 		t.Fatalf("%d of %d acknowledged jobs lost", lost, len(acked))
 	}
 	t.Logf("%d acknowledged, %d in the store after SIGKILL and restart", len(acked), len(jobs))
-	id, err := client.New(admin.Conn()).Submit(ctx, &pb.JobSpec{Name: "after"})
+	id, err := client.New(admin.Conn()).Submit(ctx, &pb.JobSpec{Name: "after", Script: "#!/bin/sh\n"})
 	if err != nil || id <= maxID {
 		t.Fatalf("id after restart %d (max before %d): %v", id, maxID, err)
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/parityhpc/parity/scheduler/api"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
+	"github.com/parityhpc/parity/scheduler/config"
 	"github.com/parityhpc/parity/scheduler/core"
-	"github.com/parityhpc/parity/scheduler/policy"
 )
 
 // jobChange runs a checked change of one job through the writer: change
@@ -64,6 +64,9 @@ func alreadyDone(j *job) error {
 
 func (s *jobsService) Cancel(ctx context.Context, req *pb.CancelRequest) (*pb.CancelResponse, error) {
 	c := s.c
+	if err := checkText("reason", req.GetReason(), nameLimit(c.cfg.JobLimits)); err != nil {
+		return nil, err
+	}
 	if sig := req.GetSignal(); sig != 0 {
 		return c.signal(ctx, req.GetJobId(), sig)
 	}
@@ -244,11 +247,14 @@ func (s *jobsService) Update(ctx context.Context, req *pb.UpdateJobRequest) (*pb
 
 // checkUpdate applies Slurm's rules for who may change what.
 func (c *Controller) checkUpdate(id auth.Identity, j *job, req *pb.UpdateJobRequest) error {
+	if err := checkUpdateText(req, c.cfg.JobLimits); err != nil {
+		return err
+	}
 	if req.TimeLimitSeconds != nil {
-		t := time.Duration(req.GetTimeLimitSeconds()) * time.Second
-		if t <= 0 {
-			return invalid("TimeLimit", req.GetTimeLimitSeconds(), "must be positive")
+		if s := req.GetTimeLimitSeconds(); s <= 0 || s > config.MaxSeconds {
+			return invalid("TimeLimit", s, "must be within 1..%d seconds", config.MaxSeconds)
 		}
+		t := time.Duration(req.GetTimeLimitSeconds()) * time.Second
 		if !id.Operator() && j.core.TimeLimit > 0 && t > j.core.TimeLimit {
 			return status.Errorf(codes.PermissionDenied, "access/permission denied: only operators may raise a time limit (job %d has %s)", j.core.ID, fmtSeconds(int64(j.core.TimeLimit/time.Second)))
 		}
@@ -257,12 +263,10 @@ func (c *Controller) checkUpdate(id auth.Identity, j *job, req *pb.UpdateJobRequ
 		}
 	}
 	if req.Nice != nil {
-		if req.GetNice() < policy.MinNice || req.GetNice() > policy.MaxNice {
-			return invalid("Nice", req.GetNice(), "must be within %d..%d", policy.MinNice, policy.MaxNice)
+		if err := checkNice("Nice", req.GetNice()); err != nil {
+			return err
 		}
-		if req.GetNice() < 0 && !id.Operator() {
-			return status.Errorf(codes.PermissionDenied, "access/permission denied: only operators may set a negative nice")
-		}
+		return niceAllowed(id, "Nice", req.GetNice())
 	}
 	return nil
 }

@@ -31,6 +31,9 @@ func (s *jobsService) Submit(ctx context.Context, req *pb.SubmitRequest) (*pb.Su
 	if req.GetSpec() == nil {
 		return nil, status.Error(codes.InvalidArgument, "submit: no job spec")
 	}
+	if err := niceAllowed(id, "--nice", req.GetSpec().GetNice()); err != nil {
+		return nil, err
+	}
 	prep, err := c.prepareSubmit(id.User, req.GetSpec())
 	if err != nil {
 		return nil, err
@@ -40,6 +43,9 @@ func (s *jobsService) Submit(ctx context.Context, req *pb.SubmitRequest) (*pb.Su
 	}
 	jid, err := c.submitPrepared(ctx, prep)
 	if err != nil {
+		if _, ok := status.FromError(err); ok {
+			return nil, err // a refusal (MaxJobCount), in the controller's words
+		}
 		return nil, status.Errorf(codes.Unavailable, "submit: %v", err)
 	}
 	return &pb.SubmitResponse{JobId: uint64(jid), Message: fmt.Sprintf("Submitted batch job %d", jid), Warnings: prep.notes}, nil
@@ -68,6 +74,9 @@ const idRoom = 1 + binary.MaxVarintLen64
 // defaults, validate against the cluster, build and encode the record. It
 // takes ownership of spec (a request message gRPC decoded for this call).
 func (c *Controller) prepareSubmit(user string, spec *pb.JobSpec) (*prepared, error) {
+	if err := checkSpecInput(spec, c.cfg.JobLimits); err != nil {
+		return nil, err
+	}
 	cold := encodeCold(spec.GetScript(), spec.GetEnv(), spec.GetArgv())
 	spec.Script, spec.Env, spec.Argv = "", nil, nil
 	c.mu.Lock()
@@ -86,7 +95,7 @@ func (c *Controller) prepareSubmit(user string, spec *pb.JobSpec) (*prepared, er
 		cj.TimeLimit = c.defaultLimit(cj.Partitions, cj.Partition)
 	}
 	j := &job{core: cj, spec: spec, state: StatePending, reason: string(core.ReasonNone)}
-	if err := prepareArray(j); err != nil {
+	if err := prepareArray(j, c.cfg.JobLimits.MaxArraySize); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
@@ -131,6 +140,12 @@ func (c *Controller) submitPrepared(ctx context.Context, p *prepared) (core.JobI
 // that make it durable (c.mu held).
 func (c *Controller) insertLocked(p *prepared) (core.JobID, []write, error) {
 	st := c.st
+	if n := c.cfg.JobLimits.MaxJobCount; n > 0 && len(st.jobs) >= n {
+		// Checked here, where the job table grows, so concurrent
+		// submissions cannot pass it together.
+		return 0, nil, status.Errorf(codes.ResourceExhausted,
+			"submit: MaxJobCount=%d reached: the controller holds %d jobs; retry once finished jobs are purged (MinJobAge)", n, len(st.jobs))
+	}
 	jid := st.nextID
 	j := p.job
 	j.core.ID = jid

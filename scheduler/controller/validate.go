@@ -12,7 +12,6 @@ import (
 
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/config"
-	"github.com/parityhpc/parity/scheduler/policy"
 )
 
 // invalid reports a bad request the way sbatch does: the option, its value
@@ -22,8 +21,8 @@ func invalid(option string, value any, msg string, args ...any) error {
 }
 
 // resolveSpec applies cluster defaults to a submitted request (partition,
-// account, QOS) and rejects what can never run, naming the option and
-// value. capsOf gives what the partition's nodes offer. A job may name
+// account, QOS) and rejects what can never run here, naming the option
+// and value (what no cluster accepts is checkSpecInput's, before this). capsOf gives what the partition's nodes offer. A job may name
 // several partitions (-p a,b): each is checked on its own, one where the
 // job can never run is dropped with a note (the returned notes), and the
 // job is refused only when it fits none of them.
@@ -40,22 +39,6 @@ func (c *Controller) resolveSpec(user string, s *pb.JobSpec, capsOf func(*config
 		s.Qos = config.DefaultQOS
 	} else if !cfg.HasQOS(s.GetQos()) {
 		return nil, invalid("--qos", s.GetQos(), "invalid qos specification")
-	}
-	for _, f := range []struct {
-		opt string
-		v   int64
-	}{{"--nodes", int64(s.GetNodes())}, {"--ntasks", int64(s.GetNtasks())}, {"--ntasks-per-node", int64(s.GetNtasksPerNode())},
-		{"--cpus-per-task", int64(s.GetCpusPerTask())}, {"--cpus-per-gpu", int64(s.GetCpusPerGpu())}, {"--mem-per-cpu", s.GetMemPerCpuMb()},
-		{"--mem-per-gpu", s.GetMemPerGpuMb()}, {"--switches", int64(s.GetSwitches())}} {
-		if f.v < 0 {
-			return nil, invalid(f.opt, f.v, "must not be negative")
-		}
-	}
-	if s.GetNice() < policy.MinNice || s.GetNice() > policy.MaxNice {
-		return nil, invalid("--nice", s.GetNice(), "must be within %d..%d", policy.MinNice, policy.MaxNice)
-	}
-	if t := s.GetTimeLimitSeconds(); t < -1 {
-		return nil, invalid("--time", t, "requested time limit is invalid")
 	}
 	switch wd := s.GetWorkdir(); {
 	case wd == "":

@@ -52,6 +52,7 @@ func TestSubmitRejectsImpossibleRequests(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			tc.spec.Script = "#!/bin/sh\n" // each case's refusal is its own field's
 			_, err := alice.Submit(context.Background(), tc.spec)
 			if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), tc.want) {
 				t.Fatalf("got %v\nwant InvalidArgument containing %q", err, tc.want)
@@ -68,7 +69,7 @@ func TestSubmitAppliesDefaults(t *testing.T) {
 	ctx := context.Background()
 	carol := h.as("carol", auth.RoleUser)
 	begin := h.clock.Now().Add(time.Hour)
-	id := h.submit(carol, &pb.JobSpec{Name: "d", Begin: timestamppb.New(begin), Hold: true})
+	id := h.submit(carol, &pb.JobSpec{Name: "d", Begin: timestamppb.New(begin), Hold: true, Script: "#!/bin/sh\n"})
 	j := h.job(id)
 	if j.GetPartition() != "gpu" || j.GetAccount() != "bio" || j.GetQos() != "normal" || j.GetTimeLimitSeconds() != 3600 || j.GetHold() != "user" {
 		t.Fatalf("defaults: partition %q account %q qos %q limit %d hold %q", j.GetPartition(), j.GetAccount(), j.GetQos(), j.GetTimeLimitSeconds(), j.GetHold())
@@ -78,7 +79,7 @@ func TestSubmitAppliesDefaults(t *testing.T) {
 	if got, err := h.as("root", auth.RoleAdmin).GetJob(ctx, id, true); err != nil || got.GetSpec().GetWorkdir() != "/tmp" {
 		t.Fatalf("working directory of a job that named none: %q, %v; want /tmp", got.GetSpec().GetWorkdir(), err)
 	}
-	if resp, err := carol.SubmitTest(ctx, &pb.JobSpec{Partition: "cpu"}); err != nil || resp.GetPartition() != "cpu" || !strings.Contains(resp.GetMessage(), "in partition cpu") {
+	if resp, err := carol.SubmitTest(ctx, &pb.JobSpec{Partition: "cpu", Script: "#!/bin/sh\n"}); err != nil || resp.GetPartition() != "cpu" || !strings.Contains(resp.GetMessage(), "in partition cpu") {
 		t.Fatalf("test-only submit: %v, %v", resp, err)
 	}
 	if jobs, _ := h.as("root", auth.RoleAdmin).ListJobs(ctx, &pb.ListJobsRequest{AllStates: true}); len(jobs) != 1 {
