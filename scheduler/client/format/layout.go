@@ -167,8 +167,10 @@ type column[T any] struct {
 	value  func(T) string
 }
 
-// table renders rows through a layout and a column set.
+// table renders rows through a layout and a column set. Cells are
+// escaped (Escape): a stored value cannot print a line of its own.
 func table[T any](w io.Writer, l Layout, cols map[byte]column[T], rows []T, header bool) error {
+	value := func(it item, r T) string { return Escape(cols[it.code].value(r)) }
 	widths := make([]int, len(l.items))
 	for k, it := range l.items {
 		widths[k] = it.width
@@ -177,7 +179,7 @@ func table[T any](w io.Writer, l Layout, cols map[byte]column[T], rows []T, head
 		}
 		n := max(it.width, utf8.RuneCountInString(cols[it.code].header))
 		for _, r := range rows {
-			n = max(n, utf8.RuneCountInString(cols[it.code].value(r)))
+			n = max(n, utf8.RuneCountInString(value(it, r)))
 		}
 		widths[k] = n
 	}
@@ -197,7 +199,7 @@ func table[T any](w io.Writer, l Layout, cols map[byte]column[T], rows []T, head
 		out.WriteString(line(func(it item) string { return cols[it.code].header }))
 	}
 	for _, r := range rows {
-		out.WriteString(line(func(it item) string { return cols[it.code].value(r) }))
+		out.WriteString(line(func(it item) string { return value(it, r) }))
 	}
 	_, err := io.WriteString(w, out.String())
 	return err

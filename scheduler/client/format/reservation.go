@@ -86,8 +86,8 @@ func ReservationTable(w io.Writer, rs []*pb.Reservation, e Env, header bool) err
 	}
 	loc := e.loc()
 	for _, r := range rs {
-		fmt.Fprintf(&b, row, r.GetName(), r.GetState(), Stamp(r.GetStartTime(), loc, "Unknown"), Stamp(r.GetEndTime(), loc, "Unknown"),
-			ResvDuration(r), jobspec.CompressHostlist(ResvNodes(r)))
+		fmt.Fprintf(&b, row, Escape(r.GetName()), Escape(r.GetState()), Stamp(r.GetStartTime(), loc, "Unknown"), Stamp(r.GetEndTime(), loc, "Unknown"),
+			ResvDuration(r), Escape(jobspec.CompressHostlist(ResvNodes(r))))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

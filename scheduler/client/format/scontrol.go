@@ -54,7 +54,8 @@ type record [][]kv
 
 // writeRecords prints records as scontrol does: the first line flush, the
 // others indented by three spaces, a blank line after each record; or one
-// line per record with -o.
+// line per record with -o. Values are escaped: a stored one cannot print
+// a line of its own.
 func writeRecords(w io.Writer, recs []record, oneLine bool) error {
 	var b strings.Builder
 	for _, r := range recs {
@@ -72,7 +73,7 @@ func writeRecords(w io.Writer, recs []record, oneLine bool) error {
 				if k > 0 {
 					b.WriteByte(' ')
 				}
-				b.WriteString(p.k + "=" + p.v)
+				b.WriteString(p.k + "=" + Escape(p.v))
 			}
 			if !oneLine {
 				b.WriteByte('\n')
