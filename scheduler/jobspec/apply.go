@@ -185,9 +185,8 @@ func applyAbsTime(field func(*Request) *time.Time) func(*builder, setting) error
 	}
 }
 
-// maxNice is Slurm's bound on --nice adjustments.
-const maxNice = 2147483645
-
+// applyNice checks syntax only: the controller owns the bounds (and who
+// may go negative), so its words are the ones a user reads.
 func applyNice(b *builder, s setting) error {
 	if !s.hasValue {
 		b.req.Nice = 100
@@ -196,8 +195,8 @@ func applyNice(b *builder, s setting) error {
 	v := strings.TrimSpace(s.value)
 	neg := strings.HasPrefix(v, "-")
 	n, err := parseCount(strings.TrimPrefix(strings.TrimPrefix(v, "-"), "+"))
-	if err != nil || n > maxNice {
-		return reason("expected an integer between -2147483645 and 2147483645")
+	if err != nil {
+		return reason("expected an integer")
 	}
 	if neg {
 		n = -n

@@ -132,8 +132,10 @@ func Parse(env Env, args []string) (*jobspec.Request, error) {
 	if user == "" {
 		user = vars["LOGNAME"]
 	}
+	// The cluster's MaxArraySize is the controller's to enforce, in its
+	// words; the command line checks only what no cluster allows.
 	return jobspec.Parse(nil, args, vars, jobspec.ParseOptions{
-		Now: env.Now(), Location: env.Loc, User: user, SubmitHost: host, SubmitDir: wd,
+		Now: env.Now(), Location: env.Loc, User: user, SubmitHost: host, SubmitDir: wd, MaxArraySize: jobspec.MaxArraySizeCeiling,
 		ReadScript: func(path, workDir string) ([]byte, string, error) { return readScript(path, workDir, vars["PATH"]) },
 		ReadStdin:  func() ([]byte, error) { return io.ReadAll(env.Stdin) },
 		ReadFile:   os.ReadFile,

@@ -84,3 +84,22 @@ func TestStampLayout(t *testing.T) {
 		t.Errorf("stampLayout %q, format.TimeLayout %q", stampLayout, format.TimeLayout)
 	}
 }
+
+// TestParseLeavesLimitsToTheController: the command line checks syntax
+// and what no cluster allows; the cluster's MaxArraySize and the nice
+// bounds are the controller's, reported in its words.
+func TestParseLeavesLimitsToTheController(t *testing.T) {
+	req, err := Parse(testEnv(nil, ""), []string{"--array=0-5000", "--nice=50000", "--wrap", "true"})
+	if err != nil {
+		t.Fatalf("refused before the controller saw it: %v", err)
+	}
+	if req.Array.Len() != 5001 || req.Nice != 50000 {
+		t.Fatalf("array %v (size %d), nice %d", req.Array, req.Array.Len(), req.Nice)
+	}
+	if _, err := Parse(testEnv(nil, ""), []string{"--array=0-4000001", "--wrap", "true"}); err == nil || !strings.Contains(err.Error(), "4000000") {
+		t.Fatalf("past Slurm's ceiling: %v, want a refusal naming 4000000", err)
+	}
+	if _, err := Parse(testEnv(nil, ""), []string{"--nice=99999999999", "--wrap", "true"}); err == nil || strings.Contains(err.Error(), "2147483645") {
+		t.Fatalf("a nice that is no integer: %v, want a syntax error naming no bound", err)
+	}
+}
