@@ -22,7 +22,8 @@ func benchController(b *testing.B) *harness { return benchControllerLogged(b, ni
 // benchControllerLogged is benchController with log (nil: discarded).
 func benchControllerLogged(b *testing.B, log *slog.Logger) *harness {
 	b.Helper()
-	cfg, err := config.Parse("bench.yaml", []byte(testCluster))
+	// Benchmarks queue more jobs than Slurm's default MaxJobCount (10,000).
+	cfg, err := config.Parse("bench.yaml", []byte(testCluster+"maxJobCount: 2000000\n"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -172,8 +173,11 @@ func queueMemory(b *testing.B, n int) {
 			b.Fatal(err)
 		}
 		c.mu.Lock()
-		c.insertLocked(p)
+		_, _, err = c.insertLocked(p)
 		c.mu.Unlock()
+		if err != nil {
+			b.Fatal(err)
+		}
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
