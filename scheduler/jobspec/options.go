@@ -18,7 +18,10 @@ type optionSpec struct {
 	envOnly bool
 	// envValue passes an SBATCH_* value to a flag (SBATCH_DEBUG=2).
 	envValue bool
-	apply    func(b *builder, s setting) error
+	// unset, when set, is what an empty value does: Slurm stores "" for
+	// these options and treats it as never given (--qos=, --exclude=).
+	unset func(r *Request)
+	apply func(b *builder, s setting) error
 }
 
 // sbatchOptions builds the option table; built per parse so no table is
@@ -26,10 +29,10 @@ type optionSpec struct {
 func sbatchOptions() []*optionSpec {
 	specs := []*optionSpec{
 		{long: "job-name", short: 'J', arg: requiredArg, env: "SBATCH_JOB_NAME", field: "name", apply: setText(func(r *Request, v string) { r.Name = v })},
-		{long: "account", short: 'A', arg: requiredArg, env: "SBATCH_ACCOUNT", field: "account", apply: setText(func(r *Request, v string) { r.Account = v })},
+		{long: "account", short: 'A', arg: requiredArg, env: "SBATCH_ACCOUNT", field: "account", unset: func(r *Request) { r.Account = "" }, apply: setText(func(r *Request, v string) { r.Account = v })},
 		{long: "partition", short: 'p', arg: requiredArg, env: "SBATCH_PARTITION", field: "partitions", apply: setList(func(r *Request, v []string) { r.Partitions = v })},
-		{long: "qos", short: 'q', arg: requiredArg, env: "SBATCH_QOS", field: "qos", apply: setList(func(r *Request, v []string) { r.QOS = v })},
-		{long: "reservation", arg: requiredArg, env: "SBATCH_RESERVATION", field: "reservations", apply: setList(func(r *Request, v []string) { r.Reservations = v })},
+		{long: "qos", short: 'q', arg: requiredArg, env: "SBATCH_QOS", field: "qos", unset: func(r *Request) { r.QOS = nil }, apply: setList(func(r *Request, v []string) { r.QOS = v })},
+		{long: "reservation", arg: requiredArg, env: "SBATCH_RESERVATION", field: "reservations", unset: func(r *Request) { r.Reservations = nil }, apply: setList(func(r *Request, v []string) { r.Reservations = v })},
 		{long: "nodes", short: 'N', arg: requiredArg, field: "nodes", apply: applyNodes},
 		{long: "ntasks", short: 'n', arg: requiredArg, field: "ntasks", apply: setPositive(func(r *Request, n int) { r.NTasks = n })},
 		{long: "ntasks-per-node", arg: requiredArg, field: "ntasksPerNode", apply: setPositive(func(r *Request, n int) { r.NTasksPerNode = n })},
@@ -47,16 +50,16 @@ func sbatchOptions() []*optionSpec {
 		{long: "cpus-per-gpu", arg: requiredArg, env: "SBATCH_CPUS_PER_GPU", field: "cpusPerGpu", apply: setPositive(func(r *Request, n int) { r.CPUsPerGPU = n })},
 		{long: "ntasks-per-gpu", arg: requiredArg, field: "ntasksPerGpu", apply: setPositive(func(r *Request, n int) { r.NTasksPerGPU = n })},
 		{long: "gres-flags", arg: requiredArg, env: "SBATCH_GRES_FLAGS", field: "gresFlags", apply: applyGRESFlags},
-		{long: "constraint", short: 'C', arg: requiredArg, env: "SBATCH_CONSTRAINT", field: "constraint", apply: applyConstraint},
+		{long: "constraint", short: 'C', arg: requiredArg, env: "SBATCH_CONSTRAINT", field: "constraint", unset: func(r *Request) { r.Constraint = nil }, apply: applyConstraint},
 		{long: "exclusive", arg: optionalArg, env: "SBATCH_EXCLUSIVE", field: "exclusive", apply: applyExclusive},
 		{long: "oversubscribe", short: 's', arg: noArg, field: "oversubscribe", apply: setFlag(func(r *Request) { r.Oversubscribe = true })},
 		{long: "contiguous", arg: noArg, field: "contiguous", apply: setFlag(func(r *Request) { r.Contiguous = true })},
 		{long: "switches", arg: requiredArg, env: "SBATCH_REQ_SWITCH", field: "switches", apply: applySwitches},
 		{long: "wait4switch", arg: requiredArg, env: "SBATCH_WAIT4SWITCH", envOnly: true, field: "switchWait", apply: applyWait4Switch},
-		{long: "nodelist", short: 'w', arg: requiredArg, field: "nodeList", apply: applyHosts(func(r *Request, h []string) { r.NodeList = h })},
-		{long: "exclude", short: 'x', arg: requiredArg, field: "exclude", apply: applyHosts(func(r *Request, h []string) { r.Exclude = h })},
+		{long: "nodelist", short: 'w', arg: requiredArg, field: "nodeList", unset: func(r *Request) { r.NodeList = nil }, apply: applyHosts(func(r *Request, h []string) { r.NodeList = h })},
+		{long: "exclude", short: 'x', arg: requiredArg, field: "exclude", unset: func(r *Request) { r.Exclude = nil }, apply: applyHosts(func(r *Request, h []string) { r.Exclude = h })},
 		{long: "array", short: 'a', arg: requiredArg, env: "SBATCH_ARRAY_INX", field: "array", apply: applyArray},
-		{long: "dependency", short: 'd', arg: requiredArg, field: "dependency", apply: applyDependency},
+		{long: "dependency", short: 'd', arg: requiredArg, field: "dependency", unset: func(r *Request) { r.Dependency = nil }, apply: applyDependency},
 		{long: "kill-on-invalid-dep", arg: requiredArg, field: "killOnInvalidDep", apply: applyYesNo(func(r *Request, b bool) { r.KillOnInvalidDep = b })},
 		{long: "begin", short: 'b', arg: requiredArg, field: "begin", apply: applyAbsTime(func(r *Request) *time.Time { return &r.Begin })},
 		{long: "deadline", arg: requiredArg, field: "deadline", apply: applyAbsTime(func(r *Request) *time.Time { return &r.Deadline })},

@@ -86,6 +86,11 @@ func Parse(script []byte, args []string, env map[string]string, opts ParseOption
 	settings = append(settings, envSettings(env, table)...)
 	settings = append(settings, cli...)
 	for _, s := range settings {
+		if s.spec.unset != nil && strings.TrimSpace(s.value) == "" {
+			s.spec.unset(req)
+			delete(req.Sources, s.spec.field)
+			continue
+		}
 		if err := s.spec.apply(b, s); err != nil {
 			return nil, optionErr(s, err)
 		}
