@@ -2,7 +2,7 @@
 GO ?= go
 FUZZTIME ?= 3s
 
-.PHONY: all build test vet unit unit-norace fuzz fuzz-ci bench bench-sched bench-baseline bench-readme devices
+.PHONY: all build test vet unit unit-norace fuzz fuzz-ci bench bench-sched bench-baseline bench-readme devices chaos
 
 all: build
 
@@ -59,6 +59,16 @@ bench-readme:
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./scheduler/... ./labs/replay/...
+
+# The fault and attack harness (issue #23), on process labs over loopback:
+# the controller killed with SIGKILL 20 times during a submission stream,
+# an agent down past the node timeout, the authorisation matrix over the
+# CLI, gRPC and HTTP, bad input, unauthenticated and slow load, ledger and
+# state-directory outages. Prints a table; exits 1 when a hard invariant
+# breaks. About 5 minutes on 2 cores; needs root, as labs do. Narrow it
+# with e.g. CHAOSFLAGS="--only kill --trials 5".
+chaos: build
+	./parity chaos $(CHAOSFLAGS)
 
 devices: build
 	./parity devices --sim dgx-h100

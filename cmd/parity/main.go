@@ -69,7 +69,7 @@ isolation and accounting behave the same on every vendor.`,
 		newControllerCmd(), newConfigCmd(), newTokenCmd(), newAgentCmd(),
 		newAcctCmd(), newReportCmd(), newShareCmd(),
 		newConformCmd(), newLabCmd(),
-		newSimCmd(), newBenchCmd(),
+		newSimCmd(), newBenchCmd(), newChaosCmd(),
 		newInstallCompatCmd(),
 	)
 	// The user verbs (submit, queue, ..., scontrol) are shared with parity-lite.
