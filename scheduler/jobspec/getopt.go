@@ -129,6 +129,9 @@ func newOptionTable(specs []*optionSpec) *optionTable {
 	for _, s := range specs {
 		if s.long != "" && !s.envOnly {
 			t.byLong[s.long] = s
+			for _, a := range s.aliases {
+				t.byLong[a] = s
+			}
 		}
 		if s.short != 0 {
 			t.byShort[s.short] = s
@@ -138,7 +141,10 @@ func newOptionTable(specs []*optionSpec) *optionTable {
 }
 
 // lookupLong finds an option by exact name or unique prefix, as
-// getopt_long does.
+// getopt_long does: a prefix of several names of one option (an option
+// and its alias) is that option, not an ambiguity. Parity's own options
+// (exactOnly) answer to their full name only, so they never make a
+// prefix that sbatch accepts ambiguous (--pars is --parsable).
 func (t *optionTable) lookupLong(name string) (*optionSpec, error) {
 	if s := t.byLong[name]; s != nil {
 		return s, nil
@@ -146,7 +152,10 @@ func (t *optionTable) lookupLong(name string) (*optionSpec, error) {
 	var match *optionSpec
 	var candidates []string
 	for _, s := range t.specs {
-		if name != "" && !s.envOnly && strings.HasPrefix(s.long, name) {
+		if name == "" || s.envOnly || s.exactOnly || !s.hasPrefix(name) {
+			continue
+		}
+		if s != match {
 			match = s
 			candidates = append(candidates, "--"+s.long)
 		}
@@ -158,4 +167,16 @@ func (t *optionTable) lookupLong(name string) (*optionSpec, error) {
 		return nil, &OptionError{Option: "--" + name, Reason: "unknown option"}
 	}
 	return nil, &OptionError{Option: "--" + name, Reason: "ambiguous option (could be " + strings.Join(candidates, ", ") + ")"}
+}
+
+func (s *optionSpec) hasPrefix(p string) bool {
+	if strings.HasPrefix(s.long, p) {
+		return true
+	}
+	for _, a := range s.aliases {
+		if strings.HasPrefix(a, p) {
+			return true
+		}
+	}
+	return false
 }

@@ -14,8 +14,13 @@ type optionSpec struct {
 	arg   argKind
 	env   string
 	field string
+	// aliases are other long names sbatch gives the option
+	// (--tasks-per-node for --ntasks-per-node).
+	aliases []string
 	// envOnly options have no command-line spelling (SBATCH_WAIT4SWITCH).
 	envOnly bool
+	// exactOnly options are Parity's own (--parse-only): not abbreviated.
+	exactOnly bool
 	// envValue passes an SBATCH_* value to a flag (SBATCH_DEBUG=2).
 	envValue bool
 	// unset, when set, is what an empty value does: Slurm stores "" for
@@ -35,7 +40,7 @@ func sbatchOptions() []*optionSpec {
 		{long: "reservation", arg: requiredArg, env: "SBATCH_RESERVATION", field: "reservations", unset: func(r *Request) { r.Reservations = nil }, apply: setList(func(r *Request, v []string) { r.Reservations = v })},
 		{long: "nodes", short: 'N', arg: requiredArg, field: "nodes", apply: applyNodes},
 		{long: "ntasks", short: 'n', arg: requiredArg, field: "ntasks", apply: setPositive(func(r *Request, n int) { r.NTasks = n })},
-		{long: "ntasks-per-node", arg: requiredArg, field: "ntasksPerNode", apply: setPositive(func(r *Request, n int) { r.NTasksPerNode = n })},
+		{long: "ntasks-per-node", aliases: []string{"tasks-per-node"}, arg: requiredArg, field: "ntasksPerNode", apply: setPositive(func(r *Request, n int) { r.NTasksPerNode = n })},
 		{long: "cpus-per-task", short: 'c', arg: requiredArg, field: "cpusPerTask", apply: setPositive(func(r *Request, n int) { r.CPUsPerTask = n })},
 		{long: "mem", arg: requiredArg, env: "SBATCH_MEM_PER_NODE", field: "mem", apply: applyMem(MemPerNode)},
 		{long: "mem-per-cpu", arg: requiredArg, env: "SBATCH_MEM_PER_CPU", field: "mem", apply: applyMem(MemPerCPU)},
@@ -81,7 +86,7 @@ func sbatchOptions() []*optionSpec {
 		{long: "comment", arg: requiredArg, field: "comment", apply: func(b *builder, s setting) error { b.req.Comment = s.value; return nil }},
 		{long: "parsable", arg: noArg, field: "parsable", apply: setFlag(func(r *Request) { r.Parsable = true })},
 		{long: "test-only", arg: noArg, field: "testOnly", apply: setFlag(func(r *Request) { r.TestOnly = true })},
-		{long: "parse-only", arg: noArg, field: "parseOnly", apply: setFlag(func(r *Request) { r.ParseOnly = true })},
+		{long: "parse-only", exactOnly: true, arg: noArg, field: "parseOnly", apply: setFlag(func(r *Request) { r.ParseOnly = true })},
 		{long: "wait", short: 'W', arg: noArg, env: "SBATCH_WAIT", field: "wait", apply: setFlag(func(r *Request) { r.Wait = true })},
 		{long: "quiet", short: 'Q', arg: noArg, field: "quiet", apply: setFlag(func(r *Request) { r.Quiet = true })},
 		{long: "verbose", short: 'v', arg: noArg, env: "SBATCH_DEBUG", envValue: true, field: "verbose", apply: applyVerbose},
@@ -99,6 +104,7 @@ func extraOptions() []*optionSpec {
 		arg   argKind
 		env   string
 	}
+	aliases := map[string][]string{"clusters": {"cluster"}}
 	list := []ex{
 		{"licenses", 'L', requiredArg, ""}, {"wckey", 0, requiredArg, "SBATCH_WCKEY"}, {"tmp", 0, requiredArg, ""},
 		{"mincpus", 0, requiredArg, ""}, {"hint", 0, requiredArg, "SBATCH_HINT"}, {"distribution", 'm', requiredArg, "SBATCH_DISTRIBUTION"},
@@ -123,7 +129,7 @@ func extraOptions() []*optionSpec {
 	}
 	out := make([]*optionSpec, len(list))
 	for i, e := range list {
-		out[i] = &optionSpec{long: e.long, short: e.short, arg: e.arg, env: e.env, field: "extra." + e.long, apply: applyExtra}
+		out[i] = &optionSpec{long: e.long, aliases: aliases[e.long], short: e.short, arg: e.arg, env: e.env, field: "extra." + e.long, apply: applyExtra}
 	}
 	return out
 }
