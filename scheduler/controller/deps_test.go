@@ -87,11 +87,6 @@ func TestDependencySubmitChecksAndSingleton(t *testing.T) {
 	h := startController(t, testCluster)
 	h.registerCPU(16)
 	alice := h.as("alice", auth.RoleUser)
-	bad := cpuTask("x", "")
-	bad.Dependency = "afterok:99"
-	if _, err := alice.Submit(context.Background(), bad); status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "job 99 does not exist") {
-		t.Fatalf("dependency on a missing job: %v", err)
-	}
 	var ids []uint64
 	for range 3 {
 		s := cpuTask("solo", "")
@@ -143,3 +138,32 @@ func TestDependencySubmitChecksAndSingleton(t *testing.T) {
 }
 
 func itoa(v uint64) string { return strconv.FormatUint(v, 10) }
+
+// A dependency on a job the controller does not know is accepted and
+// lifted, as on the Slurm 22.05 anchor: `sbatch --hold --parsable
+// --dependency=afterok:999999 j.sh` printed a job id (rc 0), scontrol
+// showed Dependency=afterok:999999(unfulfilled) JobState=PENDING
+// Reason=JobHeldUser, and once released the job ran to COMPLETED; so did
+// afterany:999999 and afterok:999999?afterok:1. A bad syntax is still
+// refused once, without the phrase repeated ("Job dependency problem").
+func TestDependencyOnUnknownJob(t *testing.T) {
+	h := startController(t, testCluster)
+	h.registerCPU(16)
+	alice := h.as("alice", auth.RoleUser)
+	for _, dep := range []string{"afterok:999999", "afterany:999999", "afternotok:999999", "afterok:999999?afterok:1", "afterok:999999:999998"} {
+		s := cpuTask("d", "")
+		s.Dependency = dep
+		id := h.submit(alice, s)
+		h.pass()
+		if st := h.job(id).GetState(); st != StateRunning {
+			t.Fatalf("--dependency=%s: job %d is %s after a pass, want %s (the unknown job lifts it)", dep, id, st, StateRunning)
+		}
+		h.endJob(id, 0)
+	}
+	bad := cpuTask("x", "")
+	bad.Dependency = "afterwards:1"
+	_, err := alice.Submit(context.Background(), bad)
+	if status.Code(err) != codes.InvalidArgument || strings.Count(err.Error(), "dependency problem") != 1 {
+		t.Fatalf("bad dependency syntax: %v; want one InvalidArgument naming the problem once", err)
+	}
+}

@@ -49,7 +49,7 @@ func (c *Controller) resolveSpec(user string, s *pb.JobSpec, capsOf func(*config
 		return nil, invalid("--chdir", wd, "the working directory must be an absolute path")
 	}
 	if dep := s.GetDependency(); dep != "" {
-		if err := c.checkDependencyLocked(dep); err != nil {
+		if err := checkDependency(dep); err != nil {
 			return nil, invalid("--dependency", dep, "job dependency problem: %v", err)
 		}
 	}

@@ -1,7 +1,6 @@
 package workflow
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -10,10 +9,6 @@ import (
 	"github.com/parityhpc/parity/scheduler/core"
 	"github.com/parityhpc/parity/scheduler/jobspec"
 )
-
-// ErrUnknownDependency rejects a submission whose --dependency names a job
-// the controller does not know (Slurm: "Job dependency problem").
-var ErrUnknownDependency = errors.New("workflow: job dependency problem")
 
 // JobStatus is what dependency resolution needs to know about another
 // job: its state, start time and exit code, who owns it under which
@@ -178,11 +173,11 @@ func evalCondition(job Dependent, c jobspec.DepCondition, jobs Lookup, now time.
 	}
 	st, ok := jobs.Job(core.JobID(c.JobID))
 	if !ok {
-		// Forgotten after MinJobAge: it ended long ago, outcome unknown.
-		if c.Type == jobspec.DepAfter || c.Type == jobspec.DepAfterAny || c.Type == jobspec.DepAfterBurstBuffer {
-			return condResult{o: condMet, at: now, detail: name}
-		}
-		return condResult{o: condNever, detail: fmt.Sprintf("%s: job %d is no longer known, its outcome is lost", name, c.JobID)}
+		// A job the controller does not know (never submitted, or forgotten
+		// after MinJobAge) lifts the condition, whatever its type: Slurm
+		// 22.05 runs `--dependency=afterok:999999` ("job is gone,
+		// dependency lifted").
+		return condResult{o: condMet, at: now, detail: name + ": no such job"}
 	}
 	task := c.Task
 	if c.Type == jobspec.DepAfterCorr {
@@ -279,23 +274,6 @@ func evalArray(c jobspec.DepCondition, a *ArrayJob, now time.Time, name string) 
 		}
 	}
 	return wait
-}
-
-// ValidateDependency checks a --dependency at submit: every job it names
-// must be known (exists), and a task it names must be one of that array's.
-func ValidateDependency(dep *jobspec.Dependency, exists func(core.JobID) bool) error {
-	if dep == nil {
-		return nil
-	}
-	for _, c := range dep.Conditions {
-		if c.Type == jobspec.DepSingleton {
-			continue
-		}
-		if !exists(core.JobID(c.JobID)) {
-			return fmt.Errorf("%w: --dependency=%s: job %d does not exist", ErrUnknownDependency, dep, c.JobID)
-		}
-	}
-	return nil
 }
 
 // CancelOnNever reports whether a job whose dependency can never be
