@@ -35,7 +35,9 @@ func (c *Controller) resolveSpec(user string, s *pb.JobSpec, capsOf func(*config
 	if err := c.resolveAccount(user, s); err != nil {
 		return nil, err
 	}
-	if s.GetQos() == "" {
+	if s.GetQos() == "" || noQOSDefined(cfg) {
+		// A cluster that defines no QOS is Slurm without accounting
+		// enforcement, which ignores --qos: every job gets the default.
 		s.Qos = config.DefaultQOS
 	} else if !cfg.HasQOS(s.GetQos()) {
 		return nil, invalid("--qos", s.GetQos(), "invalid qos specification")
@@ -78,6 +80,12 @@ func (c *Controller) resolveSpec(user string, s *pb.JobSpec, capsOf func(*config
 		s.Partitions = kept
 	}
 	return notes, nil
+}
+
+// noQOSDefined reports a configuration with no qos section: only the
+// implicit default QOS exists.
+func noQOSDefined(cfg *config.Cluster) bool {
+	return len(cfg.QOS) == 1 && cfg.QOS[0].Name == config.DefaultQOS
 }
 
 // partitionList is the job's partitions: the list field, else the
