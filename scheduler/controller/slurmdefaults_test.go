@@ -2,7 +2,11 @@ package controller
 
 import (
 	"context"
+	"strings"
 	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
@@ -41,5 +45,52 @@ func TestSubmitIgnoresQOSWhenNoneDefined(t *testing.T) {
 	}
 	if _, err := h.as("bob", auth.RoleUser).Submit(context.Background(), &pb.JobSpec{Qos: "foo", Script: "#!/bin/sh\n"}); err != nil {
 		t.Errorf("--qos=foo without --hold: %v; Slurm accepts it too", err)
+	}
+}
+
+// A held job no node can run is accepted and, once released, pends with
+// Reason=BadConstraints; unheld, it is refused. On the Slurm 22.05 anchor
+// (nodes of 16 CPUs, 64000 MB, 8 h100): `sbatch --hold --parsable <opt>
+// j.sh` printed a job id (rc 0), Reason=JobHeldUser, and after `scontrol
+// release` Reason=BadConstraints; without --hold each was rc 1 "Batch job
+// submission failed: Requested node configuration is not available"
+// (--mem and -c first print "Memory specification can not be satisfied"
+// and "CPU count per node can not be satisfied").
+func TestSubmitHeldJobNoNodeCanRun(t *testing.T) {
+	h := startController(t, noQOSCluster)
+	h.register("n1", 8)
+	h.register("n2", 8)
+	alice := h.as("alice", auth.RoleUser)
+	gpus := func(n int64, typ string) *pb.GRESRequest {
+		return &pb.GRESRequest{PerNode: []*pb.GRESTerm{{Name: "gpu", Type: typ, Count: n}}}
+	}
+	cases := []struct {
+		name string
+		spec *pb.JobSpec
+	}{
+		{"--gres=gpu:a100:1", &pb.JobSpec{Gres: gpus(1, "a100"), GresOption: "gpu:a100:1"}},
+		{"--gres=gpu:9", &pb.JobSpec{Gres: gpus(9, ""), GresOption: "gpu:9"}},
+		{"--gpus=33", &pb.JobSpec{GpusOption: "33", Gres: &pb.GRESRequest{PerJob: []*pb.GRESTerm{{Name: "gpu", Count: 33}}}}},
+		{"--mem=100G", &pb.JobSpec{MemPerNodeMb: 100 << 10}},
+		{"-c 32", &pb.JobSpec{CpusPerTask: 32}},
+		{"--ntasks-per-node=32", &pb.JobSpec{NtasksPerNode: 32}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.spec.Script = "#!/bin/sh\n"
+			if _, err := alice.Submit(context.Background(), tc.spec); status.Code(err) != codes.InvalidArgument ||
+				!strings.Contains(err.Error(), "requested node configuration is not available") {
+				t.Fatalf("unheld %s: %v; Slurm refuses it: Requested node configuration is not available", tc.name, err)
+			}
+			tc.spec.Hold = true
+			id := h.submit(alice, tc.spec)
+			if _, err := alice.ReleaseJob(context.Background(), id); err != nil {
+				t.Fatal(err)
+			}
+			h.pass()
+			if j := h.job(id); j.GetState() != StatePending || j.GetReason() != "BadConstraints" {
+				t.Fatalf("held %s, released: %s/%s, want PENDING/BadConstraints", tc.name, j.GetState(), j.GetReason())
+			}
+		})
 	}
 }

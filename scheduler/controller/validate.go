@@ -158,6 +158,12 @@ func checkInPartition(cfg *config.Cluster, s *pb.JobSpec, part *config.Partition
 	if err := checkConstraint(cfg, part, s.GetConstraint()); err != nil {
 		return err
 	}
+	if s.GetHold() {
+		// Slurm 22.05 accepts a held job no node can run (GPU type, GPUs,
+		// memory or CPUs per node) and, once released, it pends with
+		// Reason=BadConstraints; only an unheld one is refused.
+		return nil
+	}
 	return checkGRES(s, part, caps)
 }
 
