@@ -94,3 +94,31 @@ func TestSubmitHeldJobNoNodeCanRun(t *testing.T) {
 		})
 	}
 }
+
+// A CPU-per-node refusal names the option that asked: the anchor refused
+// `sbatch --ntasks-per-node=32 j.sh` with "CPU count per node can not be
+// satisfied" though the script never set --cpus-per-task, so blaming
+// "--cpus-per-task=1" (the default) pointed at the wrong line.
+func TestSubmitCPUsPerNodeNamesTheOption(t *testing.T) {
+	h := startController(t, noQOSCluster)
+	h.register("n1", 8)
+	alice := h.as("alice", auth.RoleUser)
+	cases := []struct {
+		spec *pb.JobSpec
+		want string
+	}{
+		{&pb.JobSpec{NtasksPerNode: 32}, "--ntasks-per-node=32: "},
+		{&pb.JobSpec{NtasksPerNode: 32, CpusPerTask: 1}, "--ntasks-per-node=32: "},
+		{&pb.JobSpec{Ntasks: 32, Nodes: 1}, "--ntasks=32: "},
+		{&pb.JobSpec{NtasksPerNode: 4, CpusPerTask: 8}, "--ntasks-per-node=4 --cpus-per-task=8: "},
+		{&pb.JobSpec{CpusPerTask: 32}, "--cpus-per-task=32: "},
+	}
+	for _, tc := range cases {
+		tc.spec.Script = "#!/bin/sh\n"
+		_, err := alice.Submit(context.Background(), tc.spec)
+		msg := status.Convert(err).Message()
+		if !strings.HasPrefix(msg, tc.want) || !strings.Contains(msg, "CPUs per node asked") || strings.Contains(msg, "--cpus-per-task=1:") {
+			t.Errorf("%+v: %q, want it to start %q", tc.spec, msg, tc.want)
+		}
+	}
+}

@@ -367,9 +367,25 @@ func checkGRES(s *pb.JobSpec, part *config.Partition, caps partCaps) error {
 		return invalid("--mem", fmt.Sprintf("%dM", m), "requested node configuration is not available: no node of partition %s has more than %d MiB", part.Name, caps.maxMemMB)
 	}
 	if cpn := tpn * int64(max(s.GetCpusPerTask(), 1)); caps.maxCPUs > 0 && cpn > int64(caps.maxCPUs) {
-		return invalid("--cpus-per-task", s.GetCpusPerTask(), "requested node configuration is not available: %d CPUs per node asked, no node of partition %s has more than %d", cpn, part.Name, caps.maxCPUs)
+		o, v := cpuOption(s, tpn)
+		return invalid(o, v, "requested node configuration is not available: %d CPUs per node asked, no node of partition %s has more than %d", cpn, part.Name, caps.maxCPUs)
 	}
 	return nil
+}
+
+// cpuOption names what asked for too many CPUs per node: the tasks per
+// node when there are several, or --cpus-per-task when the job set it;
+// never a --cpus-per-task=1 the job did not write (an unset count is 0).
+func cpuOption(s *pb.JobSpec, tpn int64) (string, any) {
+	switch {
+	case tpn > 1 && s.GetCpusPerTask() > 1:
+		return "--ntasks-per-node", fmt.Sprintf("%d --cpus-per-task=%d", tpn, s.GetCpusPerTask())
+	case tpn > 1 && s.GetNtasksPerNode() > 0:
+		return "--ntasks-per-node", s.GetNtasksPerNode()
+	case tpn > 1:
+		return "--ntasks", s.GetNtasks()
+	}
+	return "--cpus-per-task", s.GetCpusPerTask()
 }
 
 func typeList(m map[string]int) string {
