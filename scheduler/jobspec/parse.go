@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -54,8 +55,12 @@ type builder struct {
 	memLevel int
 }
 
+// warnf records a warning once: an option given in the script, an
+// SBATCH_* variable and on the command line is one thing to warn of.
 func (b *builder) warnf(format string, args ...any) {
-	b.req.Warnings = append(b.req.Warnings, fmt.Sprintf(format, args...))
+	if w := fmt.Sprintf(format, args...); !slices.Contains(b.req.Warnings, w) {
+		b.req.Warnings = append(b.req.Warnings, w)
+	}
 }
 
 // Parse resolves a batch job request the way sbatch does. args are the
