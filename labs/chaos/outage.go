@@ -184,7 +184,10 @@ func waitLedger(ctx context.Context, path string, names []string, since time.Tim
 			return time.Since(since), nil
 		}
 		if serr := sleep(ctx, 100*time.Millisecond); serr != nil {
-			return 0, fmt.Errorf("%d of %d records in the ledger %s after the outage ended (%v)", n, len(names), secs(limit), err)
+			if err != nil {
+				return 0, fmt.Errorf("the ledger %s after the outage ended: %w", secs(limit), err)
+			}
+			return 0, fmt.Errorf("%d of %d records in the ledger %s after the outage ended", n, len(names), secs(limit))
 		}
 	}
 }
