@@ -48,3 +48,22 @@ func argWords(table *optionTable, args []string) int {
 	}
 	return 1
 }
+
+// LongOptionsWithPrefix lists the sbatch options (by their long name)
+// that the long option "--"+prefix could abbreviate, as getopt_long
+// matches them: the option alone when prefix is a full name or alias.
+// srun and salloc use it to tell an abbreviation of one of their own
+// options from an ambiguous one.
+func LongOptionsWithPrefix(prefix string) []string {
+	table := newOptionTable(sbatchOptions())
+	if s := table.byLong[prefix]; s != nil {
+		return []string{s.long}
+	}
+	var out []string
+	for _, s := range table.specs {
+		if prefix != "" && !s.envOnly && !s.exactOnly && s.hasPrefix(prefix) {
+			out = append(out, s.long)
+		}
+	}
+	return out
+}

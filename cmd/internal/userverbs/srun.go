@@ -86,7 +86,10 @@ func parseSrunArgs(verb string, args []string) (srunArgs, error) {
 	var a srunArgs
 	argWords := jobspec.ArgWordsFunc()
 	for i := 0; i < len(args); {
-		w := args[i]
+		w, err := expandOwnLong(verb, args[i])
+		if err != nil {
+			return a, err
+		}
 		name, value, attached := strings.Cut(w, "=")
 		switch {
 		case w == "-l" || w == "--label":
