@@ -51,6 +51,9 @@ type Options struct {
 	// MetricsAddr is where the controller serves Prometheus metrics
 	// ("127.0.0.1:0" picks a port); empty keeps them off.
 	MetricsAddr string
+	// Clock, when set, is the controller's clock, which Cluster.Advance
+	// moves forward (nil: the host's clock, which cannot be advanced).
+	Clock *Clock
 }
 
 // Node is one running lab node.
@@ -77,6 +80,8 @@ type Cluster struct {
 	CgroupRoot string
 	// MetricsAddr is the controller's Prometheus listener, "" when off.
 	MetricsAddr string
+	// Clock is the lab's simulated time (nil: the host's clock).
+	Clock *Clock
 
 	log       *slog.Logger
 	wrap      func(node string, d vendors.Driver) vendors.Driver
@@ -115,7 +120,7 @@ func Up(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{Lab: opts.Lab, Dir: dir, log: log, nodes: map[string]*Node{},
-		CgroupRoot: croot, wrap: opts.WrapDriver, templates: opts.Templates}
+		CgroupRoot: croot, wrap: opts.WrapDriver, templates: opts.Templates, Clock: opts.Clock}
 	users := append([]string{"root", "admin", "nobody"}, opts.Users...)
 	if err := c.startController(ctx, append([]string{"root", "admin"}, opts.Admins...), users, opts.MetricsAddr); err != nil {
 		return nil, err
@@ -163,8 +168,12 @@ func (c *Cluster) startController(ctx context.Context, admins, users []string, m
 	if metricsAddr == "" {
 		metricsAddr = "off"
 	}
+	var now func() time.Time
+	if c.Clock != nil {
+		now = c.Clock.Now
+	}
 	ctl, err := controller.New(controller.Options{Config: cfg, Listen: "127.0.0.1:0", StateDir: stateDir,
-		MetricsAddr: metricsAddr, Logger: c.log.With("daemon", "controller"), Ledger: ledger})
+		MetricsAddr: metricsAddr, Logger: c.log.With("daemon", "controller"), Ledger: ledger, Now: now})
 	if err != nil {
 		ledger.Close()
 		return err
@@ -200,7 +209,11 @@ func (c *Cluster) cgroups(off bool) *cgroup.Manager {
 }
 
 func (c *Cluster) startNode(ctx context.Context, n labfile.Node, mgr *cgroup.Manager, shim []string) error {
-	m, _, err := buildNode(ctx, c.Lab, c.Dir, n.Name, c.templates)
+	var now func() time.Time
+	if c.Clock != nil {
+		now = c.Clock.Now
+	}
+	m, _, err := buildNodeAt(ctx, c.Lab, c.Dir, n.Name, c.templates, now)
 	if err != nil {
 		return err
 	}

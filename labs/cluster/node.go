@@ -68,6 +68,13 @@ func NodeSpool(dir, node string) string {
 // under dir. Its seed follows the node's place in the lab, so every
 // process that builds it gets the same device identities.
 func buildNode(ctx context.Context, lab *labfile.Lab, dir, name string, extra map[string]presets.Template) (*presets.Machine, labfile.Node, error) {
+	return buildNodeAt(ctx, lab, dir, name, extra, nil)
+}
+
+// buildNodeAt is buildNode with the clock the drivers stamp samples and
+// conditions with (nil: the host's), so a lab on simulated time sees its
+// hardware at that time too.
+func buildNodeAt(ctx context.Context, lab *labfile.Lab, dir, name string, extra map[string]presets.Template, now func() time.Time) (*presets.Machine, labfile.Node, error) {
 	for i, n := range lab.NodeList() {
 		if n.Name != name {
 			continue
@@ -82,7 +89,7 @@ func buildNode(ctx context.Context, lab *labfile.Lab, dir, name string, extra ma
 			return nil, n, err
 		}
 		// Polled backends check for faults every second, as often as agents sample.
-		m, err := tmpl.Build(ctx, presets.Options{Root: root, Seed: lab.Seed + int64(i), Hostname: n.Name, HealthPoll: time.Second})
+		m, err := tmpl.Build(ctx, presets.Options{Root: root, Seed: lab.Seed + int64(i), Hostname: n.Name, HealthPoll: time.Second, Now: now})
 		return m, n, err
 	}
 	return nil, labfile.Node{}, fmt.Errorf("cluster: lab %s has no node %q", lab.Name, name)

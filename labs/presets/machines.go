@@ -69,7 +69,11 @@ func nvidiaMachine(cfg nvmlsim.Config) accelBuilder {
 		if err := m.WriteRoot(root); err != nil {
 			return nil, nil, err
 		}
-		return nvidia.New(m.NVML(), nvidia.WithRoot(root), nvidia.WithHostCPUs(layout.CPUs())), nvidiaFaults{m}, nil
+		opts := []nvidia.Option{nvidia.WithRoot(root), nvidia.WithHostCPUs(layout.CPUs())}
+		if o.Now != nil {
+			opts = append(opts, nvidia.WithClock(o.Now))
+		}
+		return nvidia.New(m.NVML(), opts...), nvidiaFaults{m}, nil
 	}
 }
 
@@ -83,6 +87,9 @@ func amdMachine(cfg amdsim.Config) accelBuilder {
 		var opts []amd.Option
 		if o.HealthPoll > 0 {
 			opts = append(opts, amd.WithPollInterval(o.HealthPoll))
+		}
+		if o.Now != nil {
+			opts = append(opts, amd.WithClock(o.Now))
 		}
 		return amd.New(o.Root, opts...), amdFaults{m}, nil
 	}

@@ -27,6 +27,9 @@ type Options struct {
 	// (AMD RAS counters, 30 s by default) read their counters; labs and
 	// tests shorten it so a fault is seen within a second.
 	HealthPoll time.Duration
+	// Now, when set, is the clock the drivers stamp samples and
+	// conditions with (a lab's simulated time; default time.Now).
+	Now func() time.Time
 }
 
 // Faults are the hooks that change a simulated machine's hardware state

@@ -1,0 +1,113 @@
+package cluster
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parityhpc/parity/labs/labfile"
+	"github.com/parityhpc/parity/scheduler/api"
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/vendors"
+)
+
+func TestClockAddsToItsBase(t *testing.T) {
+	base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	c := NewClock(func() time.Time { return base })
+	for _, tc := range []struct {
+		add     time.Duration
+		want    time.Duration // offset after the add
+		wantErr string
+	}{
+		{add: 0, want: 0},
+		{add: 20 * time.Second, want: 20 * time.Second},
+		{add: 15 * time.Second, want: 35 * time.Second},
+		{add: -time.Second, want: 35 * time.Second, wantErr: "advance by -1s"},
+	} {
+		err := c.Add(tc.add)
+		if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("Add(%v) = %v, want error %q", tc.add, err, tc.wantErr)
+		}
+		if got := c.Now(); !got.Equal(base.Add(tc.want)) || c.Offset() != tc.want {
+			t.Errorf("after Add(%v): Now %v offset %v, want base+%v", tc.add, got, c.Offset(), tc.want)
+		}
+	}
+}
+
+func TestAdvanceNeedsALabClock(t *testing.T) {
+	c := &Cluster{Lab: &labfile.Lab{Name: "plain"}}
+	if err := c.Advance(context.Background(), time.Second); err == nil || !strings.Contains(err.Error(), "plain") {
+		t.Errorf("Advance on a lab without a clock: %v, want an error naming the lab", err)
+	}
+}
+
+// Advancing the lab's clock past the controller's node-down timeout moves
+// the controller and the simulated hardware together: every agent has
+// heartbeated at the new time, no node went down for the jump, and the
+// drivers stamp samples with the lab's time.
+func TestAdvanceMovesControllerAndHardwareTogether(t *testing.T) {
+	lab, err := labfile.Parse("clock", []byte("name: clock\nseed: 1\nnodes:\n  - names: h100-1\n    template: dgx-h100\n  - names: mi300x-1\n    template: mi300x\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	clock := NewClock(nil)
+	c, err := Up(ctx, Options{Lab: lab, Dir: t.TempDir(), Shim: testShim(t), NoIsolation: true, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := c.Down(context.Background()); err != nil {
+			t.Errorf("down: %v", err)
+		}
+	}()
+	const jump = 45 * time.Second // past nodeDownTimeout (30s)
+	before := clock.Now()
+	if err := c.Advance(ctx, jump); err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(before) >= jump {
+		t.Fatalf("advancing %v took %v of real time", jump, time.Since(before))
+	}
+	cl, err := c.Client(ctx, "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	// Let the controller's maintenance (1 s ticks) look at the new time
+	// through two more heartbeat rounds.
+	for range 2 {
+		if err := c.waitHeartbeats(ctx, cl, clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nodes, err := cl.ListNodes(ctx, &pb.ListNodesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		if hb := api.Time(n.GetLastHeartbeat()); hb.Before(before.Add(jump)) {
+			t.Errorf("node %s last heartbeat %v, before the advanced time %v", n.GetName(), hb, before.Add(jump))
+		}
+		if strings.Contains(strings.ToLower(n.GetState()), "down") {
+			t.Errorf("node %s is %s after the clock advanced in steps", n.GetName(), n.GetState())
+		}
+	}
+	for _, n := range c.Nodes() {
+		for _, d := range n.Machine.Drivers {
+			s, ok := d.(vendors.Sampler)
+			if !ok {
+				continue
+			}
+			got, err := s.Sample(ctx)
+			if err != nil || len(got) == 0 {
+				t.Fatalf("node %s: sample: %d samples, %v", n.Name, len(got), err)
+			}
+			if got[0].Time.Before(before.Add(jump)) {
+				t.Errorf("node %s %s sample stamped %v, before the lab's time %v", n.Name, d.Info().Name, got[0].Time, before.Add(jump))
+			}
+		}
+	}
+}
