@@ -10,7 +10,7 @@
 // a verdict; a hard invariant broken (a lost or reused job id, a GPU held
 // twice, a wrong authorisation decision, a crash, memory past its ceiling)
 // fails the run. Everything runs on loopback (127.0.0.1, OS-chosen ports).
-// It may import labs/cluster, labs/labfile, the scheduler's client, API and
-// auth packages and the store (to read the ledger); nothing below labs
-// imports it.
+// It may import labs/cluster, labs/labfile, the scheduler's client, API,
+// auth and accounting packages and the store (to read the ledger); nothing
+// below labs imports it.
 package chaos
