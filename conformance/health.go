@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -155,13 +156,20 @@ func specFlapping(e *Env) {
 	}
 	f := e.faults(h.node)
 	defer e.Resume(h.node, h.uuid)
+	since := e.lastEventSeq()
 	for i := 1; i <= 4; i++ {
 		e.inject(f, h.node, h.gpu, "fatal")
 		if !e.waitFor(e.run.opts.HealthWait, func() bool { return e.GPUState(h.node, h.uuid) == "drain" }) {
 			e.Failf("fault %d on %s GPU %d did not drain it within %s", i+1, h.node, h.gpu, e.run.opts.HealthWait)
 		}
 		e.repair(f, h.node, h.gpu)
-		if !e.waitFor(e.run.opts.HealthWait, func() bool { return e.GPUState(h.node, h.uuid) != "drain" }) {
+		// A hold is decided when the device would have been resumed, and
+		// logged: once it is, no automatic resume can follow, so the wait
+		// ends there rather than at the end of the health wait.
+		resumed := e.waitFor(e.run.opts.HealthWait, func() bool {
+			return e.GPUState(h.node, h.uuid) != "drain" || e.heldSince(h.node, h.uuid, since)
+		}) && e.GPUState(h.node, h.uuid) != "drain"
+		if !resumed {
 			e.Observe("held_after_faults", strconv.Itoa(i+1))
 			return
 		}
@@ -190,6 +198,30 @@ func (e *Env) reclaimEvents(id uint64) []*pb.Event {
 	return evs
 }
 
+// lastEventSeq is the newest decision log entry's number (0 if none or unreadable).
+func (e *Env) lastEventSeq() uint64 {
+	evs, err := e.Admin.Events(e.Ctx, &pb.EventsRequest{Limit: 1})
+	if err != nil || len(evs) == 0 {
+		return 0
+	}
+	return evs[0].GetSeq()
+}
+
+// heldSince reports whether the decision log holds, after entry seq, a
+// flapping hold of the device.
+func (e *Env) heldSince(node, uuid string, seq uint64) bool {
+	evs, err := e.Admin.Events(e.Ctx, &pb.EventsRequest{Node: node, Kinds: []string{"alert"}})
+	if err != nil {
+		return false
+	}
+	for _, ev := range evs {
+		if ev.GetSeq() > seq && ev.GetFields()["action"] == "hold" && slices.Contains(strings.Split(ev.GetFields()["devices"], ","), uuid) {
+			return true
+		}
+	}
+	return false
+}
+
 func specIdleReclaim(e *Env) {
 	node := e.Disturbable()
 	if _, why := e.run.idleHooks(e.Ctx, node); why != "" {
@@ -213,8 +245,9 @@ func specIdleReclaim(e *Env) {
 	// An exempt job idles beside it from the same moment; the exemption
 	// spec checks it survived what reclaimed this one.
 	h.exemptID, h.idleSince = ij.exempt, ij.since
+	warnAfter, grace := e.reclaimWindows()
 	var evs []*pb.Event
-	warned := e.waitFor(time.Until(ij.since.Add(e.run.opts.HealthWait)), func() bool { evs = e.reclaimEvents(id); return len(evs) > 0 })
+	warned := e.waitWindow(ij.since.Add(e.run.opts.HealthWait), ij.since.Add(warnAfter), func() bool { evs = e.reclaimEvents(id); return len(evs) > 0 })
 	if !warned {
 		h.reclaimWhy = fmt.Sprintf("job %d on an idle GPU (%s GPU %d) got no reclaim warning within %s", id, node, ij.gpus[0], e.run.opts.HealthWait)
 		e.Observe("warned", "false")
@@ -225,7 +258,12 @@ func specIdleReclaim(e *Env) {
 		e.Failf("%s (%s)", h.reclaimWhy, hint)
 	}
 	var last *pb.Job
-	reclaimed := e.waitFor(time.Until(ij.since.Add(3*e.run.opts.HealthWait)), func() bool { last = e.Job(id); return Ended(last) })
+	// The grace period runs from the warning.
+	due := ij.since.Add(warnAfter + grace)
+	if t := evs[0].GetTime(); t != nil {
+		due = api.Time(t).Add(grace)
+	}
+	reclaimed := e.waitWindow(ij.since.Add(3*e.run.opts.HealthWait), due, func() bool { last = e.Job(id); return Ended(last) })
 	h.reclaimed = reclaimed
 	if reclaimed {
 		h.reclaimTook = api.Time(last.GetEndTime()).Sub(ij.since)
@@ -261,14 +299,15 @@ func specReclaimExempt(e *Env) {
 	// It has idled as long as the ordinary job took to be reclaimed; give
 	// a late decision a quarter of that again.
 	margin := h.reclaimTook / 4
-	touched := e.waitFor(time.Until(h.idleSince.Add(h.reclaimTook+margin)), func() bool {
+	until := h.idleSince.Add(h.reclaimTook + margin)
+	touched := e.waitWindow(until, until, func() bool {
 		return len(e.reclaimEvents(h.exemptID)) > 0 || Ended(e.Job(h.exemptID))
 	})
 	j := e.Job(h.exemptID)
 	e.Observe("reclaimed", strconv.FormatBool(touched))
 	e.Observe("state", j.GetState())
 	e.Expect(touched).To(gm.BeFalse(), "exempt job %d (account %s) was warned or reclaimed: %s", h.exemptID, e.run.opts.ExemptAccount, describeJob(j))
-	e.Expect(j.GetState()).To(gm.Equal("RUNNING"), "exempt job after %s idle", time.Since(h.idleSince).Round(time.Second))
+	e.Expect(j.GetState()).To(gm.Equal("RUNNING"), "exempt job after %s idle", e.run.targetNow().Sub(h.idleSince).Round(time.Second))
 }
 
 func cmpOr(s, def string) string {

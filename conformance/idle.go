@@ -63,7 +63,7 @@ func (st *runState) startIdleEverywhere(ctx context.Context) {
 					}
 				}
 			}
-			ij.since = time.Now()
+			ij.since = st.targetNow()
 		}()
 	}
 	wg.Wait()

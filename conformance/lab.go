@@ -73,6 +73,7 @@ type LabTarget struct {
 
 var _ Target = (*LabTarget)(nil)
 var _ SeriesSource = (*LabTarget)(nil)
+var _ Clock = (*LabTarget)(nil)
 
 // NewLab starts the lab and prepares it for the suite: a work directory
 // the job user can write and a copy of the probe it can run.
@@ -104,7 +105,7 @@ func NewLab(ctx context.Context, opts LabOptions) (*LabTarget, error) {
 	// labs/cluster roots each instance's cgroups by its directory, so
 	// parallel runs of the same lab keep out of each other's groups.
 	c, err := cluster.Up(ctx, cluster.Options{Lab: opts.Lab, Dir: filepath.Join(t.dir, "lab"), Shim: opts.Shim,
-		Logger: opts.Logger, WrapDriver: opts.WrapDriver, Templates: opts.Templates})
+		Logger: opts.Logger, WrapDriver: opts.WrapDriver, Templates: opts.Templates, Clock: cluster.NewClock(nil)})
 	if err != nil {
 		t.removeDir()
 		return nil, fmt.Errorf("conformance: start lab %s: %w", opts.Lab.Name, err)
@@ -239,6 +240,14 @@ func (t *LabTarget) node(name string) (*cluster.Node, error) {
 		return nil, fmt.Errorf("conformance: lab %s has no node %q", t.opts.Lab.Name, name)
 	}
 	return n, nil
+}
+
+// Now is the lab's simulated time (its controller's clock).
+func (t *LabTarget) Now() time.Time { return t.c.Clock.Now() }
+
+// Advance moves the lab's clock forward by d (see cluster.Cluster.Advance).
+func (t *LabTarget) Advance(ctx context.Context, d time.Duration) error {
+	return t.c.Advance(ctx, d)
 }
 
 // Inventory is what the node's drivers discovered when the lab started.

@@ -1,0 +1,74 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Clock is implemented by targets whose time the suite can move: a lab's
+// simulated clock, shared by its controller. A spec that waits out a time
+// window (idle reclamation, a grace period) advances it instead of
+// sleeping; on other targets the window passes in real time.
+type Clock interface {
+	// Now is the target's time.
+	Now() time.Time
+	// Advance moves the target's time forward by d and returns once the
+	// cluster has seen the new time (its agents heartbeated at it).
+	Advance(ctx context.Context, d time.Duration) error
+}
+
+// labSettle bounds, on a target whose clock the suite advanced, the real
+// wait for the controller to act at the new time: three of a lab
+// controller's maintenance ticks (1 s apart).
+const labSettle = 3 * time.Second
+
+// targetNow is the target's time: its clock where it has one, else the host's.
+func (st *runState) targetNow() time.Time {
+	if c, ok := st.t.(Clock); ok {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+// waitWindow waits until cond holds or the target's time reaches
+// deadline, and reports whether cond held. due is when cond is expected
+// (the end of the window being tested; clamped to deadline). A target
+// with a Clock has its time advanced to due at once, then is given the
+// rest of the window (at least labSettle) of real time to act; any other
+// target waits in real time, and the wait is logged with its length.
+func (e *Env) waitWindow(deadline, due time.Time, cond func() bool) bool {
+	c, ok := e.Target.(Clock)
+	if !ok {
+		wait := time.Until(deadline)
+		e.run.opts.Logger.Info("conformance: waiting in real time for a time window", "vendor", e.Vendor.Name, "up_to", wait.Round(time.Second))
+		e.Evidence("action", fmt.Sprintf("waited up to %s in real time (the target's clock cannot be advanced)", wait.Round(time.Second)), nil)
+		return e.waitFor(wait, cond)
+	}
+	if cond() {
+		return true
+	}
+	if due.After(deadline) {
+		due = deadline
+	}
+	if d := due.Sub(c.Now()); d > 0 {
+		if err := c.Advance(e.Ctx, d); err != nil {
+			e.Errorf("advance the target's clock by %s: %v", d, err)
+		}
+		e.Evidence("action", fmt.Sprintf("advanced the lab's clock by %s", d.Round(time.Millisecond)), nil)
+	}
+	return e.waitFor(max(deadline.Sub(c.Now()), labSettle), cond)
+}
+
+// reclaimWindows reads the cluster's reclamation ladder: how long a job
+// idles before its warning, and the grace from warning to reclamation.
+// Unreadable, both are the health wait (a clock is then advanced to the
+// end of the window the spec allows).
+func (e *Env) reclaimWindows() (warnAfter, grace time.Duration) {
+	info, err := e.Admin.Info(e.Ctx)
+	if err != nil || info.GetReclamation() == nil {
+		return e.run.opts.HealthWait, e.run.opts.HealthWait
+	}
+	p := info.GetReclamation()
+	return max(p.GetIdleFor().AsDuration(), p.GetMinRuntime().AsDuration()), p.GetGrace().AsDuration()
+}

@@ -1,0 +1,84 @@
+package conformance
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// clockTarget is a target whose time only moves when the suite advances it.
+type clockTarget struct {
+	Target
+	mu       sync.Mutex
+	now      time.Time
+	advanced []time.Duration
+}
+
+func (c *clockTarget) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clockTarget) Advance(_ context.Context, d time.Duration) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	c.advanced = append(c.advanced, d)
+	return nil
+}
+
+func windowEnv(t Target) *Env {
+	return &Env{Ctx: context.Background(), Target: t, rec: &specRecord{},
+		run: &runState{t: t, opts: Options{Logger: slog.New(slog.DiscardHandler), HealthWait: 40 * time.Second}}}
+}
+
+// On a target with a clock a window passes by advancing it to when the
+// effect is due (never past the window's end), without waiting for real.
+func TestWaitWindowAdvancesATargetsClock(t *testing.T) {
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name      string
+		due, end  time.Duration // after start
+		holdsFrom time.Duration // cond holds once the clock reaches start+holdsFrom
+		want      []time.Duration
+	}{
+		{name: "due inside the window", due: 20 * time.Second, end: 40 * time.Second, holdsFrom: 20 * time.Second, want: []time.Duration{20 * time.Second}},
+		{name: "due past the window is clamped", due: time.Minute, end: 40 * time.Second, holdsFrom: 40 * time.Second, want: []time.Duration{40 * time.Second}},
+		{name: "already holds", due: 20 * time.Second, end: 40 * time.Second, holdsFrom: 0, want: nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tgt := &clockTarget{now: start}
+			e := windowEnv(tgt)
+			real := time.Now()
+			ok := e.waitWindow(start.Add(tc.end), start.Add(tc.due), func() bool { return !tgt.Now().Before(start.Add(tc.holdsFrom)) })
+			if !ok {
+				t.Fatal("the condition did not hold")
+			}
+			if took := time.Since(real); took > time.Second {
+				t.Errorf("took %v of real time", took)
+			}
+			if len(tgt.advanced) != len(tc.want) || len(tc.want) > 0 && tgt.advanced[0] != tc.want[0] {
+				t.Errorf("advanced %v, want %v", tgt.advanced, tc.want)
+			}
+		})
+	}
+}
+
+// A target without a clock keeps real time, and the spec's evidence says
+// how long it was prepared to wait.
+func TestWaitWindowWaitsInRealTimeWithoutAClock(t *testing.T) {
+	e := windowEnv(nil)
+	deadline := time.Now().Add(300 * time.Millisecond)
+	calls := 0
+	ok := e.waitWindow(deadline, deadline, func() bool { calls++; return calls > 2 })
+	if !ok {
+		t.Fatal("the condition did not hold within the window")
+	}
+	if len(e.rec.evidence) != 1 || !strings.Contains(e.rec.evidence[0].Text, "real time") {
+		t.Errorf("evidence %v, want one line saying it waited in real time", e.rec.evidence)
+	}
+}
