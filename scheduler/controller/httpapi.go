@@ -25,9 +25,11 @@ import (
 // as its gRPC message is (the script and environment dominate it), and
 // must arrive whole within Read, so a client that declares a large body
 // and stalls is cut off; Write stays unbounded, as the answer waits for
-// the durable commit.
+// the durable commit. Ten seconds for the largest body (5 MiB) asks half a
+// megabyte a second of a client: any cluster network, while a stalled
+// connection holds its buffer a third as long as it did at 30 s.
 func apiLimits() httplimit.Limits {
-	return httplimit.Limits{ReadHeader: sniffTimeout, Read: 30 * time.Second, Idle: 2 * time.Minute,
+	return httplimit.Limits{ReadHeader: sniffTimeout, Read: 10 * time.Second, Idle: 2 * time.Minute,
 		MaxBody: maxMsgSubmit, MaxHeaderBytes: 64 << 10}
 }
 
@@ -86,6 +88,10 @@ func (c *Controller) serveSubmit(w http.ResponseWriter, r *http.Request, jobs *j
 	}
 	req := &pb.SubmitRequest{}
 	if err := protojson.Unmarshal(body, req); err != nil {
+		if f := jsonFieldAt(body, err); f != "" {
+			writeHTTPError(w, status.Errorf(codes.InvalidArgument, "submit: request body is not a JSON SubmitRequest: field %q: %v", f, err))
+			return
+		}
 		writeHTTPError(w, status.Errorf(codes.InvalidArgument, "submit: request body is not a JSON SubmitRequest: %v", err))
 		return
 	}
