@@ -6,7 +6,12 @@ import (
 )
 
 func benchPass(b *testing.B, nodes, pending, running int) {
-	snap, cfg, now := SyntheticCluster(1, nodes, 8, pending, running)
+	benchWorkload(b, BenchSize{Nodes: nodes, GPUsPerNode: 8, Pending: pending, Running: running})
+}
+
+// benchWorkload measures one pass over the scenario's workload.
+func benchWorkload(b *testing.B, size BenchSize) {
+	snap, cfg, now := size.workload()
 	b.ReportAllocs()
 	b.ResetTimer()
 	var p Plan
@@ -70,16 +75,7 @@ func BenchmarkPlacement64k(b *testing.B) {
 	if testing.Short() {
 		b.Skip("64,000 jobs onto 1,000 nodes: skipped under -short")
 	}
-	s := PlacementBenchSize()
-	snap, cfg, now := s.workload()
-	b.ReportAllocs()
-	b.ResetTimer()
-	var p Plan
-	for i := 0; i < b.N; i++ {
-		p = Schedule(snap, cfg, now)
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(p.Stats.Started), "started")
+	benchWorkload(b, PlacementBenchSize())
 }
 
 // TestPlacementWorkloadFitsWhole: the placement row measures placing
