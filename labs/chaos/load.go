@@ -36,13 +36,20 @@ const (
 // with large messages (the controller's memory against its ceiling) and
 // HTTP bodies that stall (how long until the server closes them).
 func runLoad(ctx context.Context, l *lab, o *Options) []Row {
-	t0 := time.Now()
-	r1 := unauthLoad(ctx, l, o)
-	r1.Elapsed = time.Since(t0)
-	t0 = time.Now()
-	r2 := slowBodies(ctx, l, o)
-	r2.Elapsed = time.Since(t0)
-	return []Row{r1, r2}
+	return timedRows(ctx, l, o, unauthLoad, slowBodies)
+}
+
+// timedRows runs a scenario's parts one after the other, each a row that
+// carries its own time.
+func timedRows(ctx context.Context, l *lab, o *Options, parts ...func(context.Context, *lab, *Options) Row) []Row {
+	rows := make([]Row, 0, len(parts))
+	for _, part := range parts {
+		t0 := time.Now()
+		r := part(ctx, l, o)
+		r.Elapsed = time.Since(t0)
+		rows = append(rows, r)
+	}
+	return rows
 }
 
 func unauthLoad(ctx context.Context, l *lab, o *Options) Row {

@@ -31,13 +31,7 @@ const (
 // runOutage makes the ledger unwritable while jobs end, then the state
 // directory, and checks what comes back and what is refused.
 func runOutage(ctx context.Context, l *lab, o *Options) []Row {
-	t0 := time.Now()
-	r1 := ledgerOutage(ctx, l, o)
-	r1.Elapsed = time.Since(t0)
-	t0 = time.Now()
-	r2 := stateOutage(ctx, l, o)
-	r2.Elapsed = time.Since(t0)
-	return []Row{r1, r2}
+	return timedRows(ctx, l, o, ledgerOutage, stateOutage)
 }
 
 // ledgerOutage holds the ledger's write lock from another process (a real
