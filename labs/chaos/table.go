@@ -7,6 +7,9 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // Verdict is what a scenario's figures say. Verdicts are ordered: a row
@@ -158,18 +161,7 @@ func (r *Row) figures() string {
 }
 
 // count formats n with thousands separators (1,077).
-func count(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	if neg {
-		return "-" + s
-	}
-	return s
-}
+func count(n int) string { return message.NewPrinter(language.English).Sprint(n) }
 
 // secs formats a duration as seconds with one decimal (0.3 s), or
 // milliseconds under a tenth of a second.

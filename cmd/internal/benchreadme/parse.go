@@ -6,6 +6,9 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // metrics are one benchmark line's figures by unit ("ns/op", "jobs/s").
@@ -46,17 +49,8 @@ func (m metrics) micros(u string) string  { return fmt.Sprintf("%.1f µs", m[u]/
 func (m metrics) float(u string) string   { return fmt.Sprintf("%.1f", m[u]) }
 func (m metrics) int(u string) string     { return grouped(int64(m[u] + 0.5)) }
 
-func grouped(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
+// grouped writes n with thousands separators.
+func grouped(n int64) string { return message.NewPrinter(language.English).Sprint(n) }
 
 // Markers around the generated part of the README.
 const (

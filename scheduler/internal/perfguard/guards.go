@@ -2,8 +2,9 @@ package perfguard
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
+
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // Mode says which process a guard's count comes from.
@@ -61,19 +62,4 @@ func Check(g Guard, got, baseline int64) error {
 }
 
 // grouped writes n with thousands separators.
-func grouped(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func grouped(n int64) string { return message.NewPrinter(language.English).Sprint(n) }
