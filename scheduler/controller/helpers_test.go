@@ -89,10 +89,17 @@ func startController(t *testing.T, cfgText string) *harness {
 	return h
 }
 
-func (h *harness) start() {
+func (h *harness) start() { h.t.Helper(); h.startWith(nil) }
+
+// startWith is start with the options changed by mod (a ledger, a log).
+func (h *harness) startWith(mod func(*Options)) {
 	h.t.Helper()
-	c, err := New(Options{Config: h.cfg, Listen: "127.0.0.1:0", StateDir: h.dir, MetricsAddr: "127.0.0.1:0",
-		Now: h.clock.Now, NoScheduler: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	opts := Options{Config: h.cfg, Listen: "127.0.0.1:0", StateDir: h.dir, MetricsAddr: "127.0.0.1:0",
+		Now: h.clock.Now, NoScheduler: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if mod != nil {
+		mod(&opts)
+	}
+	c, err := New(opts)
 	if err != nil {
 		h.t.Fatal(err)
 	}

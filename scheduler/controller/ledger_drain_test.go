@@ -3,8 +3,6 @@ package controller
 import (
 	"context"
 	"database/sql"
-	"io"
-	"log/slog"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -75,16 +73,7 @@ func TestLedgerSpoolDrainsAfterAnOutageWithoutAnotherRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c, err := New(Options{Config: h.cfg, Listen: "127.0.0.1:0", StateDir: h.dir, MetricsAddr: "off", Now: h.clock.Now,
-		NoScheduler: true, Ledger: w, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	h.c = c
-	t.Cleanup(func() { c.Close() })
+	h.startWith(func(o *Options) { o.Ledger = w })
 	h.register("n1", 4)
 	alice := h.as("alice", auth.RoleUser)
 	var ids []uint64

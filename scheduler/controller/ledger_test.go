@@ -57,16 +57,7 @@ func startWithLedger(t *testing.T, cfgText string) (*harness, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := New(Options{Config: h.cfg, Listen: "127.0.0.1:0", StateDir: h.dir, MetricsAddr: "off", Now: h.clock.Now,
-		NoScheduler: true, Ledger: l, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	h.c = c
-	t.Cleanup(func() { c.Close() })
+	h.startWith(func(o *Options) { o.Ledger = l })
 	return h, path
 }
 

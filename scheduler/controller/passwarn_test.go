@@ -2,7 +2,6 @@ package controller
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -42,16 +41,7 @@ func TestALastingPassWarningIsLoggedOnce(t *testing.T) {
 	}
 	var logs syncBuffer
 	h := &harness{t: t, clock: newClock(), dir: t.TempDir(), cfg: cfg}
-	c, err := New(Options{Config: cfg, Listen: "127.0.0.1:0", StateDir: h.dir, MetricsAddr: "off",
-		Now: h.clock.Now, NoScheduler: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	h.c = c
+	h.startWith(func(o *Options) { o.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
 	h.register("n1", 4)
 	id := h.submit(h.as("alice", auth.RoleUser), &pb.JobSpec{Partition: "gpu", Script: "#!/bin/sh\nsleep 1000\n", TimeLimitSeconds: 600,
 		Gres: &pb.GRESRequest{PerNode: []*pb.GRESTerm{{Name: "gpu", Count: 4}}}})
