@@ -1,0 +1,87 @@
+package state
+
+import (
+	"time"
+
+	"github.com/parityhpc/parity/scheduler/core"
+)
+
+// Command is one change to the state; Machine.Apply takes it with the time
+// it happens at. Who may issue it (authentication, ownership) is checked
+// before; what the state decides (is the job pending, is it held, would
+// its allocation be double-booked) is checked by Apply.
+type Command interface{ command() }
+
+// Submit queues a job under the next id. The job comes in with its
+// request resolved (Core, State Pending); Apply sets Core.ID. An array
+// is one job here: its tasks are split off later.
+type Submit[R Entry] struct{ Job R }
+
+// Hold holds a pending job; Admin makes it an administrator's hold, which
+// only an operator may release.
+type Hold struct {
+	Job   core.JobID
+	By    string
+	Admin bool
+}
+
+// Release lifts a hold; Operator may lift an administrator's.
+type Release struct {
+	Job      core.JobID
+	By       string
+	Operator bool
+}
+
+// Cancel ends a pending job at once, or kills a running one, whose end
+// then comes as an End.
+type Cancel struct {
+	Job        core.JobID
+	By, Reason string
+}
+
+// SignalJob sends a signal to a running job's processes; the state does
+// not change.
+type SignalJob struct {
+	Job    core.JobID
+	By     string
+	Signal int32
+}
+
+// Requeue kills a live job's run and queues the job again once the run's
+// end comes (held when Hold).
+type Requeue struct {
+	Job  core.JobID
+	By   string
+	Hold bool
+}
+
+// Start starts a pending job as a scheduling plan placed it.
+type Start struct {
+	Job core.JobID
+	// Partition is the partition it starts in (one of those it lists);
+	// TimeLimit is that partition's default, for a job listing several
+	// partitions that set no limit of its own.
+	Partition string
+	TimeLimit time.Duration
+	Alloc     []core.NodeAlloc
+}
+
+// End settles a live job whose processes ended or can no longer run: a
+// requeue pending puts it back in the queue with the same id, otherwise it
+// finishes in State. Except is the node that reported the end (or
+// failed), whose part needs no kill order.
+type End struct {
+	Job              core.JobID
+	State, Reason    string
+	ExitCode, Signal int32
+	Actor, Except    string
+}
+
+func (Submit[R]) command() {}
+func (Hold) command()      {}
+func (Release) command()   {}
+func (Cancel) command()    {}
+func (SignalJob) command() {}
+func (Requeue) command()   {}
+func (Start) command()     {}
+func (End) command()       {}

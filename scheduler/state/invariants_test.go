@@ -1,0 +1,161 @@
+package state
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/parityhpc/parity/scheduler/core"
+	"github.com/parityhpc/parity/topology"
+)
+
+// genCommand turns two bytes into a command on a small cluster (two
+// nodes of four CPUs and two GPUs), aimed at the first few ids so that
+// sequences hit the same jobs, stale plans and double bookings included.
+func genCommand(op, arg byte) Command {
+	id := core.JobID(arg%8 + 1)
+	users := []string{"alice", "bob", "root"}
+	by := users[int(arg>>3)%len(users)]
+	switch op % 9 {
+	case 0, 1:
+		j := &Job{State: Pending, Core: core.Job{User: by, Partition: "p"}}
+		if arg&0x80 != 0 {
+			j.Core.Hold = core.HoldUser
+		}
+		return Submit[*Job]{Job: j}
+	case 2:
+		return Hold{Job: id, By: by, Admin: arg&0x40 != 0}
+	case 3:
+		return Release{Job: id, By: by, Operator: arg&0x40 != 0}
+	case 4:
+		return Cancel{Job: id, By: by}
+	case 5:
+		return Requeue{Job: id, By: by, Hold: arg&0x40 != 0}
+	case 6:
+		return SignalJob{Job: id, By: by, Signal: 10}
+	case 7:
+		node := fmt.Sprintf("n%d", arg>>7)
+		first := int(arg>>4) % 4
+		cpus := topology.NewCPUSet(first, (first+int(arg>>6))%4)
+		return Start{Job: id, Alloc: []core.NodeAlloc{{Node: node, CPUs: cpus, Devices: []string{fmt.Sprintf("gpu%d", (arg>>5)&1)}}}}
+	}
+	states := []string{Completed, Failed, NodeFail, Timeout}
+	return End{Job: id, State: states[int(arg>>3)%len(states)], Actor: "agent", Except: "n0"}
+}
+
+// checkInvariants holds after every command: no device or CPU held by two
+// live jobs, every accepted job present under its id, ids below next-id.
+func checkInvariants(t *testing.T, m *Machine[*Job], accepted map[core.JobID]bool) {
+	t.Helper()
+	type slot struct{ node, what string }
+	owner := map[slot]core.JobID{}
+	for id, j := range m.Jobs() {
+		if j.Core.ID != id || id >= m.NextID() {
+			t.Fatalf("job under %d says id %d (next id %d)", id, j.Core.ID, m.NextID())
+		}
+		if !Holding(j.State) {
+			continue
+		}
+		for _, a := range j.Core.Alloc {
+			claims := append([]string(nil), a.Devices...)
+			for _, c := range a.CPUs.List() {
+				claims = append(claims, fmt.Sprintf("cpu%d", c))
+			}
+			for _, c := range claims {
+				if o, ok := owner[slot{a.Node, c}]; ok {
+					t.Fatalf("%s on %s held by jobs %d and %d\n%s", c, a.Node, o, id, m.Dump())
+				}
+				owner[slot{a.Node, c}] = id
+			}
+		}
+	}
+	for id := range accepted {
+		if m.Job(id) == nil {
+			t.Fatalf("accepted job %d is gone\n%s", id, m.Dump())
+		}
+	}
+}
+
+// applyAll runs the commands the bytes encode, checking after each that a
+// refusal changed nothing, that a new id was never handed out before,
+// and the invariants; it returns the effects as text.
+func applyAll(t *testing.T, data []byte) (*Machine[*Job], []string) {
+	m := New[*Job](Limits{MaxJobCount: 12})
+	accepted := map[core.JobID]bool{}
+	now := epoch
+	var out []string
+	for i := 0; i+1 < len(data); i += 2 {
+		now = now.Add(time.Duration(data[i+1]%7) * time.Second)
+		before := m.Dump()
+		effects, err := m.Apply(genCommand(data[i], data[i+1]), now)
+		if err != nil {
+			if after := m.Dump(); after != before {
+				t.Fatalf("a refused command (%v) changed the state:\n%s\nto\n%s", err, before, after)
+			}
+			out = append(out, "refused: "+err.Error())
+		}
+		for _, e := range effects {
+			if a, ok := e.(Accepted); ok {
+				if accepted[a.Job] {
+					t.Fatalf("id %d handed out twice", a.Job)
+				}
+				accepted[a.Job] = true
+			}
+			out = append(out, String(e))
+		}
+		checkInvariants(t, m, accepted)
+	}
+	return m, out
+}
+
+// FuzzCommands: any sequence of commands keeps the invariants.
+func FuzzCommands(f *testing.F) {
+	f.Add([]byte{0, 0, 7, 0, 0, 1, 7, 1, 8, 0, 7, 1})
+	f.Add([]byte{0, 0, 0, 1, 7, 0, 7, 0x11, 5, 0, 8, 0, 7, 0, 4, 0})
+	f.Add([]byte{0, 0x80, 2, 0x40, 3, 0, 3, 0x40, 7, 0, 6, 0, 4, 0, 8, 0})
+	f.Fuzz(func(t *testing.T, data []byte) { applyAll(t, data) })
+}
+
+// TestInvariantsRandom runs many seeded sequences, so `go test` covers
+// more than the fuzz corpus without -fuzz.
+func TestInvariantsRandom(t *testing.T) {
+	for seed := range uint64(100) {
+		r := rand.New(rand.NewPCG(seed, 1))
+		data := make([]byte, 400)
+		for i := range data {
+			data[i] = byte(r.UintN(256))
+		}
+		applyAll(t, data)
+	}
+}
+
+// TestDeterminism: the same commands give the same state and effects,
+// byte for byte, and a machine restored from the jobs' records is the
+// same machine.
+func TestDeterminism(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	data := make([]byte, 4000)
+	for i := range data {
+		data[i] = byte(r.UintN(256))
+	}
+	a, ea := applyAll(t, data)
+	b, eb := applyAll(t, data)
+	if a.Dump() != b.Dump() || fmt.Sprint(ea) != fmt.Sprint(eb) {
+		t.Fatalf("two runs of the same commands differ:\n%s\n%s", a.Dump(), b.Dump())
+	}
+	restored := New[*Job](Limits{})
+	for _, j := range a.Jobs() {
+		cp := *j
+		if err := restored.Restore(&cp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	restored.RestoreNextID(a.NextID())
+	if restored.Dump() != a.Dump() {
+		t.Fatalf("restored state differs:\n%s\nwant\n%s", restored.Dump(), a.Dump())
+	}
+	if len(restored.Active()) != len(a.Active()) {
+		t.Fatalf("restored %d active jobs, want %d", len(restored.Active()), len(a.Active()))
+	}
+}
