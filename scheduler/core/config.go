@@ -49,6 +49,10 @@ type Config struct {
 	Limits []Limiter
 	// Preempt configures preemption (off by default).
 	Preempt PreemptConfig
+	// unshared turns off the work a pass shares between jobs and shapes
+	// (memoised sweeps), so tests can check the shared path gives the very
+	// same plan as computing everything for itself.
+	unshared bool
 }
 
 // Limiter refuses a job that would break a limit given what its user,

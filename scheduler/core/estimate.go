@@ -33,12 +33,24 @@ func (p *pass) sweep(sh *shape, from int64, skip int32, pick bool) (int64, []int
 		horizon = p.c.now + int64(p.cfg.Window.Seconds())
 	}
 	if k > 1 {
-		return p.sweepReleases(sh, from, skip, pick, p.dropIntervals(sh, from, skip), horizon)
+		iv := p.dropIntervals(sh, from, skip)
+		if !pick {
+			if t, ok, known := p.memoStart(sh, from, iv, horizon); known {
+				return t, nil, ok
+			}
+		}
+		return p.sweepReleases(sh, from, skip, pick, iv, horizon)
 	}
 	// A one-node job needs only the first node to fit: nodes with holds
 	// are scanned for their first feasible start, bounded by the first
 	// moment a node without holds fits.
-	t, nodes, ok := p.sweepReleases(sh, from, skip, pick, nil, horizon)
+	t, nodes, ok, known := int64(0), []int32(nil), false, false
+	if !pick {
+		t, ok, known = p.memoStart(sh, from, nil, horizon)
+	}
+	if !known {
+		t, nodes, ok = p.sweepReleases(sh, from, skip, pick, nil, horizon)
+	}
 	bound := horizon + 1
 	if ok {
 		bound = t

@@ -219,6 +219,12 @@ func (p *pass) startFrom(sh *shape) int64 {
 // profile (running jobs, this pass's starts and every reservation): once
 // per shape, since jobs of one shape see the same profile.
 func (p *pass) estimateAll(pend []pendingJob) {
+	// The profile is final from here on: shapes that differ only in what
+	// the sweep over nodes without holds never reads share its answer.
+	if !p.cfg.unshared {
+		p.releaseMemo = map[releaseKey][]fitStep{}
+		defer func() { p.releaseMemo = nil }()
+	}
 	for r := range p.plan.Decisions {
 		d := &p.plan.Decisions[r]
 		if d.Action != ActionPending {

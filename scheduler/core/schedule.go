@@ -30,6 +30,8 @@ type pass struct {
 	prio      []jobPrio  // per pending job, indexed like the pending list
 	multis    []multiReq // jobs that list several partitions
 	order     []int32    // pending list indices in pass order
+	// releaseMemo is set while expected starts are computed (see memoStart).
+	releaseMemo map[releaseKey][]fitStep
 	// scratch
 	pick, fit []int32
 	quota     []int
