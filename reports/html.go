@@ -28,6 +28,10 @@ type HTMLOptions struct {
 	Now time.Time
 	// ChartWidth is the width of the charts in pixels (default 1100).
 	ChartWidth int
+	// History, when set, adds the history section: a strip of the last
+	// HistoryWindow runs per result, flaky and slower results, and what
+	// changed since the last run and the last green one.
+	History *History
 }
 
 type page struct {
@@ -45,6 +49,8 @@ type page struct {
 	Failures      []resultView
 	Skips         []resultView
 	Diff          *diffView
+	History       *historyView
+	SinceLine     string
 	Timeline      template.HTML
 	HasTimeline   bool
 	GPUs          []nodeCharts
@@ -125,6 +131,13 @@ func WriteHTML(w io.Writer, r *Run, opts HTMLOptions) error {
 			return fmt.Errorf("reports: previous run: %w", err)
 		}
 	}
+	if opts.History != nil {
+		for i, h := range opts.History.Runs {
+			if err := h.Validate(); err != nil {
+				return fmt.Errorf("reports: history run %d: %w", i, err)
+			}
+		}
+	}
 	tmpl, err := template.New("page").Funcs(template.FuncMap{"lower": strings.ToLower}).Parse(pageTemplate)
 	if err != nil {
 		return fmt.Errorf("reports: parse page template: %w", err)
@@ -167,6 +180,11 @@ func buildPage(r *Run, opts HTMLOptions) page {
 	p.Failures, p.Skips = resultViews(r, anchors, diff)
 	if diff != nil {
 		p.Diff = diffViewOf(*diff, opts.Previous, anchors)
+	}
+	if opts.History != nil {
+		tr := AnalyzeHistory(*opts.History, r)
+		p.History = historyViewOf(tr, *opts.History, anchors)
+		p.SinceLine = sinceLine(tr)
 	}
 	// A run without results proves nothing: it must not look green.
 	p.Failing = p.Totals.Failing()+p.Parity.Failing() > 0 || p.Totals.Total() == 0

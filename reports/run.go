@@ -66,7 +66,10 @@ type Run struct {
 	Started       time.Time `json:"started"`
 	Finished      time.Time `json:"finished"`
 	ParityVersion string    `json:"parityVersion"`
-	Host          string    `json:"host"`
+	// SuiteVersion names the suite's set of specs and what they assert,
+	// which certificates record; empty for runs that predate it.
+	SuiteVersion string `json:"suiteVersion,omitempty"`
+	Host         string `json:"host"`
 
 	Vendors  []Vendor     `json:"vendors"`
 	Specs    []SpecResult `json:"specs"`
