@@ -47,14 +47,14 @@ func (p *pass) rank(pend []pendingJob) {
 	for _, q := range c.snap.QOS {
 		maxQOS = max(maxQOS, q.Priority)
 	}
-	bases := map[prioKey]*factorBase{}
+	bases := newBaseIndex(len(p.shapes))
 	assocFS := map[[2]string]float64{}
 	now := time.Unix(c.now, 0)
 	p.prio = make([]jobPrio, len(pend))
 	for i, pj := range pend {
 		j := &c.snap.Jobs[pj.ji]
 		k, sh := p.prioKeyOf(j, pj)
-		base := bases[k]
+		base := bases.find(k)
 		if base == nil {
 			in := policy.JobFactorsInput{Nodes: int(k.nodes), CPUs: int(k.nodes), PartitionFactor: ratio(p.partFactor(k.part), maxPart),
 				QOSFactor: ratio(p.qosPriority(j.QOS), maxQOS)}
@@ -62,7 +62,7 @@ func (p *pass) rank(pend []pendingJob) {
 				in.CPUs, in.TRES = int(sh.need.cpus)*int(sh.nodes), jobTRES(sh)
 			}
 			base = &factorBase{b: policy.JobPriority(cfg, in, 0, totals, now), wAge: cfg.Weights.Age, wFS: cfg.Weights.FairShare}
-			bases[k] = base
+			bases.add(k, base)
 		}
 		ak := [2]string{j.Account, j.User}
 		f, ok := assocFS[ak]
@@ -72,7 +72,7 @@ func (p *pass) rank(pend []pendingJob) {
 		}
 		jp := &p.prio[i]
 		jp.base, jp.fs, jp.nice = base, f, min(max(j.Nice, policy.MinNice), policy.MaxNice)
-		jp.age = policy.AgeFactor(p.accrueFrom(j), now, cfg.MaxAge)
+		jp.age = ageFactor(p.accrueFrom(j), c.now, cfg.MaxAge)
 		jp.total = total(base, jp.age, jp.fs, jp.nice)
 		jp.submit, jp.id, jp.pendIndex = unixS(j.Submit), j.ID, int32(i)
 		if k.part >= 0 {
@@ -117,14 +117,30 @@ func (p *pass) totals() policy.ClusterTotals {
 	return t
 }
 
-// accrueFrom is when the job's age starts counting: eligibility, and never
-// while it is held or waiting on a dependency (zero time: no age).
-func (p *pass) accrueFrom(j *Job) time.Time {
-	e := p.eligibleAt(j)
-	if j.Hold != HoldNone || j.Dependency != DependencyNone || e == 0 {
-		return time.Time{}
+// accrueFrom is when the job's age starts counting (Unix seconds):
+// eligibility, and never while it is held or waiting on a dependency (0:
+// no age).
+func (p *pass) accrueFrom(j *Job) int64 {
+	if j.Hold != HoldNone || j.Dependency != DependencyNone {
+		return 0
 	}
-	return time.Unix(e, 0)
+	return p.eligibleAt(j)
+}
+
+// ageFactor is policy.AgeFactor in Unix seconds, as the pass keeps time:
+// the same value without building three time.Time values per job.
+func ageFactor(eligible, now int64, maxAge time.Duration) float64 {
+	if eligible == 0 || now <= eligible {
+		return 0
+	}
+	if maxAge <= 0 {
+		maxAge = policy.DefaultMaxAge
+	}
+	age := time.Duration(now-eligible) * time.Second
+	if age >= maxAge {
+		return 1
+	}
+	return float64(age) / float64(maxAge)
 }
 
 func (p *pass) prioKeyOf(j *Job, pj pendingJob) (prioKey, *shape) {

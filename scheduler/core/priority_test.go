@@ -166,7 +166,7 @@ func TestPriorityMatchesPolicy(t *testing.T) {
 		pj := pend[p.order[r]]
 		j := &snap.Jobs[pj.ji]
 		k, sh := p.prioKeyOf(j, pj)
-		in := policy.JobFactorsInput{Eligible: p.accrueFrom(j), Association: j.Account + "/" + j.User, Nodes: int(k.nodes), CPUs: int(k.nodes),
+		in := policy.JobFactorsInput{Eligible: timeOf(p.accrueFrom(j)), Association: j.Account + "/" + j.User, Nodes: int(k.nodes), CPUs: int(k.nodes),
 			PartitionFactor: ratio(p.partFactor(k.part), 10), QOSFactor: ratio(p.qosPriority(j.QOS), 100), Nice: j.Nice}
 		if sh != nil {
 			in.CPUs, in.TRES = int(sh.need.cpus)*int(sh.nodes), jobTRES(sh)

@@ -16,7 +16,7 @@ type pass struct {
 	st        *state
 	topo      topoIndex
 	shapes    []*shape
-	shapeIdx  map[shapeKey]int32
+	shapeIdx  shapeIndex
 	statics   map[staticKey]bitset
 	staticErr map[staticKey]string
 	usage     *Usage
@@ -129,7 +129,7 @@ func prepare(snap *Snapshot, cfg Config, now time.Time) (*pass, []pendingJob, []
 	}
 	cfg = normalise(cfg)
 	c := newCluster(snap, cfg, now)
-	p := &pass{c: c, cfg: cfg, st: newState(c), topo: newTopoIndex(snap.Switches), shapeIdx: map[shapeKey]int32{},
+	p := &pass{c: c, cfg: cfg, st: newState(c), topo: newTopoIndex(snap.Switches), shapeIdx: newShapeIndex(),
 		statics: map[staticKey]bitset{}, staticErr: map[staticKey]string{}, usage: newUsage(), qos: map[string]int{},
 		parts: make([]partState, len(snap.Partitions)), plan: &Plan{Now: now},
 		fitGen: make([]uint32, c.n), capGen: make([]uint32, c.n), scratch: make([]capacity, c.n)}
@@ -327,12 +327,13 @@ func (p *pass) resolveAll() ([]pendingJob, []badRequest) {
 
 // shapeOf returns the index of the key's shape, building it on first use.
 func (p *pass) shapeOf(key shapeKey, j *Job) int32 {
-	si, ok := p.shapeIdx[key]
-	if !ok {
-		si = int32(len(p.shapes))
-		p.shapes = append(p.shapes, p.buildShape(key, j))
-		p.shapeIdx[key] = si
+	h := key.hash()
+	if si := p.shapeIdx.find(h, &key, p.shapes); si >= 0 {
+		return si
 	}
+	si := int32(len(p.shapes))
+	p.shapes = append(p.shapes, p.buildShape(key, j))
+	p.shapeIdx.add(h, si)
 	return si
 }
 
