@@ -220,6 +220,7 @@ func (a *Agent) stepSpec(ctx context.Context, so *pb.StepOrder) (launch.StepSpec
 		rank := so.GetFirstTask() + i
 		env["SLURM_PROCID"] = strconv.FormatUint(uint64(rank), 10)
 		env["SLURM_LOCALID"] = strconv.FormatUint(uint64(i), 10)
+		maps.Copy(env, rankEnv(so, uint32(i), req.GetEnv()))
 		var bound []gres.DeviceFile
 		if k := int(req.GetGpusPerTask()); k > 0 && len(so.GetDevices()) >= int(i+1)*k {
 			// --gpus-per-task binds, as Slurm's does: each task sees
