@@ -46,8 +46,14 @@ type state struct {
 	segs     [][]seg // capacity profiles of nodes with holds
 	drop     bitset  // nodes with holds: capacity may fall in the future
 	admin    bitset  // nodes with admin reservation holds
+	// relDirty asks for the sorted release list to be rebuilt (a release
+	// moved); relAdded are releases added since it was last built, merged
+	// in on the next call: a pass starts a job between two sweeps far
+	// more often than it moves a release.
 	relDirty bool
+	relAdded []nodeRelease
 	allRels  []nodeRelease
+	relSpare []nodeRelease
 }
 
 type nodeRelease struct {
@@ -142,7 +148,7 @@ func (st *state) take(n int, cpus cpuBits, mem int64, mask uint64, end int64, jo
 	if end < forever {
 		// Drained devices stay out of service when their holder ends.
 		st.rels[n] = append(st.rels[n], release{t: end, cpus: taken, job: job, mem: mem, mask: mask &^ st.c.drained[n]})
-		st.relDirty = true
+		st.relAdded = append(st.relAdded, nodeRelease{t: end, node: int32(n), idx: int32(len(st.rels[n]) - 1)})
 	}
 }
 
@@ -158,24 +164,47 @@ func (st *state) addHold(n int, h hold) {
 	}
 }
 
-// releases returns every pending release, ordered by time then node, for
-// the expected-start sweep; rebuilt only when jobs started since.
+// releases returns every pending release, ordered by time, node and
+// position, for the expected-start sweep.
 func (st *state) releases() []nodeRelease {
-	if !st.relDirty {
+	if st.relDirty {
+		st.allRels = st.allRels[:0]
+		for n, rs := range st.rels {
+			for i, r := range rs {
+				st.allRels = append(st.allRels, nodeRelease{t: r.t, node: int32(n), idx: int32(i)})
+			}
+		}
+		slices.SortFunc(st.allRels, compareReleases)
+		st.relDirty, st.relAdded = false, st.relAdded[:0]
 		return st.allRels
 	}
-	st.allRels = st.allRels[:0]
-	for n, rs := range st.rels {
-		for i, r := range rs {
-			st.allRels = append(st.allRels, nodeRelease{t: r.t, node: int32(n), idx: int32(i)})
+	if len(st.relAdded) > 0 {
+		slices.SortFunc(st.relAdded, compareReleases)
+		st.relSpare = mergeReleases(st.relSpare[:0], st.allRels, st.relAdded)
+		st.allRels, st.relSpare = st.relSpare, st.allRels
+		st.relAdded = st.relAdded[:0]
+	}
+	return st.allRels
+}
+
+func compareReleases(a, b nodeRelease) int {
+	if c := cmp.Compare(a.t, b.t); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.node, b.node); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.idx, b.idx)
+}
+
+// mergeReleases appends the merge of two sorted lists to out.
+func mergeReleases(out, a, b []nodeRelease) []nodeRelease {
+	for len(a) > 0 && len(b) > 0 {
+		if compareReleases(a[0], b[0]) <= 0 {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
 		}
 	}
-	slices.SortFunc(st.allRels, func(a, b nodeRelease) int {
-		if a.t != b.t {
-			return cmp.Compare(a.t, b.t)
-		}
-		return cmp.Compare(a.node, b.node)
-	})
-	st.relDirty = false
-	return st.allRels
+	return append(append(out, a...), b...)
 }
