@@ -83,7 +83,7 @@ func childMain() int {
 	}
 	defer target.Close(context.Background())
 	// The contract's slow checks (a polling watcher) are not what this run is about.
-	run, err := Run(ctx, target, Options{Focus: regexp.MustCompile(`visible-devices`), Account: "lab", JobTimeout: time.Minute,
+	run, err := Run(ctx, target, Options{Focus: regexp.MustCompile(`visible-devices|multinode/gpus-on-node`), Account: "lab", JobTimeout: time.Minute,
 		ContractTimeout: 5 * time.Second})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -124,7 +124,7 @@ func TestBrokenVendorTurnsItsColumnRed(t *testing.T) {
 	for _, s := range run.Specs {
 		status[s.Key()] = s
 	}
-	for _, id := range []string{"isolation/visible-devices", contract.SpecID(contract.CheckVisibleDevices)} {
+	for _, id := range []string{"isolation/visible-devices", contract.SpecID(contract.CheckVisibleDevices), "multinode/gpus-on-node"} {
 		for _, v := range run.Vendors {
 			s := status[reports.Key{ID: id, Vendor: v.Name}]
 			switch {

@@ -152,6 +152,9 @@ type runState struct {
 	idle     map[string]*idleJobs
 	health   map[string]*healthState
 	contract map[string][]contract.Result
+	// shared holds fixtures specs share (a vendor's gang allocation, its
+	// probe steps), made by the first spec that needs one.
+	shared sync.Map
 }
 
 type specKey struct {
