@@ -19,6 +19,9 @@ type Clock struct {
 	mu     sync.Mutex
 	offset time.Duration
 	base   func() time.Time
+	// watchers are told of every jump (Watch); each channel holds one
+	// pending signal, so a slow watcher sees several jumps as one.
+	watchers map[chan struct{}]struct{}
 }
 
 // NewClock returns a clock that reads base (time.Now when nil).
@@ -42,9 +45,37 @@ func (c *Clock) Add(d time.Duration) error {
 		return fmt.Errorf("cluster: clock: advance by %v: time only moves forward", d)
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.offset += d
-	c.mu.Unlock()
+	if d > 0 {
+		for w := range c.watchers {
+			select {
+			case w <- struct{}{}:
+			default:
+			}
+		}
+	}
 	return nil
+}
+
+// Watch returns a channel that receives after each jump of the clock
+// (Add), until ctx ends. A lab node's agent samples on it (see
+// agent.Config.ClockJumps), so a jump is seen by the hardware's
+// telemetry at once rather than at the next real sampling tick.
+func (c *Clock) Watch(ctx context.Context) <-chan struct{} {
+	w := make(chan struct{}, 1)
+	c.mu.Lock()
+	if c.watchers == nil {
+		c.watchers = map[chan struct{}]struct{}{}
+	}
+	c.watchers[w] = struct{}{}
+	c.mu.Unlock()
+	context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		delete(c.watchers, w)
+		c.mu.Unlock()
+	})
+	return w
 }
 
 // Offset is how far Advance has moved the clock ahead of the host's.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parityhpc/parity/healthcheck"
 	"github.com/parityhpc/parity/labs/labfile"
 	"github.com/parityhpc/parity/scheduler/api"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
@@ -109,5 +110,82 @@ func TestAdvanceMovesControllerAndHardwareTogether(t *testing.T) {
 				t.Errorf("node %s %s sample stamped %v, before the lab's time %v", n.Name, d.Info().Name, got[0].Time, before.Add(jump))
 			}
 		}
+	}
+}
+
+// A drained GPU's recovery counts consecutive clean samples (six by
+// default, one a second): on a lab's clock they come with its steps, each
+// sampled and heartbeated at once by the agent, so the GPU returns after
+// a few steps of simulated time and well under those six seconds of
+// real time, which at most three real samples could fill.
+func TestRecoveryPassesInClockStepsNotRealSamples(t *testing.T) {
+	lab, err := labfile.Parse("recover", []byte("name: recover\nseed: 3\nnodes:\n  - names: vm-1\n    template: gpu-vm\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	clock := NewClock(nil)
+	c, err := Up(ctx, Options{Lab: lab, Dir: t.TempDir(), Shim: testShim(t), NoIsolation: true, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := c.Down(context.Background()); err != nil {
+			t.Errorf("down: %v", err)
+		}
+	}()
+	cl, err := c.Client(ctx, "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	n, _ := c.Node("vm-1")
+	gpu := n.Inventory.Devices[0].UUID
+	state := func() string {
+		nodes, err := cl.ListNodes(ctx, &pb.ListNodesRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range nodes[0].GetGpus() {
+			if g.GetUuid() == gpu {
+				return g.GetState()
+			}
+		}
+		return "missing"
+	}
+	if err := n.Machine.Faults.WaitWatched(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Machine.Faults.Inject(0, "fatal"); err != nil {
+		t.Fatal(err)
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for state() != "drain" {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("GPU %s not drained after a fatal fault: %v", gpu, ctx.Err())
+		case <-tick.C:
+		}
+	}
+	if err := n.Machine.Faults.Repair(0); err != nil {
+		t.Fatal(err)
+	}
+	passes := healthcheck.DefaultConfig().RecoveryPasses
+	start, from := time.Now(), clock.Now()
+	steps := 0
+	for ; state() == "drain"; steps++ {
+		if steps == 4*passes {
+			t.Fatalf("GPU %s still drained after %d steps of %v", gpu, steps, SampleInterval)
+		}
+		if err := c.Advance(ctx, SampleInterval); err != nil {
+			t.Fatal(err)
+		}
+	}
+	took := time.Since(start)
+	t.Logf("resumed after %d steps (clock +%v) in %v of real time", steps, clock.Now().Sub(from).Round(time.Millisecond), took.Round(time.Millisecond))
+	if limit := time.Duration(passes/2) * SampleInterval; took >= limit {
+		t.Errorf("recovery took %v of real time, want under %v: it waited for real samples instead of the clock's steps", took, limit)
 	}
 }

@@ -56,6 +56,12 @@ type Options struct {
 	Clock *Clock
 }
 
+// SampleInterval is how often a lab node's agent samples its devices
+// (and its drivers poll for faults): a window counted in samples, such as
+// health recovery, takes that many of these, of real time or of a
+// simulated clock's steps (Advance).
+const SampleInterval = time.Second
+
 // Node is one running lab node.
 type Node struct {
 	Name, Template string
@@ -251,12 +257,18 @@ func (c *Cluster) startNode(ctx context.Context, n labfile.Node, mgr *cgroup.Man
 	if err != nil {
 		return err
 	}
+	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var jumps <-chan struct{}
+	if c.Clock != nil {
+		jumps = c.Clock.Watch(actx)
+	}
 	ag, err := agent.New(agent.Config{Node: n.Name, Controller: cl, Runtime: rt, Drivers: found.Active,
-		Inventory: found.Inventory, SampleInterval: time.Second, Logger: log, RetryMin: 100 * time.Millisecond, RetryMax: time.Second})
+		Inventory: found.Inventory, SampleInterval: SampleInterval, ClockJumps: jumps, Logger: log,
+		RetryMin: 100 * time.Millisecond, RetryMax: time.Second})
 	if err != nil {
+		cancel()
 		return err
 	}
-	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	node := &Node{Name: n.Name, Template: n.Template, Machine: m, Inventory: found.Inventory, Runtime: rt, cancel: cancel, done: make(chan error, 1)}
 	go func() {
 		err := ag.Run(actx)

@@ -43,6 +43,13 @@ type Config struct {
 	// SampleInterval is the telemetry period (default 1s); the heartbeat
 	// period comes from the controller.
 	SampleInterval time.Duration
+	// ClockJumps, when set, receives whenever the node's clock jumps
+	// ahead (a lab moving its simulated time): the agent then samples at
+	// once and heartbeats with those samples, so the controller sees the
+	// node at the new time as it would after that time had passed, and
+	// a window counted in samples (health recovery) passes in steps of
+	// the clock instead of waiting SampleInterval of real time per sample.
+	ClockJumps <-chan struct{}
 	// LookupUser resolves job owners; default: the node's user database.
 	LookupUser func(name string) (Identity, error)
 	Version    string
@@ -328,7 +335,42 @@ func (a *Agent) sample(ctx context.Context) {
 	}
 	loop := &telemetry.Loop{Samplers: telemetry.Samplers(a.cfg.Drivers), Sinks: sinks, Interval: a.cfg.SampleInterval,
 		Stats: a.cfg.Collector, Logger: a.log}
-	loop.Run(ctx)
+	if a.cfg.ClockJumps == nil {
+		loop.Run(ctx)
+		return
+	}
+	a.sampleOnJumps(ctx, loop)
+}
+
+// sampleOnJumps runs the telemetry loop on its interval and also at once
+// after each jump of the node's clock, followed by a heartbeat: the
+// samples a jump produces carry the new time, and reach the controller
+// before anything waiting for a heartbeat at that time goes on.
+func (a *Agent) sampleOnJumps(ctx context.Context, loop *telemetry.Loop) {
+	iv := loop.Interval
+	if iv <= 0 {
+		iv = time.Second
+	}
+	t := time.NewTicker(iv)
+	defer t.Stop()
+	var buf []gres.Sample
+	for {
+		jumped := false
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-a.cfg.ClockJumps:
+			jumped = true
+		}
+		var err error
+		if buf, err = loop.Cycle(ctx, buf[:0]); err != nil && ctx.Err() == nil {
+			a.log.Warn("device sampling failed", "err", err)
+		}
+		if jumped {
+			a.heartbeatNow()
+		}
+	}
 }
 
 func (a *Agent) keepSamples(samples []gres.Sample) {
