@@ -140,7 +140,7 @@ func specDiagnosisResume(e *Env) {
 	// An operator resets the GPU (the simulated repair); the controller's
 	// diagnosis must then pass and return it to service by itself.
 	e.repair(e.faults(h.node), h.node, h.gpu)
-	resumed := e.waitFor(e.run.opts.HealthWait, func() bool { return e.GPUState(h.node, h.uuid) != "drain" })
+	resumed := e.waitSampled(e.run.opts.HealthWait, func() bool { return e.GPUState(h.node, h.uuid) != "drain" })
 	h.resumed = resumed
 	e.Observe("resumed", strconv.FormatBool(resumed))
 	if !resumed {
@@ -166,7 +166,7 @@ func specFlapping(e *Env) {
 		// A hold is decided when the device would have been resumed, and
 		// logged: once it is, no automatic resume can follow, so the wait
 		// ends there rather than at the end of the health wait.
-		resumed := e.waitFor(e.run.opts.HealthWait, func() bool {
+		resumed := e.waitSampled(e.run.opts.HealthWait, func() bool {
 			return e.GPUState(h.node, h.uuid) != "drain" || e.heldSince(h.node, h.uuid, since)
 		}) && e.GPUState(h.node, h.uuid) != "drain"
 		if !resumed {

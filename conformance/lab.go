@@ -250,6 +250,9 @@ func (t *LabTarget) Advance(ctx context.Context, d time.Duration) error {
 	return t.c.Advance(ctx, d)
 }
 
+// Step is how often the lab's agents sample (cluster.SampleInterval).
+func (t *LabTarget) Step() time.Duration { return cluster.SampleInterval }
+
 // Inventory is what the node's drivers discovered when the lab started.
 func (t *LabTarget) Inventory(node string) (gres.Inventory, error) {
 	n, err := t.node(node)

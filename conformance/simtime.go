@@ -16,6 +16,10 @@ type Clock interface {
 	// Advance moves the target's time forward by d and returns once the
 	// cluster has seen the new time (its agents heartbeated at it).
 	Advance(ctx context.Context, d time.Duration) error
+	// Step is how often the target's agents sample their devices: a
+	// verdict counted in samples (health recovery) passes in that many
+	// steps of the clock.
+	Step() time.Duration
 }
 
 // labSettle bounds, on a target whose clock the suite advanced, the real
@@ -71,4 +75,36 @@ func (e *Env) reclaimWindows() (warnAfter, grace time.Duration) {
 	}
 	p := info.GetReclamation()
 	return max(p.GetIdleFor().AsDuration(), p.GetMinRuntime().AsDuration()), p.GetGrace().AsDuration()
+}
+
+// waitSampled waits until cond holds, for up to limit of the target's
+// time, where cond waits on a verdict counted in the agents' samples
+// (a drained GPU's recovery needs consecutive clean ones). A target with
+// a Clock is advanced one sampling step at a time, each step seen by
+// every agent, with cond checked between steps, so the verdict comes
+// after its count of steps rather than of real sampling periods; if the
+// limit passes first, cond still gets labSettle of real time (the
+// controller's answer to the last step may be on its way). Any other
+// target waits in real time.
+func (e *Env) waitSampled(limit time.Duration, cond func() bool) bool {
+	c, ok := e.Target.(Clock)
+	if !ok {
+		return e.waitFor(limit, cond)
+	}
+	start := c.Now()
+	end, step := start.Add(limit), c.Step()
+	if step <= 0 {
+		e.Errorf("the target's clock has a sampling step of %v; want a positive one", step)
+	}
+	held := cond()
+	for !held && c.Now().Before(end) {
+		if err := c.Advance(e.Ctx, step); err != nil {
+			e.Errorf("advance the target's clock by %s: %v", step, err)
+		}
+		held = cond()
+	}
+	if moved := c.Now().Sub(start); moved > 0 {
+		e.Evidence("action", fmt.Sprintf("advanced the lab's clock by %s in sampling steps of %s", moved.Round(time.Millisecond), step), nil)
+	}
+	return held || e.waitFor(labSettle, cond)
 }

@@ -31,6 +31,8 @@ func (c *clockTarget) Advance(_ context.Context, d time.Duration) error {
 	return nil
 }
 
+func (c *clockTarget) Step() time.Duration { return time.Second }
+
 func windowEnv(t Target) *Env {
 	return &Env{Ctx: context.Background(), Target: t, rec: &specRecord{},
 		run: &runState{t: t, opts: Options{Logger: slog.New(slog.DiscardHandler), HealthWait: 40 * time.Second}}}
@@ -80,5 +82,42 @@ func TestWaitWindowWaitsInRealTimeWithoutAClock(t *testing.T) {
 	}
 	if len(e.rec.evidence) != 1 || !strings.Contains(e.rec.evidence[0].Text, "real time") {
 		t.Errorf("evidence %v, want one line saying it waited in real time", e.rec.evidence)
+	}
+}
+
+// A verdict counted in samples (six clean ones, say) comes on a target
+// with a clock after that many steps of its sampling period, each one an
+// advance of the clock, not a wait; the evidence says so.
+func TestWaitSampledStepsATargetsClock(t *testing.T) {
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name      string
+		holdsFrom time.Duration // cond holds once the clock reaches start+holdsFrom
+		want      bool
+		steps     int
+	}{
+		{name: "after six samples", holdsFrom: 6 * time.Second, want: true, steps: 6},
+		{name: "already holds", holdsFrom: 0, want: true, steps: 0},
+		{name: "never within the limit", holdsFrom: time.Hour, want: false, steps: 40},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tgt := &clockTarget{now: start}
+			e := windowEnv(tgt)
+			cond := func() bool { return !tgt.Now().Before(start.Add(tc.holdsFrom)) }
+			if got := e.waitSampled(40*time.Second, cond); got != tc.want {
+				t.Fatalf("waitSampled = %v, want %v", got, tc.want)
+			}
+			if len(tgt.advanced) != tc.steps {
+				t.Errorf("advanced %d times (%v), want %d steps", len(tgt.advanced), tgt.advanced, tc.steps)
+			}
+			for _, d := range tgt.advanced {
+				if d != time.Second {
+					t.Fatalf("advanced by %v, want steps of the sampling period (1s)", d)
+				}
+			}
+			if tc.steps > 0 && (len(e.rec.evidence) != 1 || !strings.Contains(e.rec.evidence[0].Text, "sampling steps of 1s")) {
+				t.Errorf("evidence %v, want one line saying the clock advanced in sampling steps", e.rec.evidence)
+			}
+		})
 	}
 }
