@@ -6,6 +6,16 @@ import (
 	"github.com/parityhpc/parity/reports"
 )
 
+// SuiteVersion names this suite: its set of specs and what each asserts.
+// Reports and driver certificates record it, so a certificate says which
+// suite an adapter passed; change it when a spec is added, removed or
+// asserts something else.
+const SuiteVersion = "2026.12"
+
+// KnownSuiteVersions are the suite versions whose certificates this build
+// verifies, oldest first.
+func KnownSuiteVersions() []string { return []string{SuiteVersion} }
+
 // finishSpec converts a ginkgo spec report into the run's result.
 func (st *runState) finishSpec(r types.SpecReport) {
 	k, ok := keyOf(r)

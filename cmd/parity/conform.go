@@ -27,6 +27,8 @@ type conformOptions struct {
 	lab, target, token, vendors string
 	allowFaults                 []string
 	compare, out, focus         string
+	history                     string
+	historyKeep                 int
 	keep                        bool
 	workdir, topology, ledger   string
 	nodeParity                  string
@@ -44,6 +46,13 @@ reclamation, the driver contract, and parity across vendors — once per
 vendor, prints the spec × vendor matrix and writes report.html, report.json
 and junit.xml to --out. It exits non-zero when any result fails.
 
+With --history DIR it keeps every run's report.json in DIR (named
+report-<start, UTC>.json, so they sort by time; --history-keep N keeps the
+latest N) and the report shows, per spec and vendor, a strip of the last 30
+runs, marks results that flip between passing and failing (flaky) and
+those that got markedly slower, and says what is new since the last run
+and since the last green one.
+
 Without --target it starts the built-in "default" lab (or --lab NAME|FILE)
 in this process — a real controller and one agent per node over simulated
 NVIDIA, AMD and CPU-only machines — and removes it afterwards (--keep
@@ -54,9 +63,12 @@ cluster; FILE names the partition (and feature) of each vendor's nodes.
 Specs that drain, requeue or fault a node run only on nodes named with
 --allow-faults; the others are reported skipped with the reason. Job output
 is read from --workdir, which must be shared with the nodes. The suite's
-jobs run parity on the nodes to report what they see (--node-parity).`,
+jobs run parity on the nodes to report what they see (--node-parity).
+
+` + conformExitHelp,
 		Example: `  parity conform
   parity conform --lab bench-32 --out /srv/reports/nightly --compare /srv/reports/last/report.json
+  parity conform --out /srv/reports/tonight --history /srv/reports/history --history-keep 90
   parity conform --focus 'isolation|parity'
   parity conform --target ctl01:6817 --token "$(cat ~/.config/parity/token)" --vendors vendors.yaml \
       --workdir /shared/conform --allow-faults gpu017`,
@@ -76,12 +88,14 @@ jobs run parity on the nodes to report what they see (--node-parity).`,
 	f.StringVar(&o.account, "account", "", "account to charge the suite's jobs (labs: lab)")
 	f.StringVar(&o.exemptAccount, "exempt-account", "", "account exempt from idle-GPU reclamation, for the exemption spec")
 	f.StringVar(&o.compare, "compare", "", "previous report.json to compare with (new failures first)")
+	f.StringVar(&o.history, "history", "", "directory keeping every run's report.json; the report shows the last 30 runs and the exit status tells new failures from known ones")
+	f.IntVar(&o.historyKeep, "history-keep", 0, "keep only the latest N runs in --history (0: keep every run)")
 	f.StringVar(&o.out, "out", "parity-report", "directory for report.html, report.json and junit.xml")
 	f.StringVar(&o.focus, "focus", "", "run only specs whose \"ID vendor name\" matches this regular expression")
 	f.BoolVar(&o.keep, "keep", false, "leave the lab's directory (state, spools, logs) after the run")
 	f.DurationVar(&o.healthWait, "health-wait", 40*time.Second, "how long to wait for a health or reclamation verdict")
 	f.DurationVar(&o.jobTimeout, "job-timeout", 2*time.Minute, "how long to wait for one job to start or end")
-	cmd.AddCommand(newConformProbeCmd(), newConformDriverCmd())
+	cmd.AddCommand(newConformProbeCmd(), newConformDriverCmd(), newConformVerifyCmd())
 	return cmd
 }
 
@@ -131,6 +145,13 @@ func runConform(cmd *cobra.Command, o conformOptions) error {
 		}
 		focus = re
 	}
+	hist, err := loadConformHistory(o.history, o.historyKeep, cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	if prev == nil {
+		prev = hist.last() // the baseline: --compare's run, else the latest in the history
+	}
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return usageError("conform", "--out %s: %v", o.out, err)
 	}
@@ -167,7 +188,8 @@ func runConform(cmd *cobra.Command, o conformOptions) error {
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("conform: %w", err)}
 	}
-	paths, err := reports.WriteFolder(o.out, run, reports.HTMLOptions{Previous: prev, Now: time.Now()})
+	run.SuiteVersion = conformance.SuiteVersion
+	paths, err := reports.WriteFolder(o.out, run, reports.HTMLOptions{Previous: prev, History: hist.past, Now: time.Now()})
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("conform: write the report: %w", err)}
 	}
@@ -175,11 +197,10 @@ func runConform(cmd *cobra.Command, o conformOptions) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "\nReport: %s (also %s, %s)\n", paths.HTML, paths.JSON, paths.JUnit)
-	vt, pt := run.Count()
-	if n := vt.Failing() + pt.Failing(); n > 0 {
-		return &exitError{code: 1, err: fmt.Errorf("conform: %d failing results", n)}
+	if err := hist.save(stdout, run, paths.JSON); err != nil {
+		return &exitError{code: 1, err: err}
 	}
-	return nil
+	return conformVerdict(stdout, prev, run)
 }
 
 // conformTarget builds the lab or live target the flags name, and the

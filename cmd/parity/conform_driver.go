@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/parityhpc/parity/conformance"
 	"github.com/parityhpc/parity/gres"
 	"github.com/parityhpc/parity/reports"
 	"github.com/parityhpc/parity/vendors"
@@ -69,8 +70,12 @@ adapter's device files must then be character devices or placeholders the
 lab may replace.
 
 Prints a table (and the suite's matrix) and, with --out, writes
-report.html, report.json and junit.xml there, one report for both. Exits
-non-zero when a check or spec fails.`,
+report.html, report.json and junit.xml there, one report for both, and
+certificate.json: the machine-readable certification result (suite
+version, the adapter's name and version, the inventory it certified,
+every spec's verdict and the SHA-256 of report.json) that anyone can check
+against the report with 'parity conform verify DIR/certificate.json'.
+Exits non-zero when a check or spec fails.`,
 		Example: `  parity conform driver --plugin unix:///run/parity/examplegpu.sock
   parity conform driver --plugin unix:///run/exg.sock --root /var/lib/exg \
       --trigger 'example-driver inject --root /var/lib/exg --device 0' --out ./report`,
@@ -84,7 +89,7 @@ non-zero when a check or spec fails.`,
 	f.StringVar(&o.empty, "empty-plugin", "", "a socket of the same adapter on a host without its hardware")
 	f.StringVar(&o.root, "root", "", "directory the device files must lie under (default: anywhere)")
 	f.StringVar(&o.trigger, "trigger", "", "shell command that makes the adapter's hardware raise a condition")
-	f.StringVar(&o.out, "out", "", "write report.html, report.json and junit.xml into this directory")
+	f.StringVar(&o.out, "out", "", "write report.html, report.json, junit.xml and certificate.json into this directory")
 	f.DurationVar(&o.timeout, "timeout", 30*time.Second, "time limit of each check")
 	f.DurationVar(&o.connect, "connect-timeout", 10*time.Second, "how long to wait for the adapter to answer")
 	f.BoolVar(&o.contractOnly, "contract-only", false, "run the contract checks only, not the suite on a lab of the adapter")
@@ -127,15 +132,20 @@ func runConformDriver(ctx context.Context, w io.Writer, env conformDriverEnv, o 
 		return err
 	}
 	failed := len(contract.Failures(rs))
+	// The inventory the report counts and the certificate records; a
+	// failure to discover is already a failed check.
+	inv, _ := d.Discover(ctx)
+	certify := func(contractOnly bool) error {
+		return writeConformCertificate(w, o.out, o.plugin, info, inv, env.now(), contractOnly)
+	}
 	if !o.contractOnly {
 		if why := suiteBlocked(rs); why != "" {
 			fmt.Fprintf(w, "\nThe suite does not run: %s\n", why)
 		} else {
-			return runConformDriverSuite(ctx, w, env, o, dial, info.Vendor, rs, failed)
+			return runConformDriverSuite(ctx, w, env, o, dial, info.Vendor, rs, failed, certify)
 		}
 	}
 	if o.out != "" {
-		inv, _ := d.Discover(ctx) // for the report's device count; a failure is already a failed check
 		run, err := contractRun(env, o.plugin, info, inv, rs, started)
 		if err != nil {
 			return err
@@ -145,6 +155,9 @@ func runConformDriver(ctx context.Context, w io.Writer, env conformDriverEnv, o 
 			return err
 		}
 		fmt.Fprintf(w, "reports: %s, %s, %s\n", paths.HTML, paths.JSON, paths.JUnit)
+		if err := certify(true); err != nil {
+			return err
+		}
 	}
 	if failed > 0 {
 		return fmt.Errorf("driver contract: %d of %d checks failed", failed, len(rs))
@@ -172,9 +185,11 @@ func suiteBlocked(rs []contract.Result) string {
 }
 
 // runConformDriverSuite runs the suite on a lab of the adapter and writes
-// one report of both; failed counts the contract's failed checks.
+// one report of both, and its certificate; failed counts the contract's
+// failed checks.
 func runConformDriverSuite(ctx context.Context, w io.Writer, env conformDriverEnv, o conformDriverOptions,
-	dial func(context.Context, string) (vendors.Driver, error), vendor string, rs []contract.Result, failed int) error {
+	dial func(context.Context, string) (vendors.Driver, error), vendor string, rs []contract.Result, failed int,
+	certify func(contractOnly bool) error) error {
 	var focus *regexp.Regexp
 	if o.focus != "" {
 		re, err := regexp.Compile(o.focus)
@@ -198,6 +213,7 @@ func runConformDriverSuite(ctx context.Context, w io.Writer, env conformDriverEn
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("conform driver: the suite on the adapter's lab: %w", err)}
 	}
+	run.SuiteVersion = conformance.SuiteVersion
 	tty := conformTTY(w)
 	if err := reports.WriteMatrix(w, run, tty); err != nil {
 		return err
@@ -208,6 +224,9 @@ func runConformDriverSuite(ctx context.Context, w io.Writer, env conformDriverEn
 			return err
 		}
 		fmt.Fprintf(w, "reports: %s, %s, %s\n", paths.HTML, paths.JSON, paths.JUnit)
+		if err := certify(false); err != nil {
+			return err
+		}
 	}
 	vt, pt := run.Count()
 	if n := vt.Failing() + pt.Failing(); n > 0 || failed > 0 {
@@ -284,7 +303,7 @@ func contractRun(env conformDriverEnv, target string, info vendors.Info, inv gre
 	}
 	run := &reports.Run{ID: fmt.Sprintf("driver-contract-%s-%s", vendor, started.UTC().Format("20060102T150405Z")),
 		Target: "plugin:" + target, Started: started, Finished: env.now(), ParityVersion: version, Host: host,
-		Vendors: []reports.Vendor{v}}
+		SuiteVersion: conformance.SuiteVersion, Vendors: []reports.Vendor{v}}
 	for _, r := range rs {
 		s := reports.SpecResult{ID: contract.SpecID(r.Name), Area: reports.AreaDriverContract,
 			Name: r.Description, Vendor: vendor, Status: reports.StatusPassed, Reason: r.Reason, Duration: r.Duration}
