@@ -295,4 +295,11 @@ func TestConformDriverRunsTheSuiteOnTheAdaptersLab(t *testing.T) {
 	if !strings.Contains(stdout.String(), "Starting a lab of one node") {
 		t.Errorf("output:\n%s\nwant the suite's progress after the contract table", stdout.String())
 	}
+	// The certificate covers the suite's report and a third party's
+	// verify accepts it.
+	got, err := verify(t, filepath.Join(out, reports.CertificateFile))
+	if err != nil || !strings.Contains(got, "adapter examplegpu example/1 (vendor examplegpu)") ||
+		!strings.Contains(got, "the driver contract and the suite") {
+		t.Errorf("verify: %v\n%s", err, got)
+	}
 }
