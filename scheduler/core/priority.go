@@ -48,7 +48,7 @@ func (p *pass) rank(pend []pendingJob) {
 		maxQOS = max(maxQOS, q.Priority)
 	}
 	bases := newBaseIndex(len(p.shapes))
-	assocFS := map[[2]string]float64{}
+	assocFS := assocFactors{}
 	now := time.Unix(c.now, 0)
 	p.prio = make([]jobPrio, len(pend))
 	for i, pj := range pend {
@@ -64,12 +64,7 @@ func (p *pass) rank(pend []pendingJob) {
 			base = &factorBase{b: policy.JobPriority(cfg, in, 0, totals, now), wAge: cfg.Weights.Age, wFS: cfg.Weights.FairShare}
 			bases.add(k, base)
 		}
-		ak := [2]string{j.Account, j.User}
-		f, ok := assocFS[ak]
-		if !ok {
-			f = unit(fs[j.Account+"/"+j.User])
-			assocFS[ak] = f
-		}
+		f := assocFS.factor(j.Account, j.User, fs)
 		jp := &p.prio[i]
 		jp.base, jp.fs, jp.nice = base, f, min(max(j.Nice, policy.MinNice), policy.MaxNice)
 		jp.age = ageFactor(p.accrueFrom(j), c.now, cfg.MaxAge)

@@ -35,3 +35,22 @@ func (x *baseIndex) add(k prioKey, b *factorBase) {
 	}
 	x.other[k] = b
 }
+
+// assocFactors caches each association's fair-share factor by account,
+// then user: two string-keyed lookups take the map's fast path, where one
+// keyed by an [account, user] pair hashed and compared it generically.
+type assocFactors map[string]map[string]float64
+
+func (a assocFactors) factor(account, user string, fs map[string]float64) float64 {
+	users := a[account]
+	if users == nil {
+		users = map[string]float64{}
+		a[account] = users
+	}
+	f, ok := users[user]
+	if !ok {
+		f = unit(fs[account+"/"+user])
+		users[user] = f
+	}
+	return f
+}

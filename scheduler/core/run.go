@@ -111,7 +111,7 @@ func (p *pass) attempt(d *Decision, j *Job, sh *shape, qi int32) bool {
 		d.Reason, d.Detail = ReasonDeadline, fmt.Sprintf("with a time limit of %s it cannot end by its deadline %s", limitText(sh.limit), j.Deadline.UTC().Format(time.RFC3339))
 		return false
 	}
-	want := p.jobTally(sh)
+	want := p.shapeTally(sh)
 	if r, fact, ok := p.admit(j, qi, want); !ok {
 		d.Reason, d.Detail = r, fact
 		return false

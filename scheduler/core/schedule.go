@@ -337,6 +337,16 @@ func (p *pass) shapeOf(key shapeKey, j *Job) int32 {
 	return si
 }
 
+// shapeTally is what one job of the shape asks for, counted once per
+// shape: every job of it asks for the same, and an exclusive shape's
+// count scans its eligible nodes.
+func (p *pass) shapeTally(sh *shape) Tally {
+	if !sh.tallied {
+		sh.tally, sh.tallied = p.jobTally(sh), true
+	}
+	return sh.tally
+}
+
 func (p *pass) jobTally(sh *shape) Tally {
 	t := Tally{Jobs: 1, Nodes: int(sh.nodes), CPUs: int(sh.nodes) * int(sh.need.cpus), GPUs: int(sh.nodes) * int(sh.need.gpus),
 		MemMB: int64(sh.nodes) * sh.need.mem, GPUType: sh.need.gpuType,

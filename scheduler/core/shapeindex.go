@@ -40,14 +40,18 @@ func (x *shapeIndex) add(h uint64, si int32) {
 // hash mixes every field of the key (FNV-1a over 64-bit words and the
 // strings' bytes): equal keys hash alike, which is all find needs.
 func (k *shapeKey) hash() uint64 {
-	h := uint64(fnvOffset)
-	for _, v := range [...]int64{int64(k.part), int64(k.need.cpus), k.need.mem, int64(k.need.gpus), int64(k.nodes), k.limit,
-		int64(k.switches), int64(k.resv), int64(k.uniq), int64(b2i(k.exclusive) | b2i(k.contiguous)<<1 | b2i(k.switchHard)<<2)} {
-		h = (h ^ uint64(v)) * fnvPrime
-	}
+	flags := b2i(k.exclusive) | b2i(k.contiguous)<<1 | b2i(k.switchHard)<<2
+	h := mix(fnvOffset, uint64(k.part)<<32|uint64(uint32(k.need.cpus)))
+	h = mix(h, uint64(k.need.mem))
+	h = mix(h, uint64(k.need.gpus)<<32|uint64(uint32(k.nodes)))
+	h = mix(h, uint64(k.limit))
+	h = mix(h, uint64(k.switches)<<32|uint64(uint32(k.resv)))
+	h = mix(h, uint64(k.uniq)<<32|uint64(flags))
 	h = mixString(h, k.need.gpuType)
 	return mixString(h, k.constraint)
 }
+
+func mix(h, v uint64) uint64 { return (h ^ v) * fnvPrime }
 
 const (
 	fnvOffset = 14695981039346656037
@@ -63,7 +67,7 @@ func mixString(h uint64, s string) uint64 {
 	return h
 }
 
-func b2i(b bool) int64 {
+func b2i(b bool) uint64 {
 	if b {
 		return 1
 	}

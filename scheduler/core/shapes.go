@@ -50,6 +50,8 @@ type shape struct {
 	// reservations are what keeps the shape from starting now.
 	resvBlock string
 	est       estimate
+	tally     Tally // see shapeTally
+	tallied   bool
 }
 
 type estimate struct {
