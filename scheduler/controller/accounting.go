@@ -37,12 +37,12 @@ func (c *Controller) sendLedger(rec ledger.JobRecord) {
 
 // ledgerRecord converts a job run to its accounting line. c.mu held.
 func (c *Controller) ledgerRecord(j *job) ledger.JobRecord {
-	r := ledger.JobRecord{JobID: uint64(j.core.ID), Run: int(j.restarts), Name: j.core.Name, User: j.core.User,
-		Account: j.core.Account, Partition: j.core.Partition, QOS: j.core.QOS, Submit: j.core.Submit, Eligible: j.core.Eligible,
-		Start: j.core.Start, End: j.end, State: accounting.JobState(j.state), CancelledBy: j.cancelledBy,
-		ExitCode: int(j.exitCode), ExitSignal: int(j.exitSignal), NNodes: len(j.core.Alloc), Timelimit: j.core.TimeLimit,
+	r := ledger.JobRecord{JobID: uint64(j.Core.ID), Run: int(j.Restarts), Name: j.Core.Name, User: j.Core.User,
+		Account: j.Core.Account, Partition: j.Core.Partition, QOS: j.Core.QOS, Submit: j.Core.Submit, Eligible: j.Core.Eligible,
+		Start: j.Core.Start, End: j.End, State: accounting.JobState(j.State), CancelledBy: j.CancelledBy,
+		ExitCode: int(j.ExitCode), ExitSignal: int(j.ExitSignal), NNodes: len(j.Core.Alloc), Timelimit: j.Core.TimeLimit,
 		ReqTRES: reqTRES(j), AllocTRES: c.allocTRESLocked(j), Usage: ledgerUsage(j.usage)}
-	if j.state == StateCompleting {
+	if j.State == StateCompleting {
 		r.State = accounting.StateRunning
 	}
 	if j.startSeq != 0 {
@@ -51,8 +51,8 @@ func (c *Controller) ledgerRecord(j *job) ledger.JobRecord {
 	if j.endSeq != 0 {
 		r.EndDecision = strconv.FormatUint(j.endSeq, 10)
 	}
-	names := make([]string, 0, len(j.core.Alloc))
-	for _, a := range j.core.Alloc {
+	names := make([]string, 0, len(j.Core.Alloc))
+	for _, a := range j.Core.Alloc {
 		names = append(names, a.Node)
 		r.GPUUUIDs = append(r.GPUUUIDs, a.Devices...)
 	}

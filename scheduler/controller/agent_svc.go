@@ -86,7 +86,7 @@ func (s *agentService) Register(ctx context.Context, req *pb.RegisterRequest) (*
 				continue
 			}
 			if j.live() && (j.spec.GetRequeue() || c.cfg.RequeueOnNodeFail) {
-				j.requeueOnEnd = true
+				j.RequeueOnEnd = true
 			}
 			w, after := c.endLocked(j, StateNodeFail, fmt.Sprintf("node %s re-registered without the job", n.name), 0, 0, "agent:"+n.name, n.name)
 			ws = append(ws, w...)
@@ -190,13 +190,13 @@ func (s *agentService) JobEnded(ctx context.Context, req *pb.JobEndedRequest) (*
 			return nil, nil, err
 		}
 		j := c.st.jobs[core.JobID(req.GetJobId())]
-		if j != nil && req.GetRun() != j.restarts {
+		if j != nil && req.GetRun() != j.Restarts {
 			return c.earlierRunEndLocked(j, n.name, req)
 		}
-		if j == nil || j.state == StatePending || len(j.core.Alloc) == 0 || !slices.Contains(allocNodes(j), n.name) {
+		if j == nil || j.State == StatePending || len(j.Core.Alloc) == 0 || !slices.Contains(allocNodes(j), n.name) {
 			return nil, nil, nil // already settled (a duplicate report, or a requeue)
 		}
-		if finished(j.state) || j.core.Alloc[0].Node != n.name {
+		if finished(j.State) || j.Core.Alloc[0].Node != n.name {
 			// Another node's part, or a report after the end: only its usage counts.
 			return c.lateUsageLocked(j, n.name, req.GetUsage())
 		}
@@ -206,12 +206,12 @@ func (s *agentService) JobEnded(ctx context.Context, req *pb.JobEndedRequest) (*
 			// Requeued held, as Slurm does: a launch that failed once (an
 			// unknown user, an unwritable output path) would fail again,
 			// so the job waits for someone to fix it and release it.
-			j.requeueOnEnd, j.holdOnEnd = true, true
+			j.RequeueOnEnd, j.HoldOnEnd = true, true
 			reason = "launch failed on " + n.name + ": " + req.GetReason()
 			state = StateFailed
 		}
 		ws, after := c.endLocked(j, state, reason, req.GetExitCode(), req.GetSignal(), "agent:"+n.name, n.name)
-		c.log.Info("job state", "job", j.core.ID, "state", j.state, "exit", fmt.Sprintf("%d:%d", req.GetExitCode(), req.GetSignal()), "node", n.name)
+		c.log.Info("job state", "job", j.Core.ID, "state", j.State, "exit", fmt.Sprintf("%d:%d", req.GetExitCode(), req.GetSignal()), "node", n.name)
 		return ws, func() { after(); c.trigger() }, nil
 	})
 	if err != nil {
@@ -229,7 +229,7 @@ func (c *Controller) lateUsageLocked(j *job, node string, u *pb.JobUsage) ([]wri
 		return nil, nil, nil
 	}
 	ws := c.jobWrites(j)
-	if !finished(j.state) {
+	if !finished(j.State) {
 		return ws, nil, nil
 	}
 	run := c.ledgerRecord(j)
@@ -315,7 +315,7 @@ func (c *Controller) fillLaunch(o *pb.Order) error {
 func (c *Controller) markLaunched(id core.JobID, nodeName string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if j := c.st.jobs[id]; j != nil && len(j.core.Alloc) > 0 && j.core.Alloc[0].Node == nodeName {
+	if j := c.st.jobs[id]; j != nil && len(j.Core.Alloc) > 0 && j.Core.Alloc[0].Node == nodeName {
 		j.launchSent = true
 	}
 }

@@ -12,6 +12,7 @@ import (
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/core"
 	"github.com/parityhpc/parity/scheduler/jobspec"
+	cstate "github.com/parityhpc/parity/scheduler/state"
 	"github.com/parityhpc/parity/scheduler/workflow"
 )
 
@@ -52,9 +53,9 @@ func (j *job) arrayFields(p *pb.Job) {
 		p.ArrayName = workflow.TaskName(j.task.array, j.task.index)
 	}
 	if j.arrayHolder() {
-		p.ArrayJobId, p.ArrayName = uint64(j.core.ID), j.array.PendingName()
+		p.ArrayJobId, p.ArrayName = uint64(j.Core.ID), j.array.PendingName()
 		if p.ArrayName == "" {
-			p.ArrayName = fmt.Sprintf("%d_[]", j.core.ID)
+			p.ArrayName = fmt.Sprintf("%d_[]", j.Core.ID)
 		}
 	}
 }
@@ -70,7 +71,7 @@ func (j *job) arrayState() ([]byte, error) {
 	r.Tasks = nil
 	b, err := json.Marshal(r)
 	if err != nil {
-		return nil, fmt.Errorf("controller: encode array %d: %w", j.core.ID, err)
+		return nil, fmt.Errorf("controller: encode array %d: %w", j.Core.ID, err)
 	}
 	return b, nil
 }
@@ -96,8 +97,8 @@ func restoreArrays(st *state) error {
 	tasks := map[core.JobID][]workflow.Task{}
 	for _, j := range st.jobs {
 		if j.task != nil {
-			tasks[j.task.array] = append(tasks[j.task.array], workflow.Task{Index: j.task.index, JobID: j.core.ID,
-				State: taskState(j), ExitCode: int(j.exitCode), Start: j.core.Start})
+			tasks[j.task.array] = append(tasks[j.task.array], workflow.Task{Index: j.task.index, JobID: j.Core.ID,
+				State: taskState(j), ExitCode: int(j.ExitCode), Start: j.Core.Start})
 		}
 	}
 	for _, j := range st.jobs {
@@ -105,10 +106,10 @@ func restoreArrays(st *state) error {
 			continue
 		}
 		r := *j.arrayRec
-		r.ID, r.Tasks = j.core.ID, tasks[j.core.ID]
+		r.ID, r.Tasks = j.Core.ID, tasks[j.Core.ID]
 		a, err := workflow.RestoreArrayJob(r)
 		if err != nil {
-			return fmt.Errorf("job %d: %w", j.core.ID, err)
+			return fmt.Errorf("job %d: %w", j.Core.ID, err)
 		}
 		j.array, j.arrayRec = a, nil
 	}
@@ -117,13 +118,13 @@ func restoreArrays(st *state) error {
 
 // taskState is a job's state as the array bookkeeping names it.
 func taskState(j *job) workflow.State {
-	switch j.state {
+	switch j.State {
 	case StateRunning, StateCompleting:
 		return workflow.Running
 	case StateSuspended:
 		return workflow.Suspended
 	}
-	return workflow.State(j.state)
+	return workflow.State(j.State)
 }
 
 // splitArraysLocked brings each open array's task states up to date and
@@ -138,8 +139,8 @@ func (c *Controller) splitArraysLocked() ([]write, error) {
 	if err := c.syncArraysLocked(); err != nil {
 		return nil, err
 	}
-	for _, j := range st.active {
-		if !j.arrayHolder() || j.state != StatePending {
+	for _, j := range st.m.Active() {
+		if !j.arrayHolder() || j.State != StatePending {
 			continue
 		}
 		waiting := 0
@@ -151,10 +152,10 @@ func (c *Controller) splitArraysLocked() ([]write, error) {
 		if waiting >= maxSplitPerPass {
 			continue
 		}
-		split := j.array.NextTasks(maxSplitPerPass-waiting, func() core.JobID { id := st.nextID; st.nextID++; return id })
+		split := j.array.NextTasks(maxSplitPerPass-waiting, st.m.TakeID)
 		if len(split) == 0 {
 			if r := j.array.PendingReason(); r != "" {
-				j.reason, j.detail = string(r), ""
+				j.Reason, j.Detail = string(r), ""
 			}
 			continue
 		}
@@ -165,7 +166,7 @@ func (c *Controller) splitArraysLocked() ([]write, error) {
 		ws = append(ws, tws...)
 	}
 	if len(ws) > 0 {
-		ws = append(ws, write{bucket: bucketMeta, key: keyNextID, val: u64(uint64(st.nextID))})
+		ws = append(ws, write{bucket: bucketMeta, key: keyNextID, val: u64(uint64(st.m.NextID()))})
 	}
 	return ws, nil
 }
@@ -178,28 +179,29 @@ func (c *Controller) materializeTasksLocked(j *job, split []workflow.Task) ([]wr
 	var ws []write
 	var cold []byte
 	for _, t := range split {
-		if t.JobID == j.core.ID {
+		if t.JobID == j.Core.ID {
 			// The last task takes the array's own id and record.
-			j.task = &arrayTask{array: j.core.ID, index: t.Index}
+			j.task = &arrayTask{array: j.Core.ID, index: t.Index}
 			continue
 		}
 		if cold == nil {
 			cold = j.arrayCold
 		}
 		if cold == nil {
-			spec, err := c.store.script(j.core.ID)
+			spec, err := c.store.script(j.Core.ID)
 			if err != nil {
 				return nil, err
 			}
 			if cold, err = proto.Marshal(spec); err != nil {
-				return nil, fmt.Errorf("controller: array %d script: %w", j.core.ID, err)
+				return nil, fmt.Errorf("controller: array %d script: %w", j.Core.ID, err)
 			}
 		}
-		tj := &job{core: j.core, spec: proto.CloneOf(j.spec), state: StatePending, reason: string(core.ReasonNone),
-			task: &arrayTask{array: j.core.ID, index: t.Index}}
-		tj.core.ID, tj.core.Alloc = t.JobID, nil
-		st.jobs[t.JobID] = tj
-		st.active = append(st.active, tj)
+		tj := &job{Job: cstate.Job{Core: j.Core, State: StatePending, Reason: string(core.ReasonNone)}, spec: proto.CloneOf(j.spec),
+			task: &arrayTask{array: j.Core.ID, index: t.Index}}
+		tj.Core.ID, tj.Core.Alloc = t.JobID, nil
+		if err := st.m.AddSplit(tj); err != nil {
+			return nil, fmt.Errorf("controller: array %d: %w", j.Core.ID, err)
+		}
 		val, err := tj.marshal()
 		if err != nil {
 			return nil, err
@@ -211,7 +213,7 @@ func (c *Controller) materializeTasksLocked(j *job, split []workflow.Task) ([]wr
 	if err != nil {
 		return nil, err
 	}
-	return append(ws, write{bucket: bucketJobs, key: jobKey(j.core.ID), val: val}), nil
+	return append(ws, write{bucket: bucketJobs, key: jobKey(j.Core.ID), val: val}), nil
 }
 
 // parseTaskSelection reads a cancel request's task list ("7", "[1-3,7]").
@@ -230,7 +232,7 @@ func parseTaskSelection(jid uint64, s string) (*jobspec.Array, error) {
 // syncArraysLocked copies every live task's job state into its array's
 // bookkeeping.
 func (c *Controller) syncArraysLocked() error {
-	for _, tj := range c.st.active {
+	for _, tj := range c.st.m.Active() {
 		if tj.task == nil {
 			continue
 		}
@@ -239,11 +241,11 @@ func (c *Controller) syncArraysLocked() error {
 			continue
 		}
 		t, ok := h.array.Task(tj.task.index)
-		if !ok || t.JobID != tj.core.ID {
+		if !ok || t.JobID != tj.Core.ID {
 			continue
 		}
 		if s := taskState(tj); s != t.State {
-			if err := h.array.SetState(t.Index, s, int(tj.exitCode), tj.core.Start); err != nil {
+			if err := h.array.SetState(t.Index, s, int(tj.ExitCode), tj.Core.Start); err != nil {
 				return err
 			}
 		}

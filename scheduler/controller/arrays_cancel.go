@@ -39,7 +39,7 @@ func (c *Controller) cancelArray(ctx context.Context, req *pb.CancelRequest) (*p
 			return nil, nil, status.Errorf(codes.InvalidArgument, "cancel: job %d is not an array; it has no tasks", req.GetJobId())
 		}
 		if _, n := j.array.Cancel(sel); n == 0 {
-			return nil, nil, status.Errorf(codes.FailedPrecondition, "cancel: array %d: no such task left to cancel (%s)", j.core.ID, req.GetTasks())
+			return nil, nil, status.Errorf(codes.FailedPrecondition, "cancel: array %d: no such task left to cancel (%s)", j.Core.ID, req.GetTasks())
 		}
 		now := c.now()
 		var ws []write
@@ -49,29 +49,29 @@ func (c *Controller) cancelArray(ctx context.Context, req *pb.CancelRequest) (*p
 				continue
 			}
 			tj := c.st.jobs[t.JobID]
-			if tj == nil || finished(tj.state) || tj.state == StateCompleting {
+			if tj == nil || finished(tj.State) || tj.State == StateCompleting {
 				continue
 			}
 			ev := jobEvent(EventCancel, tj, id.User)
 			ev.Reason = req.GetReason()
-			tj.cancelledBy = id.User
-			if tj.state == StatePending {
-				tj.state, tj.end, tj.reason, tj.detail = StateCancelled, now, "", ""
+			tj.CancelledBy = id.User
+			if tj.State == StatePending {
+				tj.State, tj.End, tj.Reason, tj.Detail = StateCancelled, now, "", ""
 				c.metrics.ended(StateCancelled)
 				_ = j.array.SetState(t.Index, workflow.Cancelled, 0, now)
 			} else {
-				tj.state = StateCompleting
+				tj.State = StateCompleting
 				ev.Nodes = allocNodes(tj)
 				kills = append(kills, tj)
 			}
-			tj.syncCoreState()
+			tj.SyncCore()
 			ws = append(ws, c.jobWrites(tj)...)
 			ws = append(ws, c.record(ev)...)
 		}
-		if j.arrayHolder() && j.array.PendingCount() == 0 && j.state == StatePending {
+		if j.arrayHolder() && j.array.PendingCount() == 0 && j.State == StatePending {
 			// Nothing is left to split off: the remainder's record ends.
-			j.state, j.end, j.reason, j.detail, j.cancelledBy = StateCancelled, now, "", "", id.User
-			j.syncCoreState()
+			j.State, j.End, j.Reason, j.Detail, j.CancelledBy = StateCancelled, now, "", "", id.User
+			j.SyncCore()
 		}
 		ws = append(ws, c.jobWrites(j)...)
 		rec = j.record()

@@ -40,8 +40,8 @@ func (c *Controller) findTaskLocked(id auth.Identity, aid uint64, index int32) (
 // the array's record, named as the task.
 func taskRecord(h *job, index int32) *pb.Job {
 	p := h.record()
-	p.ArrayJobId, p.ArrayTaskId, p.ArrayTask = uint64(h.core.ID), index, true
-	p.ArrayName = workflow.TaskName(h.core.ID, int(index))
+	p.ArrayJobId, p.ArrayTaskId, p.ArrayTask = uint64(h.Core.ID), index, true
+	p.ArrayName = workflow.TaskName(h.Core.ID, int(index))
 	if t, _ := h.array.Task(int(index)); t.State == workflow.Cancelled {
 		p.State = StateCancelled
 	}
@@ -64,20 +64,20 @@ func (c *Controller) resolveTask(ctx context.Context, jid uint64, task *int32) (
 			return nil, nil, err
 		}
 		if tj != nil {
-			out = uint64(tj.core.ID)
+			out = uint64(tj.Core.ID)
 			return nil, nil, nil
 		}
-		name := workflow.TaskName(h.core.ID, int(*task))
-		if h.state != StatePending {
-			return nil, nil, status.Errorf(codes.FailedPrecondition, "job %s is %s", name, h.state)
+		name := workflow.TaskName(h.Core.ID, int(*task))
+		if h.State != StatePending {
+			return nil, nil, status.Errorf(codes.FailedPrecondition, "job %s is %s", name, h.State)
 		}
 		// The script is read before the split, so a store error leaves the
 		// array in memory as it is on disk.
-		if _, err := c.store.script(h.core.ID); err != nil {
+		if _, err := c.store.script(h.Core.ID); err != nil {
 			return nil, nil, err
 		}
 		st := c.st
-		t, err := h.array.SplitTask(int(*task), func() core.JobID { n := st.nextID; st.nextID++; return n })
+		t, err := h.array.SplitTask(int(*task), st.m.TakeID)
 		if err != nil {
 			return nil, nil, status.Errorf(codes.FailedPrecondition, "job %s: %v", name, err)
 		}
@@ -86,7 +86,7 @@ func (c *Controller) resolveTask(ctx context.Context, jid uint64, task *int32) (
 			return nil, nil, err
 		}
 		out = uint64(t.JobID)
-		return append(ws, write{bucket: bucketMeta, key: keyNextID, val: u64(uint64(st.nextID))}), nil, nil
+		return append(ws, write{bucket: bucketMeta, key: keyNextID, val: u64(uint64(st.m.NextID()))}), nil, nil
 	})
 	if err != nil {
 		return 0, asStatus(err)
@@ -113,7 +113,7 @@ func (c *Controller) listTasksLocked(id auth.Identity, refs []string, match func
 				if tj := c.st.jobs[t.JobID]; tj != nil && match(tj) {
 					rec = tj.record()
 				}
-			} else if t, ok := h.array.Task(i); ok && t.State == workflow.Pending && h.state == StatePending && match(h) {
+			} else if t, ok := h.array.Task(i); ok && t.State == workflow.Pending && h.State == StatePending && match(h) {
 				rec = taskRecord(h, int32(i))
 			}
 			if rec != nil && !add(rec) {

@@ -205,9 +205,9 @@ func TestTasksSplitInTheSubmitsCommitGroupKeepTheScript(t *testing.T) {
 			return nil, nil, err
 		}
 		split, err := c.splitArraysLocked()
-		for _, j := range c.st.active {
-			if j.task != nil && j.task.array != j.core.ID {
-				tasks = append(tasks, uint64(j.core.ID))
+		for _, j := range c.st.m.Active() {
+			if j.task != nil && j.task.array != j.Core.ID {
+				tasks = append(tasks, uint64(j.Core.ID))
 			}
 		}
 		return append(ws, split...), nil, err

@@ -29,14 +29,14 @@ func (s *clusterService) Info(ctx context.Context, _ *pb.InfoRequest) (*pb.Clust
 	out := &pb.ClusterInfo{Name: c.cfg.Name, Version: c.opts.Version, JobsByState: map[string]int32{}, NodesByState: map[string]int32{},
 		LastPass: api.Timestamp(c.st.lastPass), LastPassDuration: durationpb.New(c.st.lastPassDur), Started: api.Timestamp(c.started)}
 	if id.Operator() {
-		out.NextJobId = uint64(c.st.nextID)
+		out.NextJobId = uint64(c.st.m.NextID())
 	}
 	rp := c.cfg.Reclamation.Policy
 	out.Reclamation = &pb.ReclamationPolicy{Enabled: c.cfg.Reclamation.Enabled, DryRun: rp.DryRun, IdleFor: durationpb.New(rp.IdleFor),
 		Grace: durationpb.New(rp.Grace), MinRuntime: durationpb.New(rp.MinRuntime), Action: string(rp.Mode), ExemptAccounts: rp.ExemptAccounts}
 	for _, j := range c.st.jobs {
 		if canSee(id, j) {
-			out.JobsByState[j.state]++
+			out.JobsByState[j.State]++
 		}
 	}
 	nodeState := map[string]*pb.Node{}
@@ -114,15 +114,15 @@ func (s *clusterService) priority(ctx context.Context, req *pb.PriorityRequest) 
 	out := &pb.PriorityResponse{Weights: &pb.PriorityWeights{Age: w.Age, Fairshare: w.FairShare, Jobsize: w.JobSize, Partition: w.Partition, Qos: w.QOS, Tres: w.TRES}}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, j := range c.st.active {
+	for _, j := range c.st.m.Active() {
 		switch {
-		case j.state != StatePending || j.core.Hold != core.HoldNone: // sprio leaves held jobs out, as Slurm's does
-		case len(req.GetJobIds()) > 0 && !slices.Contains(req.GetJobIds(), uint64(j.core.ID)):
-		case len(users) > 0 && !slices.Contains(users, j.core.User):
+		case j.State != StatePending || j.Core.Hold != core.HoldNone: // sprio leaves held jobs out, as Slurm's does
+		case len(req.GetJobIds()) > 0 && !slices.Contains(req.GetJobIds(), uint64(j.Core.ID)):
+		case len(users) > 0 && !slices.Contains(users, j.Core.User):
 		case len(req.GetPartitions()) > 0 && !j.inPartition(req.GetPartitions()):
 		default:
-			out.Jobs = append(out.Jobs, &pb.JobPriority{JobId: uint64(j.core.ID), Partition: j.partitionText(), User: j.core.User,
-				Account: j.core.Account, Qos: j.core.QOS, Factors: factorsProto(j.factors)})
+			out.Jobs = append(out.Jobs, &pb.JobPriority{JobId: uint64(j.Core.ID), Partition: j.partitionText(), User: j.Core.User,
+				Account: j.Core.Account, Qos: j.Core.QOS, Factors: factorsProto(j.factors)})
 		}
 	}
 	return out, nil

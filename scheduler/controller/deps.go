@@ -25,19 +25,19 @@ func (l depLookup) Job(id core.JobID) (workflow.JobStatus, bool) {
 	if j == nil {
 		return workflow.JobStatus{}, false
 	}
-	return workflow.JobStatus{ID: id, State: taskState(j), Start: j.core.Start, ExitCode: int(j.exitCode), User: j.core.User,
-		Name: j.core.Name, DependencyNever: j.state == StatePending && j.core.Dependency == core.DependencyNever, Array: j.array}, true
+	return workflow.JobStatus{ID: id, State: taskState(j), Start: j.Core.Start, ExitCode: int(j.ExitCode), User: j.Core.User,
+		Name: j.Core.Name, DependencyNever: j.State == StatePending && j.Core.Dependency == core.DependencyNever, Array: j.array}, true
 }
 
 func (l depLookup) SingletonBlocked(user, name string, self core.JobID) bool {
-	for _, j := range l.st.active {
-		if j.core.ID == self || j.core.User != user || j.core.Name != name || j.arrayHolder() {
+	for _, j := range l.st.m.Active() {
+		if j.Core.ID == self || j.Core.User != user || j.Core.Name != name || j.arrayHolder() {
 			continue
 		}
 		switch {
-		case j.live() || j.state == StateCompleting:
+		case j.live() || j.State == StateCompleting:
 			return true
-		case j.state == StatePending && j.core.ID < self && j.dep != nil && hasSingleton(j.dep):
+		case j.State == StatePending && j.Core.ID < self && j.dep != nil && hasSingleton(j.dep):
 			return true
 		}
 	}
@@ -61,14 +61,14 @@ func hasSingleton(d *jobspec.Dependency) bool {
 func (c *Controller) resolveDependenciesLocked(now time.Time) []write {
 	look := depLookup{st: c.st}
 	var ws []write
-	for _, j := range c.st.active {
-		if j.state != StatePending || j.spec.GetDependency() == "" {
+	for _, j := range c.st.m.Active() {
+		if j.State != StatePending || j.spec.GetDependency() == "" {
 			continue
 		}
 		if j.dep == nil {
 			d, err := jobspec.ParseDependency(j.spec.GetDependency())
 			if err != nil {
-				j.core.Dependency = core.DependencyNever
+				j.Core.Dependency = core.DependencyNever
 				continue
 			}
 			j.dep = d
@@ -77,15 +77,15 @@ func (c *Controller) resolveDependenciesLocked(now time.Time) []write {
 		if j.task != nil {
 			task = j.task.index
 		}
-		state, detail, readyAt := workflow.ResolveDependencies(workflow.Dependent{ID: j.core.ID, User: j.core.User,
-			Name: j.core.Name, Task: task, Dependency: j.dep}, look, now)
-		if state == core.DependencyNone && j.core.Dependency != core.DependencyNone && j.core.Eligible.IsZero() {
-			j.core.Eligible = now
+		state, detail, readyAt := workflow.ResolveDependencies(workflow.Dependent{ID: j.Core.ID, User: j.Core.User,
+			Name: j.Core.Name, Task: task, Dependency: j.dep}, look, now)
+		if state == core.DependencyNone && j.Core.Dependency != core.DependencyNone && j.Core.Eligible.IsZero() {
+			j.Core.Eligible = now
 			if readyAt.After(now) {
-				j.core.Eligible = readyAt
+				j.Core.Eligible = readyAt
 			}
 		}
-		j.core.Dependency = state
+		j.Core.Dependency = state
 		var jobKill *bool
 		if j.spec.GetKillOnInvalidDep() {
 			jobKill = new(true)
@@ -93,9 +93,9 @@ func (c *Controller) resolveDependenciesLocked(now time.Time) []write {
 		if !workflow.CancelOnNever(state, c.cfg.Scheduler.KillInvalidDepend, jobKill) {
 			continue
 		}
-		j.state, j.end, j.reason, j.detail = StateCancelled, now, string(core.ReasonDependencyNeverSatisfied), detail
-		j.cancelledBy = "scheduler"
-		j.syncCoreState()
+		j.State, j.End, j.Reason, j.Detail = StateCancelled, now, string(core.ReasonDependencyNeverSatisfied), detail
+		j.CancelledBy = "scheduler"
+		j.SyncCore()
 		c.metrics.ended(StateCancelled)
 		ev := jobEvent(EventCancel, j, "scheduler")
 		ev.Reason = fmt.Sprintf("%s: %s", core.ReasonDependencyNeverSatisfied, detail)

@@ -12,19 +12,20 @@ import (
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/core"
 	"github.com/parityhpc/parity/scheduler/policy"
+	cstate "github.com/parityhpc/parity/scheduler/state"
 )
 
 // Event kinds of the decision log.
 const (
-	EventStart    = "start"
-	EventEnd      = "end"
-	EventCancel   = "cancel"
-	EventRequeue  = "requeue"
+	EventStart    = cstate.KindStart
+	EventEnd      = cstate.KindEnd
+	EventCancel   = cstate.KindCancel
+	EventRequeue  = cstate.KindRequeue
 	EventPreempt  = "preempt"
-	EventHold     = "hold"
-	EventRelease  = "release"
+	EventHold     = cstate.KindHold
+	EventRelease  = cstate.KindRelease
 	EventUpdate   = "update"
-	EventNodeFail = "node_fail"
+	EventNodeFail = cstate.KindNodeFail
 	EventDrain    = "drain"
 	EventResume   = "resume"
 	EventDown     = "down"
@@ -73,8 +74,8 @@ func (c *Controller) record(ev *pb.Event) []write {
 
 // jobEvent starts an event about a job, carrying its owner for filtering.
 func jobEvent(kind string, j *job, actor string) *pb.Event {
-	return &pb.Event{Kind: kind, JobId: uint64(j.core.ID), Actor: actor,
-		Fields: map[string]string{"user": j.core.User, "partition": j.core.Partition, "state": j.state}}
+	return &pb.Event{Kind: kind, JobId: uint64(j.Core.ID), Actor: actor,
+		Fields: map[string]string{"user": j.Core.User, "partition": j.Core.Partition, "state": j.State}}
 }
 
 // factorsProto converts a priority breakdown.

@@ -259,8 +259,8 @@ func (a *healthApply) requeueJobs(d healthcheck.Decision) {
 			continue
 		}
 		requeue := c.cfg.Health.OnFault == config.OnFaultRequeue && (j.spec.GetRequeue() || c.cfg.RequeueOnNodeFail)
-		j.state, j.requeueOnEnd, j.faultReason, j.faultState = StateCompleting, requeue, reason, StateNodeFail
-		j.syncCoreState()
+		j.State, j.RequeueOnEnd, j.FaultReason, j.FaultState = StateCompleting, requeue, reason, StateNodeFail
+		j.SyncCore()
 		a.ws = append(a.ws, c.jobWrites(j)...)
 		kind := EventNodeFail
 		if requeue {
@@ -292,7 +292,7 @@ func affectedDevices(n *node, uuid string) map[string]bool {
 }
 
 func holdsAny(j *job, node string, uuids map[string]bool) bool {
-	for _, al := range j.core.Alloc {
+	for _, al := range j.Core.Alloc {
 		if al.Node == node && slices.ContainsFunc(al.Devices, func(u string) bool { return uuids[u] }) {
 			return true
 		}

@@ -11,6 +11,7 @@ import (
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
 	"github.com/parityhpc/parity/scheduler/core"
+	cstate "github.com/parityhpc/parity/scheduler/state"
 )
 
 // outcome is what a fault did, without the vendor's wording: it must be
@@ -309,7 +310,7 @@ func TestJobsOnASliceOfAFailedGPUAreAffected(t *testing.T) {
 	n := &node{name: "n1", inv: &gres.Inventory{Devices: []gres.Device{
 		{UUID: "GPU-a"}, {UUID: "MIG-a0", Parent: "GPU-a"}, {UUID: "MIG-a1", Parent: "GPU-a"}, {UUID: "GPU-b"}, {UUID: "MIG-b0", Parent: "GPU-b"}}}}
 	jobOn := func(node string, devs ...string) *job {
-		return &job{core: core.Job{Alloc: []core.NodeAlloc{{Node: node, Devices: devs}}}}
+		return &job{Job: cstate.Job{Core: core.Job{Alloc: []core.NodeAlloc{{Node: node, Devices: devs}}}}}
 	}
 	tests := []struct {
 		name   string

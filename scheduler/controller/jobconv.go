@@ -8,6 +8,7 @@ import (
 	"github.com/parityhpc/parity/scheduler/api"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/core"
+	cstate "github.com/parityhpc/parity/scheduler/state"
 	"github.com/parityhpc/parity/topology"
 )
 
@@ -64,32 +65,32 @@ func allocsFromProto(ps []*pb.NodeAlloc) []core.NodeAlloc {
 
 // record is the durable and wire form of a job (without script and env).
 func (j *job) record() *pb.Job {
-	p := &pb.Job{Id: uint64(j.core.ID), User: j.core.User, Spec: j.spec, State: j.state, Reason: j.reason, ReasonDetail: j.detail,
-		Priority: j.priority, SubmitTime: api.Timestamp(j.core.Submit), EligibleTime: api.Timestamp(j.core.Eligible),
-		StartTime: api.Timestamp(j.core.Start), EndTime: api.Timestamp(j.end), ExpectedStart: api.Timestamp(j.expected),
-		Alloc: allocsToProto(j.core.Alloc), ExitCode: j.exitCode, ExitSignal: j.exitSignal, Restarts: j.restarts,
-		Hold: string(j.core.Hold), Partition: j.core.Partition, Account: j.core.Account, Qos: j.core.QOS,
-		TimeLimitSeconds: int64(j.core.TimeLimit / time.Second), CancelledBy: j.cancelledBy,
-		RequeuePending: j.requeueOnEnd, HoldOnRequeue: j.holdOnEnd, FaultReason: j.faultReason, FaultState: j.faultState,
-		LastRequeueReason: j.lastRequeueReason, AdminComment: j.adminComment, Usage: j.usage,
+	p := &pb.Job{Id: uint64(j.Core.ID), User: j.Core.User, Spec: j.spec, State: j.State, Reason: j.Reason, ReasonDetail: j.Detail,
+		Priority: j.priority, SubmitTime: api.Timestamp(j.Core.Submit), EligibleTime: api.Timestamp(j.Core.Eligible),
+		StartTime: api.Timestamp(j.Core.Start), EndTime: api.Timestamp(j.End), ExpectedStart: api.Timestamp(j.expected),
+		Alloc: allocsToProto(j.Core.Alloc), ExitCode: j.ExitCode, ExitSignal: j.ExitSignal, Restarts: j.Restarts,
+		Hold: string(j.Core.Hold), Partition: j.Core.Partition, Account: j.Core.Account, Qos: j.Core.QOS,
+		TimeLimitSeconds: int64(j.Core.TimeLimit / time.Second), CancelledBy: j.CancelledBy,
+		RequeuePending: j.RequeueOnEnd, HoldOnRequeue: j.HoldOnEnd, FaultReason: j.FaultReason, FaultState: j.FaultState,
+		LastRequeueReason: j.LastRequeueReason, AdminComment: j.adminComment, Usage: j.usage,
 		StartSeq: j.startSeq, EndSeq: j.endSeq, Steps: j.steps}
-	if len(j.core.Alloc) > 0 {
-		p.BatchHost = j.core.Alloc[0].Node
+	if len(j.Core.Alloc) > 0 {
+		p.BatchHost = j.Core.Alloc[0].Node
 	}
-	if j.state == StatePending && len(j.core.Partitions) > 1 {
-		p.Partitions = j.core.Partitions
+	if j.State == StatePending && len(j.Core.Partitions) > 1 {
+		p.Partitions = j.Core.Partitions
 	}
 	if j.factors != nil {
 		p.Priority = j.factors.Total
 	}
-	if j.state == StatePending && j.core.Hold != core.HoldNone {
+	if j.State == StatePending && j.Core.Hold != core.HoldNone {
 		// Slurm holds a job by zeroing its priority; scontrol and squeue
 		// show 0 until the release, and the next pass computes it again.
 		p.Priority = 0
 	}
 	j.arrayFields(p)
 	j.preemptFields(p)
-	if j.state == StateSuspended && !j.suspendedAt.IsZero() {
+	if j.State == StateSuspended && !j.suspendedAt.IsZero() {
 		p.SuspendTime = api.Timestamp(j.suspendedAt)
 	}
 	p.SuspendedSeconds = int64(j.suspendedFor / time.Second)
@@ -123,11 +124,12 @@ func jobFromRecord(p *pb.Job) (*job, error) {
 	cj.Eligible = api.Time(p.GetEligibleTime())
 	cj.Start = api.Time(p.GetStartTime())
 	cj.Alloc = allocsFromProto(p.GetAlloc())
-	j := &job{core: cj, spec: p.GetSpec(), state: p.GetState(), reason: p.GetReason(), detail: p.GetReasonDetail(),
-		priority: p.GetPriority(), end: api.Time(p.GetEndTime()), exitCode: p.GetExitCode(), exitSignal: p.GetExitSignal(),
-		restarts: p.GetRestarts(), cancelledBy: p.GetCancelledBy(), launchSent: true,
-		requeueOnEnd: p.GetRequeuePending(), holdOnEnd: p.GetHoldOnRequeue(), faultReason: p.GetFaultReason(), faultState: p.GetFaultState(),
-		lastRequeueReason: p.GetLastRequeueReason(), adminComment: p.GetAdminComment(), usage: p.GetUsage(),
+	j := &job{Job: cstate.Job{Core: cj, State: p.GetState(), Reason: p.GetReason(), Detail: p.GetReasonDetail(),
+		End: api.Time(p.GetEndTime()), ExitCode: p.GetExitCode(), ExitSignal: p.GetExitSignal(),
+		Restarts: p.GetRestarts(), CancelledBy: p.GetCancelledBy(),
+		RequeueOnEnd: p.GetRequeuePending(), HoldOnEnd: p.GetHoldOnRequeue(), FaultReason: p.GetFaultReason(), FaultState: p.GetFaultState(),
+		LastRequeueReason: p.GetLastRequeueReason()},
+		spec: p.GetSpec(), priority: p.GetPriority(), launchSent: true, adminComment: p.GetAdminComment(), usage: p.GetUsage(),
 		startSeq: p.GetStartSeq(), endSeq: p.GetEndSeq(), steps: p.GetSteps()}
 	j.preemptFromRecord(p)
 	if p.GetSuspendTime() != nil {
@@ -137,19 +139,6 @@ func jobFromRecord(p *pb.Job) (*job, error) {
 	if err := j.arrayFromRecord(p); err != nil {
 		return nil, err
 	}
-	j.syncCoreState()
+	j.SyncCore()
 	return j, nil
-}
-
-// syncCoreState maps the Slurm state to what the core reads: completing
-// jobs still hold their resources.
-func (j *job) syncCoreState() {
-	switch j.state {
-	case StatePending:
-		j.core.State = core.JobPending
-	case StateRunning, StateCompleting, StateSuspended:
-		j.core.State = core.JobRunning
-	default:
-		j.core.State = "done"
-	}
 }

@@ -15,12 +15,26 @@ import (
 	"github.com/parityhpc/parity/scheduler/auth"
 	"github.com/parityhpc/parity/scheduler/config"
 	"github.com/parityhpc/parity/scheduler/core"
+	cstate "github.com/parityhpc/parity/scheduler/state"
 )
 
 // jobChange runs a checked change of one job through the writer: change
 // validates and mutates j (c.mu held) and returns the event to log (nil for
 // none) and what to do after the commit. The job's record is rewritten.
 func (c *Controller) jobChange(ctx context.Context, jid uint64, change func(id auth.Identity, j *job) (*pb.Event, func(), error)) (*pb.Job, error) {
+	return c.jobMutation(ctx, jid, func(id auth.Identity, j *job) ([]write, func(), error) {
+		ev, after, err := change(id, j)
+		if err != nil || ev == nil {
+			return nil, after, err
+		}
+		return c.record(ev), after, nil
+	})
+}
+
+// jobMutation runs a checked change of one job through the writer: change
+// validates and mutates j (c.mu held) and returns the writes that go with
+// it and what to do after the commit. The job's record is rewritten.
+func (c *Controller) jobMutation(ctx context.Context, jid uint64, change func(id auth.Identity, j *job) ([]write, func(), error)) (*pb.Job, error) {
 	id := caller(ctx)
 	var rec *pb.Job
 	err := c.mutate(ctx, func() ([]write, func(), error) {
@@ -28,19 +42,16 @@ func (c *Controller) jobChange(ctx context.Context, jid uint64, change func(id a
 		if err != nil {
 			return nil, nil, err
 		}
-		ev, after, err := change(id, j)
+		more, after, err := change(id, j)
 		if err != nil {
 			return nil, nil, err
 		}
-		j.syncCoreState()
+		j.SyncCore()
 		val, err := j.marshal()
 		if err != nil {
 			return nil, nil, err
 		}
-		ws := []write{{bucket: bucketJobs, key: jobKey(j.core.ID), val: val}}
-		if ev != nil {
-			ws = append(ws, c.record(ev)...)
-		}
+		ws := append([]write{{bucket: bucketJobs, key: jobKey(j.Core.ID), val: val}}, more...)
 		rec = j.record()
 		return ws, func() {
 			if after != nil {
@@ -59,7 +70,7 @@ func (c *Controller) jobChange(ctx context.Context, jid uint64, change func(id a
 }
 
 func alreadyDone(j *job) error {
-	return status.Errorf(codes.FailedPrecondition, "job %d: job/step already completing or completed (%s)", j.core.ID, j.state)
+	return status.Errorf(codes.FailedPrecondition, "job %d: job/step already completing or completed (%s)", j.Core.ID, j.State)
 }
 
 func (s *jobsService) Cancel(ctx context.Context, req *pb.CancelRequest) (*pb.CancelResponse, error) {
@@ -73,21 +84,8 @@ func (s *jobsService) Cancel(ctx context.Context, req *pb.CancelRequest) (*pb.Ca
 	if req.GetTasks() != "" || c.isArray(req.GetJobId()) {
 		return c.cancelArray(ctx, req)
 	}
-	rec, err := c.jobChange(ctx, req.GetJobId(), func(id auth.Identity, j *job) (*pb.Event, func(), error) {
-		if j.state != StatePending && !j.live() {
-			return nil, nil, alreadyDone(j)
-		}
-		ev := jobEvent(EventCancel, j, id.User)
-		ev.Reason = req.GetReason()
-		j.cancelledBy = id.User
-		if j.state == StatePending {
-			j.state, j.end, j.reason, j.detail = StateCancelled, c.now(), "", ""
-			c.metrics.ended(StateCancelled)
-			return ev, nil, nil
-		}
-		j.state = StateCompleting
-		ev.Nodes = allocNodes(j)
-		return ev, func() { c.sendKill(j, "cancelled by "+id.User) }, nil
+	rec, err := c.jobCommand(ctx, req.GetJobId(), func(id auth.Identity, j *job) cstate.Command {
+		return cstate.Cancel{Job: j.Core.ID, By: id.User, Reason: req.GetReason()}
 	})
 	if err != nil {
 		return nil, err
@@ -104,20 +102,18 @@ func (c *Controller) signal(ctx context.Context, jid uint64, sig int32) (*pb.Can
 	if err != nil {
 		return nil, err
 	}
-	if j.state != StateRunning {
-		return nil, status.Errorf(codes.FailedPrecondition, "job %d is %s; only running jobs take signals", jid, j.state)
+	effects, err := c.applyLocked(cstate.SignalJob{Job: j.Core.ID, By: id.User, Signal: sig})
+	if err != nil {
+		return nil, err
 	}
-	for _, a := range j.core.Alloc {
-		if n := c.st.nodes[a.Node]; n != nil {
-			n.orders.push(&pb.Order{Kind: "signal", JobId: jid, Signal: sig, Run: j.restarts, Reason: "signal from " + id.User})
-		}
-	}
+	// Nothing changed, so nothing waits for a commit: the orders go now.
+	c.effectsLocked(effects)
 	return &pb.CancelResponse{Job: j.record()}, nil
 }
 
 func allocNodes(j *job) []string {
-	out := make([]string, len(j.core.Alloc))
-	for i, a := range j.core.Alloc {
+	out := make([]string, len(j.Core.Alloc))
+	for i, a := range j.Core.Alloc {
 		out[i] = a.Node
 	}
 	return out
@@ -130,7 +126,7 @@ func allocNodes(j *job) []string {
 func (c *Controller) sendKill(j *job, reason string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, a := range j.core.Alloc {
+	for _, a := range j.Core.Alloc {
 		if n := c.st.nodes[a.Node]; n != nil {
 			n.orders.push(jobOrder("kill", j, reason))
 		}
@@ -142,17 +138,8 @@ func (s *jobsService) Hold(ctx context.Context, req *pb.JobRef) (*pb.Job, error)
 	if err != nil {
 		return nil, err
 	}
-	return s.c.jobChange(ctx, jid, func(id auth.Identity, j *job) (*pb.Event, func(), error) {
-		if j.state != StatePending {
-			return nil, nil, status.Errorf(codes.FailedPrecondition, "job %d is %s; only pending jobs can be held", j.core.ID, j.state)
-		}
-		j.core.Hold = core.HoldUser
-		if id.Operator() && id.User != j.owner() {
-			j.core.Hold = core.HoldAdmin
-		}
-		ev := jobEvent(EventHold, j, id.User)
-		ev.Reason = string(j.core.Hold)
-		return ev, nil, nil
+	return s.c.jobCommand(ctx, jid, func(id auth.Identity, j *job) cstate.Command {
+		return cstate.Hold{Job: j.Core.ID, By: id.User, Admin: id.Operator() && id.User != j.owner()}
 	})
 }
 
@@ -161,15 +148,8 @@ func (s *jobsService) Release(ctx context.Context, req *pb.JobRef) (*pb.Job, err
 	if err != nil {
 		return nil, err
 	}
-	return s.c.jobChange(ctx, jid, func(id auth.Identity, j *job) (*pb.Event, func(), error) {
-		switch {
-		case j.state != StatePending || j.core.Hold == core.HoldNone:
-			return nil, nil, status.Errorf(codes.FailedPrecondition, "job %d is not held", j.core.ID)
-		case j.core.Hold == core.HoldAdmin && !id.Operator():
-			return nil, nil, status.Errorf(codes.PermissionDenied, "access/permission denied: job %d is held by an administrator", j.core.ID)
-		}
-		j.core.Hold = core.HoldNone
-		return jobEvent(EventRelease, j, id.User), nil, nil
+	return s.c.jobCommand(ctx, jid, func(id auth.Identity, j *job) cstate.Command {
+		return cstate.Release{Job: j.Core.ID, By: id.User, Operator: id.Operator()}
 	})
 }
 
@@ -179,15 +159,8 @@ func (s *jobsService) Requeue(ctx context.Context, req *pb.RequeueRequest) (*pb.
 	if err != nil {
 		return nil, err
 	}
-	return c.jobChange(ctx, jid, func(id auth.Identity, j *job) (*pb.Event, func(), error) {
-		if !j.live() {
-			return nil, nil, status.Errorf(codes.FailedPrecondition, "job %d is %s; only running jobs can be requeued", j.core.ID, j.state)
-		}
-		j.state, j.requeueOnEnd, j.holdOnEnd = StateCompleting, true, req.GetHold()
-		ev := jobEvent(EventRequeue, j, id.User)
-		ev.Nodes = allocNodes(j)
-		ev.Reason = "requeued by " + id.User
-		return ev, func() { c.sendKill(j, "requeued by "+id.User) }, nil
+	return c.jobCommand(ctx, jid, func(id auth.Identity, j *job) cstate.Command {
+		return cstate.Requeue{Job: j.Core.ID, By: id.User, Hold: req.GetHold()}
 	})
 }
 
@@ -200,7 +173,7 @@ func (s *jobsService) Update(ctx context.Context, req *pb.UpdateJobRequest) (*pb
 	return c.jobChange(ctx, jid, func(id auth.Identity, j *job) (*pb.Event, func(), error) {
 		// Check everything before changing anything: a refused update
 		// must leave memory exactly as the store has it.
-		if finished(j.state) {
+		if finished(j.State) {
 			return nil, nil, alreadyDone(j)
 		}
 		if err := c.checkUpdate(id, j, req); err != nil {
@@ -208,8 +181,8 @@ func (s *jobsService) Update(ctx context.Context, req *pb.UpdateJobRequest) (*pb
 		}
 		var trial *pb.JobSpec
 		if req.Partition != nil || req.Qos != nil || req.Account != nil {
-			if j.state != StatePending {
-				return nil, nil, status.Errorf(codes.FailedPrecondition, "job %d is %s; partition, QOS and account change only while pending", j.core.ID, j.state)
+			if j.State != StatePending {
+				return nil, nil, status.Errorf(codes.FailedPrecondition, "job %d is %s; partition, QOS and account change only while pending", j.Core.ID, j.State)
 			}
 			var err error
 			if trial, err = c.repartition(j, req); err != nil {
@@ -219,15 +192,15 @@ func (s *jobsService) Update(ctx context.Context, req *pb.UpdateJobRequest) (*pb
 		ev := jobEvent(EventUpdate, j, id.User)
 		var changed []string
 		if req.TimeLimitSeconds != nil {
-			j.core.TimeLimit = time.Duration(req.GetTimeLimitSeconds()) * time.Second
+			j.Core.TimeLimit = time.Duration(req.GetTimeLimitSeconds()) * time.Second
 			changed = append(changed, "TimeLimit")
 		}
 		if req.Nice != nil {
-			j.core.Nice, j.spec.Nice = int(req.GetNice()), req.GetNice()
+			j.Core.Nice, j.spec.Nice = int(req.GetNice()), req.GetNice()
 			changed = append(changed, "Nice")
 		}
 		if req.Name != nil {
-			j.core.Name, j.spec.Name = req.GetName(), req.GetName()
+			j.Core.Name, j.spec.Name = req.GetName(), req.GetName()
 			changed = append(changed, "Name")
 		}
 		if req.Comment != nil {
@@ -236,7 +209,7 @@ func (s *jobsService) Update(ctx context.Context, req *pb.UpdateJobRequest) (*pb
 		}
 		if trial != nil {
 			j.spec.Qos, j.spec.Account = trial.Qos, trial.Account
-			j.core.QOS, j.core.Account = trial.Qos, trial.Account
+			j.Core.QOS, j.Core.Account = trial.Qos, trial.Account
 			j.setPartitions(specPartitions(trial))
 			changed = append(changed, "Partition", "QOS", "Account")
 		}
@@ -255,10 +228,10 @@ func (c *Controller) checkUpdate(id auth.Identity, j *job, req *pb.UpdateJobRequ
 			return invalid("TimeLimit", s, "must be within 1..%d seconds", config.MaxSeconds)
 		}
 		t := time.Duration(req.GetTimeLimitSeconds()) * time.Second
-		if !id.Operator() && j.core.TimeLimit > 0 && t > j.core.TimeLimit {
-			return status.Errorf(codes.PermissionDenied, "access/permission denied: only operators may raise a time limit (job %d has %s)", j.core.ID, fmtSeconds(int64(j.core.TimeLimit/time.Second)))
+		if !id.Operator() && j.Core.TimeLimit > 0 && t > j.Core.TimeLimit {
+			return status.Errorf(codes.PermissionDenied, "access/permission denied: only operators may raise a time limit (job %d has %s)", j.Core.ID, fmtSeconds(int64(j.Core.TimeLimit/time.Second)))
 		}
-		if p, ok := c.cfg.Partition(j.core.Partition); ok && p.MaxTime > 0 && t > p.MaxTime && !id.Operator() {
+		if p, ok := c.cfg.Partition(j.Core.Partition); ok && p.MaxTime > 0 && t > p.MaxTime && !id.Operator() {
 			return invalid("TimeLimit", fmtSeconds(int64(t/time.Second)), "requested time limit is invalid (exceeds partition %s MaxTime %s)", p.Name, fmtSeconds(int64(p.MaxTime/time.Second)))
 		}
 	}
@@ -284,7 +257,7 @@ func (c *Controller) repartition(j *job, req *pb.UpdateJobRequest) (*pb.JobSpec,
 	if req.Account != nil {
 		trial.Account = req.GetAccount()
 	}
-	if _, err := c.resolveSpec(j.core.User, trial, c.capacities); err != nil {
+	if _, err := c.resolveSpec(j.Core.User, trial, c.capacities); err != nil {
 		return nil, err
 	}
 	return trial, nil
@@ -300,7 +273,7 @@ func (s *jobsService) Explain(ctx context.Context, req *pb.ExplainRequest) (*pb.
 		return nil, err
 	}
 	rec := j.record()
-	pending := j.state == StatePending
+	pending := j.State == StatePending
 	var snap core.Snapshot
 	now := c.now()
 	if pending {

@@ -16,6 +16,7 @@ import (
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/config"
 	"github.com/parityhpc/parity/scheduler/core"
+	cstate "github.com/parityhpc/parity/scheduler/state"
 )
 
 type jobsService struct {
@@ -94,7 +95,7 @@ func (c *Controller) prepareSubmit(user string, spec *pb.JobSpec) (*prepared, er
 		// listing partitions whose defaults differ gets it when it starts.
 		cj.TimeLimit = c.defaultLimit(cj.Partitions, cj.Partition)
 	}
-	j := &job{core: cj, spec: spec, state: StatePending, reason: string(core.ReasonNone)}
+	j := &job{Job: cstate.Job{Core: cj, State: StatePending, Reason: string(core.ReasonNone)}, spec: spec}
 	if err := prepareArray(j, c.cfg.JobLimits.MaxArraySize); err != nil {
 		return nil, err
 	}
@@ -102,7 +103,7 @@ func (c *Controller) prepareSubmit(user string, spec *pb.JobSpec) (*prepared, er
 	more, err := c.checkSubmitLimitsLocked(j)
 	notes = append(notes, more...)
 	if err == nil {
-		err = c.checkJobReservationLocked(&j.core)
+		err = c.checkJobReservationLocked(&j.Core)
 	}
 	c.mu.Unlock()
 	if err != nil {
@@ -126,7 +127,7 @@ func (c *Controller) submitPrepared(ctx context.Context, p *prepared) (core.JobI
 		jid = id
 		// Read under the lock: a pass may start the job (and set the
 		// partition it got) before this after func runs.
-		user, partition := p.job.core.User, p.job.core.Partition
+		user, partition := p.job.Core.User, p.job.Core.Partition
 		return ws, func() {
 			c.metrics.submitted.Inc()
 			c.log.Info("job state", "job", id, "user", user, "partition", partition, "state", StatePending)
@@ -136,19 +137,17 @@ func (c *Controller) submitPrepared(ctx context.Context, p *prepared) (core.JobI
 	return jid, err
 }
 
-// insertLocked assigns the next id, indexes the job and returns the writes
-// that make it durable (c.mu held).
+// insertLocked submits the job to the state machine, which assigns the
+// next id and checks MaxJobCount where the table grows (so concurrent
+// submissions cannot pass it together), and returns the writes that make
+// it durable (c.mu held). The submit time is the command's time.
 func (c *Controller) insertLocked(p *prepared) (core.JobID, []write, error) {
 	st := c.st
-	if n := c.cfg.JobLimits.MaxJobCount; n > 0 && len(st.jobs) >= n {
-		// Checked here, where the job table grows, so concurrent
-		// submissions cannot pass it together.
-		return 0, nil, status.Errorf(codes.ResourceExhausted,
-			"submit: MaxJobCount=%d reached: the controller holds %d jobs; retry once finished jobs are purged (MinJobAge)", n, len(st.jobs))
-	}
-	jid := st.nextID
 	j := p.job
-	j.core.ID = jid
+	if _, err := st.m.Apply(cstate.Submit[*job]{Job: j}, j.Core.Submit); err != nil {
+		return 0, nil, stateStatus(err)
+	}
+	jid := j.Core.ID
 	if j.array != nil {
 		j.array.ID = jid
 	}
@@ -159,15 +158,12 @@ func (c *Controller) insertLocked(p *prepared) (core.JobID, []write, error) {
 	start := idRoom - len(field)
 	copy(p.rec[start:], field)
 	val := p.rec[start:]
-	st.nextID++
 	if j.array != nil {
 		j.arrayCold = p.cold
 	}
-	st.jobs[jid] = j
-	st.active = append(st.active, j)
 	key, next := p.keys[:8:8], p.keys[8:]
 	binary.BigEndian.PutUint64(key, uint64(jid))
-	binary.BigEndian.PutUint64(next, uint64(st.nextID))
+	binary.BigEndian.PutUint64(next, uint64(st.m.NextID()))
 	p.ws = [3]write{{bucket: bucketJobs, key: key, val: val}, {bucket: bucketScripts, key: key, val: p.cold},
 		{bucket: bucketMeta, key: keyNextID, val: next}}
 	return jid, p.ws[:], nil
@@ -206,7 +202,7 @@ func (s *jobsService) Get(ctx context.Context, req *pb.GetJobRequest) (*pb.Job, 
 	if !allowed {
 		return nil, status.Errorf(codes.PermissionDenied, "access/permission denied: the script and environment of job %d are shown only to its owner and admins", req.GetJobId())
 	}
-	cold, err := c.store.script(j.core.ID)
+	cold, err := c.store.script(j.Core.ID)
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "%v", err)
 	}
@@ -241,11 +237,11 @@ func (s *jobsService) list(ctx context.Context, req *pb.ListJobsRequest) (*pb.Li
 	}
 	match := func(j *job) bool {
 		switch {
-		case len(states) > 0 && !states[j.state]:
-		case len(users) > 0 && !slices.Contains(users, j.core.User):
-		case len(req.GetAccounts()) > 0 && !slices.Contains(req.GetAccounts(), j.core.Account):
+		case len(states) > 0 && !states[j.State]:
+		case len(users) > 0 && !slices.Contains(users, j.Core.User):
+		case len(req.GetAccounts()) > 0 && !slices.Contains(req.GetAccounts(), j.Core.Account):
 		case len(req.GetPartitions()) > 0 && !j.inPartition(req.GetPartitions()):
-		case req.GetName() != "" && req.GetName() != j.core.Name:
+		case req.GetName() != "" && req.GetName() != j.Core.Name:
 		default:
 			return true
 		}
@@ -275,7 +271,7 @@ func (s *jobsService) list(ctx context.Context, req *pb.ListJobsRequest) (*pb.Li
 			// An array's id names every task, as in squeue -j: those
 			// split off into jobs of their own too.
 			for _, t := range j.array.Tasks() {
-				if t.JobID != j.core.ID && !slices.Contains(ids, uint64(t.JobID)) && !add(c.st.jobs[t.JobID]) {
+				if t.JobID != j.Core.ID && !slices.Contains(ids, uint64(t.JobID)) && !add(c.st.jobs[t.JobID]) {
 					return &pb.ListJobsResponse{Jobs: out}, nil
 				}
 			}
@@ -291,7 +287,7 @@ func (s *jobsService) list(ctx context.Context, req *pb.ListJobsRequest) (*pb.Li
 	}
 	if !req.GetAllStates() && !states[StateCompleted] && len(states) <= 4 && !slices.ContainsFunc(sortedKeys(states), finished) {
 		// Live states only: the active list is already in id order.
-		for _, j := range c.st.active {
+		for _, j := range c.st.m.Active() {
 			if !add(j) {
 				break
 			}

@@ -29,7 +29,7 @@ func billingPolicy(cfg *config.Cluster) (accounting.BillingPolicy, error) {
 // reqTRES is what the job asked for, as Slurm's ReqTRES: CPUs, memory,
 // nodes and GPUs (typed entries alongside the total when a type was named).
 func reqTRES(j *job) accounting.TRES {
-	cj := &j.core
+	cj := &j.Core
 	nodes := max(cj.Nodes, 1)
 	tasks := max(cj.Tasks, cj.TasksPerNode*nodes, 1)
 	t := accounting.TRES{accounting.TRESNode: float64(nodes)}
@@ -83,11 +83,11 @@ func reqTRES(j *job) accounting.TRES {
 // billing the partition's weights give it. Nil before an allocation.
 // c.mu held (it reads node inventories for the devices' types).
 func (c *Controller) allocTRESLocked(j *job) accounting.TRES {
-	if len(j.core.Alloc) == 0 {
+	if len(j.Core.Alloc) == 0 {
 		return nil
 	}
-	t := accounting.TRES{accounting.TRESNode: float64(len(j.core.Alloc))}
-	for _, a := range j.core.Alloc {
+	t := accounting.TRES{accounting.TRESNode: float64(len(j.Core.Alloc))}
+	for _, a := range j.Core.Alloc {
 		t[accounting.TRESCPU] += float64(a.CPUs.Count())
 		if a.MemoryMB > 0 {
 			t[accounting.TRESMem] += float64(a.MemoryMB)
@@ -99,7 +99,7 @@ func (c *Controller) allocTRESLocked(j *job) accounting.TRES {
 			}
 		}
 	}
-	return c.billing.WithBilling(j.core.Partition, t)
+	return c.billing.WithBilling(j.Core.Partition, t)
 }
 
 // deviceTypeLocked is the GRES type of one allocated device: from the
@@ -119,7 +119,7 @@ func (c *Controller) deviceTypeLocked(nodeName, uuid string, j *job) string {
 		}
 	}
 	typ := ""
-	for _, rs := range [][]string{gpuTypes(j.core.GRES.PerJob), gpuTypes(j.core.GRES.PerNode), gpuTypes(j.core.GRES.PerTask)} {
+	for _, rs := range [][]string{gpuTypes(j.Core.GRES.PerJob), gpuTypes(j.Core.GRES.PerNode), gpuTypes(j.Core.GRES.PerTask)} {
 		for _, t := range rs {
 			if typ != "" && t != typ {
 				return ""

@@ -1,79 +1,76 @@
 package controller
 
 import (
-	"slices"
 	"strconv"
-	"time"
 
 	"github.com/parityhpc/parity/scheduler/accounting"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/core"
+	cstate "github.com/parityhpc/parity/scheduler/state"
 	ledger "github.com/parityhpc/parity/scheduler/store"
 )
 
 // releaseLocked detaches a job from its nodes (c.mu held).
 func (c *Controller) releaseLocked(j *job) {
-	for _, a := range j.core.Alloc {
+	for _, a := range j.Core.Alloc {
 		if n := c.st.nodes[a.Node]; n != nil {
-			delete(n.jobs, j.core.ID)
+			delete(n.jobs, j.Core.ID)
 		}
 	}
 }
 
-// endLocked settles a job whose processes ended (or can no longer run):
-// a pending requeue puts it back in the queue with the same id; otherwise
-// it finishes in state. It returns the writes (record and events) and
-// kill orders for the job's nodes other than except (the node that
-// reported the end, or failed) to send after the commit.
+// endLocked settles a job whose processes ended (or can no longer run)
+// through the state machine's End: a pending requeue puts it back in the
+// queue with the same id; otherwise it finishes in state. It returns the
+// writes (record and events) and what to do after the commit: the ledger
+// line, the end's notification and kill orders for the job's nodes other
+// than except (the node that reported the end, or failed).
 func (c *Controller) endLocked(j *job, state, reason string, exit, sig int32, actor, except string) ([]write, func()) {
 	now := c.now()
-	if j.faultReason != "" {
-		// A policy stopped this run: its reason (and state) outrank how
-		// the processes happened to end.
-		reason = j.faultReason
-		if j.faultState != "" {
-			state = j.faultState
-		}
-		j.faultReason, j.faultState = "", ""
-	}
-	all := allocNodes(j)
-	others := slices.DeleteFunc(slices.Clone(all), func(n string) bool { return n == except })
-	c.releaseLocked(j)
-	var ev *pb.Event
 	var line ledger.JobRecord // this run's final accounting line
-	run, requeued := j.restarts, j.requeueOnEnd
-	switch {
-	case requeued:
+	if j.RequeueOnEnd {
+		// The run's line is taken before the requeue clears the run.
 		line = c.ledgerRecord(j)
+		j.prevRun = &earlierRun{usage: j.usage}
+	}
+	c.releaseLocked(j)
+	effects, err := c.st.m.Apply(cstate.End{Job: j.Core.ID, State: state, Reason: reason, ExitCode: exit, Signal: sig, Actor: actor, Except: except}, now)
+	if err != nil {
+		// Callers end only live jobs; a refusal here is a bug to see, not
+		// a reason to lose the rest of the group.
+		c.log.Error("end job", "job", j.Core.ID, "err", err)
+		return nil, func() {}
+	}
+	var ws []write
+	var seq uint64
+	var acct cstate.Account
+	var later []cstate.Effect
+	for _, e := range effects {
+		switch e := e.(type) {
+		case cstate.Logged:
+			ev := loggedEvent(e)
+			ws = append(ws, c.record(ev)...)
+			seq = ev.GetSeq()
+		case cstate.Account:
+			acct = e
+		case cstate.Requeued:
+			j.launchSent, j.usage, j.startSeq, j.endSeq, j.adminComment = false, nil, 0, 0, ""
+		default:
+			later = append(later, e)
+		}
+	}
+	if acct.Requeued {
 		line.End, line.State = now, accounting.StateRequeued
-		if state == StateNodeFail {
+		if acct.State == StateNodeFail {
 			line.State = accounting.StateNodeFail
 		}
-		j.prevRun = &earlierRun{usage: j.usage}
-		ev = c.requeueLocked(j, actor, reason)
-	default:
-		if j.cancelledBy != "" && (state == StateCompleted || state == StateFailed) {
-			state = StateCancelled
-		}
-		j.state, j.end, j.exitCode, j.exitSignal = state, now, exit, sig
-		j.reason, j.detail = reason, ""
-		j.syncCoreState()
-		kind := EventEnd
-		if state == StateNodeFail {
-			kind = EventNodeFail
-		}
-		ev = jobEvent(kind, j, actor)
-		ev.Nodes, ev.Reason = all, reason
-		c.metrics.ended(state)
-	}
-	// The event first, so the job's record keeps the seq that ended it.
-	ws := c.record(ev)
-	if !requeued {
-		j.endSeq = ev.GetSeq()
+	} else {
+		// The event first, so the job's record keeps the seq that ended it.
+		j.endSeq = seq
 		line = c.ledgerRecord(j)
 	}
-	line.EndDecision = strconv.FormatUint(ev.GetSeq(), 10)
-	if requeued {
+	line.EndDecision = strconv.FormatUint(seq, 10)
+	if acct.Requeued {
 		j.prevRun.line = line
 	}
 	ws = append(ws, c.jobWrites(j)...)
@@ -88,36 +85,8 @@ func (c *Controller) endLocked(j *job, state, reason string, exit, sig int32, ac
 		if final != nil {
 			c.opts.OnJobEnd(final)
 		}
-		if len(others) > 0 {
-			c.killOn(j.core.ID, run, others, reason)
-		}
+		c.afterEffects(later)
 	}
-}
-
-// requeueLocked returns a job to the queue (same id, one more restart).
-func (c *Controller) requeueLocked(j *job, actor, reason string) *pb.Event {
-	ev := jobEvent(EventRequeue, j, actor)
-	ev.Nodes, ev.Reason = allocNodes(j), reason
-	j.state, j.restarts = StatePending, j.restarts+1
-	j.core.Alloc, j.core.Start = nil, time.Time{}
-	j.core.Eligible = time.Time{}
-	if j.holdOnEnd {
-		j.core.Hold = core.HoldUser
-	}
-	j.requeueOnEnd, j.holdOnEnd, j.launchSent = false, false, false
-	j.usage, j.startSeq, j.endSeq = nil, 0, 0
-	if reason != "" {
-		j.lastRequeueReason = reason
-	}
-	j.adminComment = ""
-	j.reason, j.detail = string(core.ReasonNone), ""
-	j.syncCoreState()
-	if !contains(c.st.active, j) {
-		c.st.active = append(c.st.active, j)
-		// Keep id order for the scheduler's deterministic snapshot.
-		sortActive(c.st.active)
-	}
-	return ev
 }
 
 // killOn queues kill orders for a run of a job on the named nodes. The
@@ -138,10 +107,10 @@ func (c *Controller) killOn(id core.JobID, run int32, nodes []string, reason str
 func (c *Controller) jobWrites(j *job) []write {
 	val, err := j.marshal()
 	if err != nil {
-		c.log.Error("encode job", "job", j.core.ID, "err", err)
+		c.log.Error("encode job", "job", j.Core.ID, "err", err)
 		return nil
 	}
-	return []write{{bucket: bucketJobs, key: jobKey(j.core.ID), val: val}}
+	return []write{{bucket: bucketJobs, key: jobKey(j.Core.ID), val: val}}
 }
 
 // failNodeJobsLocked settles every job on a node that failed: requeued
@@ -156,7 +125,7 @@ func (c *Controller) failNodeJobsLocked(n *node, reason string) ([]write, []func
 			continue
 		}
 		if j.live() && (j.spec.GetRequeue() || c.cfg.RequeueOnNodeFail) {
-			j.requeueOnEnd = true
+			j.RequeueOnEnd = true
 		}
 		w, after := c.endLocked(j, StateNodeFail, reason, 0, 0, "scheduler", n.name)
 		ws = append(ws, w...)

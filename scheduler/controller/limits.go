@@ -26,30 +26,30 @@ func (c *Controller) checkSubmitLimitsLocked(j *job) ([]string, error) {
 		return nil, nil
 	}
 	g := l.NewLedger()
-	for _, o := range c.st.active {
-		if finished(o.state) {
+	for _, o := range c.st.m.Active() {
+		if finished(o.State) {
 			continue
 		}
 		n := 1
 		if o.arrayHolder() {
 			n = o.array.PendingCount()
 		}
-		g.Charge(core.LimitJob(&o.core, o.core.TimeLimit), policy.Amount{Jobs: n})
+		g.Charge(core.LimitJob(&o.Core, o.Core.TimeLimit), policy.Amount{Jobs: n})
 	}
 	want := policy.Amount{Jobs: 1}
-	want.GPUs, want.NodeGPUs, want.GPUType = core.RequestedGPUs(&j.core)
+	want.GPUs, want.NodeGPUs, want.GPUType = core.RequestedGPUs(&j.Core)
 	if j.array != nil {
 		want.Jobs = j.array.Size()
 	}
-	if len(j.core.Partitions) < 2 {
-		if err := l.CheckSubmit(g, core.LimitJob(&j.core, j.core.TimeLimit), want); err != nil {
+	if len(j.Core.Partitions) < 2 {
+		if err := l.CheckSubmit(g, core.LimitJob(&j.Core, j.Core.TimeLimit), want); err != nil {
 			return nil, status.Errorf(codes.InvalidArgument, "submit: %v", err)
 		}
 		return nil, nil
 	}
 	var kept, notes, msgs []string
-	for _, name := range j.core.Partitions {
-		lj := core.LimitJob(&j.core, j.core.TimeLimit)
+	for _, name := range j.Core.Partitions {
+		lj := core.LimitJob(&j.Core, j.Core.TimeLimit)
 		lj.Partition = name
 		if err := l.CheckSubmit(g, lj, want); err != nil {
 			notes = append(notes, fmt.Sprintf("partition %s dropped: %v", name, err))

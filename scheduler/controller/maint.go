@@ -96,8 +96,7 @@ func (c *Controller) checkSilentLocked(n *node, now time.Time) ([]write, []func(
 func (c *Controller) purgeLocked(now time.Time) []write {
 	var ws []write
 	for id, j := range c.st.jobs {
-		if finished(j.state) && now.Sub(j.end) > c.cfg.MinJobAge {
-			delete(c.st.jobs, id)
+		if finished(j.State) && now.Sub(j.End) > c.cfg.MinJobAge && c.st.m.Forget(id) {
 			ws = append(ws, write{bucket: bucketJobs, key: jobKey(id)}, write{bucket: bucketScripts, key: jobKey(id)})
 		}
 	}
@@ -127,12 +126,12 @@ func (c *Controller) chargeUsageLocked(now time.Time) {
 	for k, v := range st.usage {
 		st.usage[k] = v * f
 	}
-	for _, j := range st.active {
-		if j.state != StateRunning {
+	for _, j := range st.m.Active() {
+		if j.State != StateRunning {
 			continue
 		}
 		charge := c.allocTRESLocked(j)[accounting.TRESBilling] * dt.Seconds()
-		st.usage[j.core.Account+"/"+j.core.User] += charge
+		st.usage[j.Core.Account+"/"+j.Core.User] += charge
 	}
 }
 

@@ -98,10 +98,10 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	for _, j := range c.st.jobs {
 		r := ""
-		if j.state == StatePending {
-			r = j.reason
+		if j.State == StatePending {
+			r = j.Reason
 		}
-		jobs[key{j.state, r}]++
+		jobs[key{j.State, r}]++
 	}
 	for _, name := range c.st.names {
 		p := c.nodeProto(c.st.nodes[name])

@@ -52,7 +52,7 @@ func (c *Controller) nodeUsage(n *node) (cpus int, mem int64, held map[string]co
 		if j == nil {
 			continue
 		}
-		for _, a := range j.core.Alloc {
+		for _, a := range j.Core.Alloc {
 			if a.Node != n.name {
 				continue
 			}

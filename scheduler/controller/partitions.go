@@ -18,22 +18,22 @@ import (
 // partitionText is how squeue shows the job's partition: the list while
 // it may still run in several, else the one.
 func (j *job) partitionText() string {
-	if j.state == StatePending && len(j.core.Partitions) > 1 {
-		return strings.Join(j.core.Partitions, ",")
+	if j.State == StatePending && len(j.Core.Partitions) > 1 {
+		return strings.Join(j.Core.Partitions, ",")
 	}
-	return j.core.Partition
+	return j.Core.Partition
 }
 
 // inPartition reports whether a partition filter selects the job: the
 // partition it runs in, or while pending any it may run in.
 func (j *job) inPartition(names []string) bool {
-	if slices.Contains(names, j.core.Partition) {
+	if slices.Contains(names, j.Core.Partition) {
 		return true
 	}
-	if j.state != StatePending {
+	if j.State != StatePending {
 		return false
 	}
-	for _, p := range j.core.Partitions {
+	for _, p := range j.Core.Partitions {
 		if slices.Contains(names, p) {
 			return true
 		}
@@ -44,10 +44,10 @@ func (j *job) inPartition(names []string) bool {
 // setPartitions replaces the partitions a pending job may run in (a
 // non-empty list, best first).
 func (j *job) setPartitions(names []string) {
-	j.core.Partition, j.spec.Partition = names[0], names[0]
-	j.core.Partitions, j.spec.Partitions = nil, nil
+	j.Core.Partition, j.spec.Partition = names[0], names[0]
+	j.Core.Partitions, j.spec.Partitions = nil, nil
 	if len(names) > 1 {
-		j.core.Partitions, j.spec.Partitions = names, names
+		j.Core.Partitions, j.spec.Partitions = names, names
 	}
 }
 
@@ -63,7 +63,7 @@ func specPartitions(s *pb.JobSpec) []string {
 // DefaultTime, else its MaxTime (0 = unlimited). A job listing several
 // partitions gets it at submit only when they all agree; otherwise 0,
 // and the core applies each partition's default until the job starts
-// (see startedIn).
+// (see startLimit).
 func (c *Controller) defaultLimit(parts []string, part string) time.Duration {
 	if len(parts) < 2 {
 		parts = []string{part}
@@ -84,19 +84,6 @@ func (c *Controller) defaultLimit(parts []string, part string) time.Duration {
 		out = d
 	}
 	return out
-}
-
-// startedIn records the partition a started job got and, for a job that
-// listed several without a time limit of its own, that partition's
-// default limit.
-func (c *Controller) startedIn(j *job, partition string) {
-	if partition == "" {
-		return
-	}
-	if j.core.TimeLimit == 0 && len(j.core.Partitions) > 1 {
-		j.core.TimeLimit = c.defaultLimit(nil, partition)
-	}
-	j.core.Partition = partition
 }
 
 // partitionFact is one listed partition's verdict for explain's facts.

@@ -15,15 +15,15 @@ const sigTerm = 15
 
 // preemptFields adds a victim's preemption to its wire record.
 func (j *job) preemptFields(p *pb.Job) {
-	if j.core.PreemptEnd.IsZero() {
+	if j.Core.PreemptEnd.IsZero() {
 		return
 	}
-	p.PreemptEnd, p.PreemptMode, p.PreemptedBy = api.Timestamp(j.core.PreemptEnd), string(j.preemptMode), uint64(j.preemptedBy)
+	p.PreemptEnd, p.PreemptMode, p.PreemptedBy = api.Timestamp(j.Core.PreemptEnd), string(j.preemptMode), uint64(j.preemptedBy)
 }
 
 // preemptFromRecord reads a victim's preemption back.
 func (j *job) preemptFromRecord(p *pb.Job) {
-	j.core.PreemptEnd = api.Time(p.GetPreemptEnd())
+	j.Core.PreemptEnd = api.Time(p.GetPreemptEnd())
 	j.preemptMode, j.preemptedBy = core.PreemptMode(p.GetPreemptMode()), core.JobID(p.GetPreemptedBy())
 }
 
@@ -38,10 +38,10 @@ func (c *Controller) applyPreemptionsLocked(ps []core.Preemption, now time.Time)
 	var after []func()
 	for _, p := range ps {
 		j := c.st.jobs[p.Job]
-		if j == nil || j.state != StateRunning || !j.core.PreemptEnd.IsZero() {
+		if j == nil || j.State != StateRunning || !j.Core.PreemptEnd.IsZero() {
 			continue // the state moved on since the snapshot
 		}
-		j.core.PreemptEnd, j.preemptMode, j.preemptedBy = p.GraceEnd, p.Mode, p.By
+		j.Core.PreemptEnd, j.preemptMode, j.preemptedBy = p.GraceEnd, p.Mode, p.By
 		ev := jobEvent(EventPreempt, j, "scheduler")
 		ev.Nodes = allocNodes(j)
 		ev.Reason = fmt.Sprintf("preempted by job %d (%s)", p.By, p.Mode)
@@ -67,13 +67,13 @@ func (c *Controller) applyPreemptionsLocked(ps []core.Preemption, now time.Time)
 func (c *Controller) expirePreemptionsLocked(now time.Time) ([]write, []func()) {
 	var ws []write
 	var after []func()
-	for _, j := range c.st.active {
+	for _, j := range c.st.m.Active() {
 		switch {
-		case j.core.PreemptEnd.IsZero():
-		case j.state == StatePending:
-			j.core.PreemptEnd, j.preemptMode, j.preemptedBy = time.Time{}, "", 0
+		case j.Core.PreemptEnd.IsZero():
+		case j.State == StatePending:
+			j.Core.PreemptEnd, j.preemptMode, j.preemptedBy = time.Time{}, "", 0
 			ws = append(ws, c.jobWrites(j)...)
-		case j.state == StateRunning && !j.core.PreemptEnd.After(now):
+		case j.State == StateRunning && !j.Core.PreemptEnd.After(now):
 			w, f := c.stopPreemptedLocked(j)
 			ws, after = append(ws, w...), append(after, f)
 		}
@@ -85,13 +85,13 @@ func (c *Controller) expirePreemptionsLocked(now time.Time) ([]write, []func()) 
 // requeued (requeue mode) or ends PREEMPTED.
 func (c *Controller) stopPreemptedLocked(j *job) ([]write, func()) {
 	reason := fmt.Sprintf("preempted by job %d", j.preemptedBy)
-	j.state, j.faultReason = StateCompleting, reason
+	j.State, j.FaultReason = StateCompleting, reason
 	if j.preemptMode == core.PreemptRequeue {
-		j.requeueOnEnd = true
+		j.RequeueOnEnd = true
 	} else {
-		j.faultState = StatePreempted
+		j.FaultState = StatePreempted
 	}
-	j.syncCoreState()
+	j.SyncCore()
 	return c.jobWrites(j), func() { c.sendKill(j, reason) }
 }
 
@@ -99,9 +99,9 @@ func (c *Controller) stopPreemptedLocked(j *job) ([]write, func()) {
 func (c *Controller) signalNodes(j *job, sig int32, reason string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, a := range j.core.Alloc {
+	for _, a := range j.Core.Alloc {
 		if n := c.st.nodes[a.Node]; n != nil {
-			n.orders.push(&pb.Order{Kind: "signal", JobId: uint64(j.core.ID), Signal: sig, Run: j.restarts, Reason: reason})
+			n.orders.push(&pb.Order{Kind: "signal", JobId: uint64(j.Core.ID), Signal: sig, Run: j.Restarts, Reason: reason})
 		}
 	}
 }

@@ -34,13 +34,13 @@ func (c *Controller) reclaimLocked(now time.Time) ([]write, []func()) {
 		return nil, nil
 	}
 	var jobs []healthcheck.Job
-	for _, j := range c.st.active {
-		if j.state != StateRunning {
+	for _, j := range c.st.m.Active() {
+		if j.State != StateRunning {
 			continue
 		}
-		hj := healthcheck.Job{ID: strconv.FormatUint(uint64(j.core.ID), 10), Account: j.core.Account, QOS: j.core.QOS,
-			Partition: j.core.Partition, Start: j.core.Start, Interactive: j.spec.GetInteractive()}
-		for _, a := range j.core.Alloc {
+		hj := healthcheck.Job{ID: strconv.FormatUint(uint64(j.Core.ID), 10), Account: j.Core.Account, QOS: j.Core.QOS,
+			Partition: j.Core.Partition, Start: j.Core.Start, Interactive: j.spec.GetInteractive()}
+		for _, a := range j.Core.Alloc {
 			hj.GPUs = append(hj.GPUs, a.Devices...)
 		}
 		jobs = append(jobs, hj)
@@ -50,7 +50,7 @@ func (c *Controller) reclaimLocked(now time.Time) ([]write, []func()) {
 	for _, d := range r.Evaluate(jobs, now) {
 		id, err := strconv.ParseUint(d.JobID, 10, 64)
 		j := c.st.jobs[core.JobID(id)]
-		if err != nil || j == nil || j.state != StateRunning {
+		if err != nil || j == nil || j.State != StateRunning {
 			continue
 		}
 		w, after := c.applyReclaimLocked(j, d, now)
@@ -66,7 +66,7 @@ func (c *Controller) applyReclaimLocked(j *job, d healthcheck.ReclaimDecision, n
 	c.metrics.reclaims.WithLabelValues(string(d.Action), strconv.FormatBool(d.DryRun)).Inc()
 	ev := jobEvent(EventReclaim, j, actorReclaim)
 	ev.Nodes, ev.Reason = allocNodes(j), d.Reason
-	ev.Fields["action"], ev.Fields["account"] = string(d.Action), j.core.Account
+	ev.Fields["action"], ev.Fields["account"] = string(d.Action), j.Core.Account
 	ev.Fields["gpus"] = strconv.Itoa(len(d.GPUs))
 	ev.Fields["threshold_pct"] = strconv.FormatFloat(d.Threshold, 'g', -1, 64)
 	if !d.IdleSince.IsZero() {
@@ -80,17 +80,17 @@ func (c *Controller) applyReclaimLocked(j *job, d healthcheck.ReclaimDecision, n
 	switch d.Action {
 	case healthcheck.ReclaimWarn:
 		if !d.DryRun {
-			j.reason, j.detail, j.adminComment = ReasonIdleGPU, d.Reason, d.Reason
+			j.Reason, j.Detail, j.adminComment = ReasonIdleGPU, d.Reason, d.Reason
 		}
 	case healthcheck.ReclaimClear:
-		if !d.DryRun && j.reason == ReasonIdleGPU {
-			j.reason, j.detail, j.adminComment = "None", "", ""
+		if !d.DryRun && j.Reason == ReasonIdleGPU {
+			j.Reason, j.Detail, j.adminComment = "None", "", ""
 		}
 	case healthcheck.ReclaimNow:
 		gpus := float64(len(d.GPUs))
 		idle := gpus * now.Sub(d.IdleSince).Hours()
 		freed := 0.0
-		if end := j.core.Start.Add(j.core.TimeLimit); j.core.TimeLimit > 0 && end.After(now) {
+		if end := j.Core.Start.Add(j.Core.TimeLimit); j.Core.TimeLimit > 0 && end.After(now) {
 			freed = gpus * end.Sub(now).Hours()
 		}
 		ev.Fields["mode"] = string(d.Mode)
@@ -99,17 +99,17 @@ func (c *Controller) applyReclaimLocked(j *job, d healthcheck.ReclaimDecision, n
 		if d.DryRun {
 			break
 		}
-		c.metrics.reclaimedHours.WithLabelValues(j.core.Account).Add(idle)
-		j.state, j.faultReason = StateCompleting, d.Reason
+		c.metrics.reclaimedHours.WithLabelValues(j.Core.Account).Add(idle)
+		j.State, j.FaultReason = StateCompleting, d.Reason
 		if d.Mode == healthcheck.ReclaimRequeue {
-			j.requeueOnEnd, j.faultState = true, ""
+			j.RequeueOnEnd, j.FaultState = true, ""
 		} else {
-			j.cancelledBy, j.faultState = actorReclaim, StateCancelled
+			j.CancelledBy, j.FaultState = actorReclaim, StateCancelled
 		}
-		j.syncCoreState()
+		j.SyncCore()
 		reason := d.Reason
 		after = func() { c.sendKill(j, reason) }
-		c.log.Warn("reclaim: idle GPUs", "job", j.core.ID, "account", j.core.Account, "mode", d.Mode, "idle_gpu_hours", idle)
+		c.log.Warn("reclaim: idle GPUs", "job", j.Core.ID, "account", j.Core.Account, "mode", d.Mode, "idle_gpu_hours", idle)
 	}
 	ws := c.jobWrites(j)
 	return append(ws, c.record(ev)...), after

@@ -155,9 +155,9 @@ func (s *reservationsService) Delete(ctx context.Context, req *pb.DeleteReservat
 		if c.st.resv[name] == nil {
 			return nil, nil, status.Errorf(codes.NotFound, "ReservationName=%s: reservation not found", name)
 		}
-		for _, j := range c.st.active {
-			if j.live() && j.core.Reservation == name {
-				return nil, nil, status.Errorf(codes.FailedPrecondition, "ReservationName=%s: reservation busy: job %d runs in it", name, j.core.ID)
+		for _, j := range c.st.m.Active() {
+			if j.live() && j.Core.Reservation == name {
+				return nil, nil, status.Errorf(codes.FailedPrecondition, "ReservationName=%s: reservation busy: job %d runs in it", name, j.Core.ID)
 			}
 		}
 		delete(c.st.resv, name)

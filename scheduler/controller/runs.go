@@ -10,7 +10,7 @@ import (
 )
 
 // A job runs once per start: run 0 first, one more each time it is
-// requeued (j.restarts, stored with the job). Launch, kill, signal and
+// requeued (j.Restarts, stored with the job). Launch, kill, signal and
 // suspend orders name the run they are for, and agents echo the run in
 // their running and end reports, so an agent that was away while its run
 // was requeued (node down past the timeout) cannot end, fail or kill the
@@ -18,7 +18,7 @@ import (
 
 // jobOrder is an order about j's current run.
 func jobOrder(kind string, j *job, reason string) *pb.Order {
-	return &pb.Order{Kind: kind, JobId: uint64(j.core.ID), Run: j.restarts, Reason: reason}
+	return &pb.Order{Kind: kind, JobId: uint64(j.Core.ID), Run: j.Restarts, Reason: reason}
 }
 
 // killRun orders the end of one run of a job.
@@ -31,10 +31,10 @@ func killRun(id uint64, run int32, reason string) *pb.Order {
 func (c *Controller) unexpectedRunLocked(n *node, r *pb.RunningJob) string {
 	j := c.st.jobs[core.JobID(r.GetJobId())]
 	switch {
-	case j == nil || j.state == StatePending || finished(j.state) || !slices.Contains(allocNodes(j), n.name):
+	case j == nil || j.State == StatePending || finished(j.State) || !slices.Contains(allocNodes(j), n.name):
 		return "not running here according to the controller"
-	case r.GetRun() != j.restarts:
-		return fmt.Sprintf("run %d of the job was requeued; the job is at run %d", r.GetRun(), j.restarts)
+	case r.GetRun() != j.Restarts:
+		return fmt.Sprintf("run %d of the job was requeued; the job is at run %d", r.GetRun(), j.Restarts)
 	}
 	return ""
 }
@@ -52,8 +52,8 @@ type earlierRun struct {
 // the agent measured goes to that run's ledger line (written again: the
 // ledger upserts by job and run).
 func (c *Controller) earlierRunEndLocked(j *job, node string, req *pb.JobEndedRequest) ([]write, func(), error) {
-	c.log.Warn("end of an earlier run of a job; recorded against that run only", "job", j.core.ID, "run", req.GetRun(),
-		"currentRun", j.restarts, "node", node, "state", req.GetState(), "exit", fmt.Sprintf("%d:%d", req.GetExitCode(), req.GetSignal()))
+	c.log.Warn("end of an earlier run of a job; recorded against that run only", "job", j.Core.ID, "run", req.GetRun(),
+		"currentRun", j.Restarts, "node", node, "state", req.GetState(), "exit", fmt.Sprintf("%d:%d", req.GetExitCode(), req.GetSignal()))
 	p := j.prevRun
 	if p == nil || p.line.Run != int(req.GetRun()) || !setNodeUsage(&p.usage, node, req.GetUsage()) {
 		return nil, nil, nil

@@ -2,11 +2,13 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/core"
+	cstate "github.com/parityhpc/parity/scheduler/state"
 )
 
 // loop runs scheduling passes on events (debounced by MinInterval) and on
@@ -81,10 +83,10 @@ func (c *Controller) schedulePass(ctx context.Context) error {
 		for i := range plan.Decisions {
 			d := &plan.Decisions[i]
 			j := st.jobs[d.Job]
-			if j == nil || j.state != StatePending {
+			if j == nil || j.State != StatePending {
 				continue
 			}
-			j.reason, j.detail, j.priority, j.expected = string(d.Reason), d.Detail, d.Priority, time.Time{}
+			j.Reason, j.Detail, j.priority, j.expected = string(d.Reason), d.Detail, d.Priority, time.Time{}
 			f := d.Factors()
 			j.factors = &f
 			if d.StartKnown {
@@ -100,23 +102,23 @@ func (c *Controller) schedulePass(ctx context.Context) error {
 		started := c.now()
 		for _, s := range plan.Starts {
 			j := st.jobs[s.Job]
-			if j == nil || j.state != StatePending || !c.placeableLocked(s.Nodes, now) {
+			if j == nil || j.State != StatePending || !c.placeableLocked(s.Nodes, now) {
 				continue // the state moved on since the snapshot
 			}
 			d, _ := plan.Decision(s.Job)
-			c.startedIn(j, s.Partition)
-			j.state, j.core.Start, j.core.Alloc, j.expected = StateRunning, started, s.Nodes, started
+			effects, err := st.m.Apply(cstate.Start{Job: s.Job, Partition: s.Partition, TimeLimit: c.startLimit(j, s.Partition), Alloc: s.Nodes}, started)
+			if err != nil {
+				c.refusedStart(s.Job, err)
+				continue
+			}
+			j.expected = started
 			j.suspendedAt, j.suspendedFor = time.Time{}, 0 // a new run
-			j.reason, j.detail = "None", ""
-			if j.core.Eligible.IsZero() {
-				j.core.Eligible = started
-			}
-			j.syncCoreState()
 			for _, a := range s.Nodes {
-				st.nodes[a.Node].jobs[j.core.ID] = struct{}{}
+				st.nodes[a.Node].jobs[j.Core.ID] = struct{}{}
 			}
-			ev := jobEvent(EventStart, j, "scheduler")
-			ev.Nodes, ev.Priority, ev.Alternatives = allocNodes(j), factorsProto(j.factors), alts[s.Job]
+			logged, _ := effects[0].(cstate.Logged)
+			ev := loggedEvent(logged)
+			ev.Priority, ev.Alternatives = factorsProto(j.factors), alts[s.Job]
 			ev.Detail = fmt.Sprintf("rank %d of %d pending", d.Rank+1, len(plan.Decisions))
 			if s.Backfilled {
 				ev.Reason = "backfill"
@@ -136,6 +138,26 @@ func (c *Controller) schedulePass(ctx context.Context) error {
 		ws = append(ws, pws...)
 		return ws, func() { c.launch(launches); runAll(preempts) }, nil
 	})
+}
+
+// startLimit is the time limit a job takes when it starts in partition:
+// the partition's default for a job that lists several and set none.
+func (c *Controller) startLimit(j *job, partition string) time.Duration {
+	if partition == "" || j.Core.TimeLimit != 0 || len(j.Core.Partitions) <= 1 {
+		return 0
+	}
+	return c.defaultLimit(nil, partition)
+}
+
+// refusedStart logs a plan's start the state machine refused: the state
+// moved on since the snapshot (a hold), or the plan would double-book an
+// allocation, which the core should never propose.
+func (c *Controller) refusedStart(id core.JobID, err error) {
+	if errors.Is(err, cstate.ErrConflict) {
+		c.log.Warn("plan start refused", "job", id, "err", err)
+		return
+	}
+	c.log.Debug("plan start skipped", "job", id, "err", err)
 }
 
 // placeableLocked re-checks a planned allocation against the current
@@ -177,17 +199,17 @@ func (c *Controller) launch(jobs []launched) {
 	defer c.mu.Unlock()
 	for _, l := range jobs {
 		j := l.j
-		if j.startSeq != l.seq || (j.state != StateRunning && j.state != StateCompleting && j.state != StateSuspended) {
+		if j.startSeq != l.seq || (j.State != StateRunning && j.State != StateCompleting && j.State != StateSuspended) {
 			continue
 		}
 		c.metrics.started.Inc()
 		c.accountLocked(j)
-		c.log.Info("job state", "job", j.core.ID, "state", StateRunning, "nodes", allocNodes(j), "user", j.core.User)
-		for i, a := range j.core.Alloc {
+		c.log.Info("job state", "job", j.Core.ID, "state", StateRunning, "nodes", allocNodes(j), "user", j.Core.User)
+		for i, a := range j.Core.Alloc {
 			// Each node gets its own record: its stream fills in the script.
 			rec := j.record()
 			n := c.st.nodes[a.Node]
-			n.orders.push(&pb.Order{Kind: "launch", JobId: rec.GetId(), Run: j.restarts, Launch: &pb.LaunchOrder{Job: rec, Alloc: rec.GetAlloc()[i],
+			n.orders.push(&pb.Order{Kind: "launch", JobId: rec.GetId(), Run: j.Restarts, Launch: &pb.LaunchOrder{Job: rec, Alloc: rec.GetAlloc()[i],
 				All: rec.GetAlloc(), TimeLimitSeconds: rec.GetTimeLimitSeconds()}})
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/parityhpc/parity/scheduler/config"
 	"github.com/parityhpc/parity/scheduler/core"
 	"github.com/parityhpc/parity/scheduler/policy"
+	cstate "github.com/parityhpc/parity/scheduler/state"
 	ledger "github.com/parityhpc/parity/scheduler/store"
 )
 
@@ -176,13 +177,13 @@ func New(opts Options) (*Controller, error) {
 		// commit and its ledger line (the ledger upserts, so this is safe).
 		c.mu.Lock()
 		for _, id := range sortedJobIDsOf(c.st.jobs) {
-			if j := c.st.jobs[id]; j.state != StatePending {
+			if j := c.st.jobs[id]; j.State != StatePending {
 				c.accountLocked(j)
 			}
 		}
 		c.mu.Unlock()
 	}
-	c.log.Info("state loaded", "dir", dir, "jobs", len(c.st.jobs), "active", len(c.st.active), "nodes", len(c.st.nodes), "next_job_id", c.st.nextID)
+	c.log.Info("state loaded", "dir", dir, "jobs", len(c.st.jobs), "active", len(c.st.m.Active()), "nodes", len(c.st.nodes), "next_job_id", c.st.m.NextID())
 	return c, nil
 }
 
@@ -209,7 +210,7 @@ func (c *Controller) roleOf(user string) auth.Role {
 // reloadLocked rebuilds memory from the store (at start, and after a
 // failed commit so memory never holds what the disk does not).
 func (c *Controller) reloadLocked() error {
-	st := newState()
+	st := newState(cstate.Limits{MaxJobCount: c.cfg.JobLimits.MaxJobCount})
 	old := c.st
 	for _, name := range c.cfg.NodeNames() {
 		n := &node{name: name, spec: c.cfg.NodeSpec(name), jobs: map[core.JobID]struct{}{}, orders: newOrderQueue()}
@@ -228,14 +229,14 @@ func (c *Controller) reloadLocked() error {
 	if err := restoreArrays(st); err != nil {
 		return fmt.Errorf("%w: load: %w", ErrStore, err)
 	}
-	for _, j := range st.active {
-		for _, a := range j.core.Alloc {
-			if n := st.nodes[a.Node]; n != nil && j.core.State == core.JobRunning {
-				n.jobs[j.core.ID] = struct{}{}
+	for _, j := range st.m.Active() {
+		for _, a := range j.Core.Alloc {
+			if n := st.nodes[a.Node]; n != nil && j.Core.State == core.JobRunning {
+				n.jobs[j.Core.ID] = struct{}{}
 			}
 		}
 		if old != nil {
-			if o := old.jobs[j.core.ID]; o != nil {
+			if o := old.jobs[j.Core.ID]; o != nil {
 				j.launchSent = o.launchSent
 			}
 		}

@@ -36,17 +36,13 @@ func (c *Controller) snapshotLocked(now time.Time) core.Snapshot {
 		snap.Partitions = append(snap.Partitions, p)
 	}
 	snap.Reservations = c.coreReservationsLocked(now, usable)
-	kept := st.active[:0]
-	snap.Jobs = make([]core.Job, 0, len(st.active))
-	for _, j := range st.active {
-		if finished(j.state) {
-			continue
-		}
-		kept = append(kept, j)
+	active := st.m.Compact()
+	snap.Jobs = make([]core.Job, 0, len(active))
+	for _, j := range active {
 		if j.arrayHolder() {
 			continue // its tasks are split off and scheduled instead
 		}
-		cj := j.core
+		cj := j.Core
 		if d := j.suspendedTotal(now); d > 0 && cj.TimeLimit > 0 {
 			// The agent stops a suspended job's limit clock: the core
 			// projects its end that much later.
@@ -54,7 +50,5 @@ func (c *Controller) snapshotLocked(now time.Time) core.Snapshot {
 		}
 		snap.Jobs = append(snap.Jobs, cj)
 	}
-	clear(st.active[len(kept):])
-	st.active = kept
 	return snap
 }

@@ -9,63 +9,44 @@ import (
 	"github.com/parityhpc/parity/scheduler/core"
 	"github.com/parityhpc/parity/scheduler/jobspec"
 	"github.com/parityhpc/parity/scheduler/policy"
+	cstate "github.com/parityhpc/parity/scheduler/state"
 	"github.com/parityhpc/parity/scheduler/workflow"
 	"github.com/parityhpc/parity/topology"
 )
 
-// Job states (Slurm's long names).
+// Job states (Slurm's long names), as the state machine names them.
 const (
-	StatePending     = "PENDING"
-	StateRunning     = "RUNNING"
-	StateCompleting  = "COMPLETING"
-	StateCompleted   = "COMPLETED"
-	StateFailed      = "FAILED"
-	StateCancelled   = "CANCELLED"
-	StateTimeout     = "TIMEOUT"
-	StateNodeFail    = "NODE_FAIL"
-	StatePreempted   = "PREEMPTED"
-	StateOutOfMemory = "OUT_OF_MEMORY"
-	StateDeadline    = "DEADLINE"
+	StatePending     = cstate.Pending
+	StateRunning     = cstate.Running
+	StateCompleting  = cstate.Completing
+	StateCompleted   = cstate.Completed
+	StateFailed      = cstate.Failed
+	StateCancelled   = cstate.Cancelled
+	StateTimeout     = cstate.Timeout
+	StateNodeFail    = cstate.NodeFail
+	StatePreempted   = cstate.Preempted
+	StateOutOfMemory = cstate.OutOfMemory
+	StateDeadline    = cstate.Deadline
 )
 
 // finished reports whether a job state is terminal.
-func finished(state string) bool {
-	switch state {
-	case StatePending, StateRunning, StateCompleting, StateSuspended:
-		return false
-	}
-	return true
-}
+func finished(state string) bool { return cstate.Terminal(state) }
 
-// job is the in-memory record of one job. The request lives in core (what
+// job is the in-memory record of one job. The request lives in Core (what
 // the scheduler reads) and spec (the wire form, without script and
 // environment, which stay on disk until a launch or an owner asks).
 type job struct {
-	core  core.Job
-	spec  *pb.JobSpec
-	state string
-	// reason/detail: the last pass's pending reason, or the terminal reason.
-	reason, detail string
-	priority       float64
-	factors        *policy.Breakdown
-	expected       time.Time
-	end            time.Time
-	exitCode       int32
-	exitSignal     int32
-	restarts       int32
-	cancelledBy    string
-	// after a kill order, what to do once the agent reports the end:
-	// requeue (and hold) rather than finish.
-	requeueOnEnd, holdOnEnd bool
+	// Job is the lifecycle part the state machine (scheduler/state) owns:
+	// the core request, the state, reasons, end, exit, runs, requeue and
+	// fault marks. The fields below are the controller's until they move.
+	cstate.Job
+	spec     *pb.JobSpec
+	priority float64
+	factors  *policy.Breakdown
+	expected time.Time
 	// launchSent is set once the launch order reached every node's stream;
 	// until then a re-registering agent that lacks the job is not a failure.
 	launchSent bool
-	// faultReason and faultState: a policy (a failed GPU, idle-GPU
-	// reclamation) stopped the run; its end takes this reason and, when
-	// set, this state instead of what the agent reports.
-	faultReason, faultState string
-	// lastRequeueReason is why the job last returned to the queue.
-	lastRequeueReason string
 	// adminComment is the policies' note on the job (an idle-GPU warning).
 	adminComment string
 	// array is the bookkeeping of the array this record holds (the
@@ -133,11 +114,13 @@ type node struct {
 
 // state is everything the controller knows; guarded by Controller.mu.
 type state struct {
-	jobs   map[core.JobID]*job
-	active []*job // pending and running jobs in id order; finished ones are compacted away
-	nodes  map[string]*node
-	names  []string // node names, sorted
-	nextID core.JobID
+	// m is the state machine that owns the job table, the next id and the
+	// job lifecycle's transitions; jobs is its table (m.Jobs()), which the
+	// controller reads and only m changes.
+	m     *cstate.Machine[*job]
+	jobs  map[core.JobID]*job
+	nodes map[string]*node
+	names []string // node names, sorted
 	// nextSeq is the next decision log sequence number.
 	nextSeq uint64
 	// lastPass and lastPassDur describe the last scheduling pass.
@@ -153,13 +136,14 @@ type state struct {
 	resv map[string]*reservation
 }
 
-func newState() *state {
-	return &state{jobs: map[core.JobID]*job{}, nodes: map[string]*node{}, nextID: 1, nextSeq: 1, usage: map[string]float64{}, caps: map[string]partCaps{}, resv: map[string]*reservation{}}
+func newState(l cstate.Limits) *state {
+	m := cstate.New[*job](l)
+	return &state{m: m, jobs: m.Jobs(), nodes: map[string]*node{}, nextSeq: 1, usage: map[string]float64{}, caps: map[string]partCaps{}, resv: map[string]*reservation{}}
 }
 
 // live reports whether the job holds its allocation with processes on
 // its nodes: running or suspended.
-func (j *job) live() bool { return j.state == StateRunning || j.state == StateSuspended }
+func (j *job) live() bool { return j.State == StateRunning || j.State == StateSuspended }
 
 // owner returns the job's user.
-func (j *job) owner() string { return j.core.User }
+func (j *job) owner() string { return j.Core.User }

@@ -10,6 +10,7 @@ import (
 
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/core"
+	cstate "github.com/parityhpc/parity/scheduler/state"
 	"github.com/parityhpc/parity/topology"
 )
 
@@ -146,7 +147,7 @@ func TestRunningStepHoldsCountRunningStepsOnly(t *testing.T) {
 }
 
 func TestSettleLostSteps(t *testing.T) {
-	c := &Controller{st: newState(), now: func() time.Time { return time.Unix(100, 0) }}
+	c := &Controller{st: newState(cstate.Limits{}), now: func() time.Time { return time.Unix(100, 0) }}
 	running := &pb.JobStep{Id: 1, State: StateRunning}
 	done := &pb.JobStep{Id: 0, State: StateCompleted}
 	c.st.jobs[7] = &job{steps: []*pb.JobStep{done, running}}

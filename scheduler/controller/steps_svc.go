@@ -99,10 +99,10 @@ func (c *Controller) startStepLocked(id auth.Identity, r *pb.StepRequest) (start
 	if id.User != j.owner() && !id.Admin() {
 		return startedStep{}, status.Errorf(codes.PermissionDenied, "access/permission denied: only the owner of job %d (or an admin) runs steps in it", r.GetJobId())
 	}
-	if j.state != StateRunning {
-		return startedStep{}, status.Errorf(codes.FailedPrecondition, "job %d is %s: steps run only in a RUNNING job", r.GetJobId(), j.state)
+	if j.State != StateRunning {
+		return startedStep{}, status.Errorf(codes.FailedPrecondition, "job %d is %s: steps run only in a RUNNING job", r.GetJobId(), j.State)
 	}
-	parts, err := planStep(j.core.Alloc, r, runningStepHolds(j))
+	parts, err := planStep(j.Core.Alloc, r, runningStepHolds(j))
 	if errors.Is(err, errStepBusy) {
 		return startedStep{}, status.Errorf(codes.ResourceExhausted, "step creation temporarily disabled in job %d: %v", r.GetJobId(), err)
 	}
@@ -329,12 +329,12 @@ func (s *stepsService) EndAllocation(ctx context.Context, req *pb.EndAllocationR
 		if id.User != j.owner() && !id.Admin() {
 			return nil, nil, status.Errorf(codes.PermissionDenied, "access/permission denied: only the owner of job %d ends its allocation", req.GetJobId())
 		}
-		if finished(j.state) {
+		if finished(j.State) {
 			out = j.record()
 			return nil, nil, nil
 		}
 		if !j.live() {
-			return nil, nil, status.Errorf(codes.FailedPrecondition, "job %d is %s, not running: cancel it with scancel", req.GetJobId(), j.state)
+			return nil, nil, status.Errorf(codes.FailedPrecondition, "job %d is %s, not running: cancel it with scancel", req.GetJobId(), j.State)
 		}
 		state, reason := StateCompleted, ""
 		switch {
@@ -359,11 +359,11 @@ func (s *stepsService) EndAllocation(ctx context.Context, req *pb.EndAllocationR
 func (c *Controller) expireInteractiveLocked(now time.Time) ([]write, []func()) {
 	var ws []write
 	var afters []func()
-	for _, j := range c.st.active {
-		if !j.spec.GetInteractive() || j.state != StateRunning || j.core.TimeLimit <= 0 {
+	for _, j := range c.st.m.Active() {
+		if !j.spec.GetInteractive() || j.State != StateRunning || j.Core.TimeLimit <= 0 {
 			continue
 		}
-		if now.Before(j.core.Start.Add(j.core.TimeLimit + j.suspendedFor)) {
+		if now.Before(j.Core.Start.Add(j.Core.TimeLimit + j.suspendedFor)) {
 			continue
 		}
 		w, after := c.endLocked(j, StateTimeout, "TimeLimit", 0, 0, "scheduler", "")

@@ -165,7 +165,7 @@ func (s *store) script(id core.JobID) (*pb.JobSpec, error) {
 func (s *store) load(st *state, nodes func(name string) *node) error {
 	return s.db.View(func(tx *bolt.Tx) error {
 		if v := tx.Bucket(bucketMeta).Get(keyNextID); v != nil {
-			st.nextID = core.JobID(binary.BigEndian.Uint64(v))
+			st.m.RestoreNextID(core.JobID(binary.BigEndian.Uint64(v)))
 		}
 		if v := tx.Bucket(bucketMeta).Get(keyUsage); v != nil {
 			var rec usageRecord
@@ -184,14 +184,7 @@ func (s *store) load(st *state, nodes func(name string) *node) error {
 			if err != nil {
 				return fmt.Errorf("job %d: %w", rec.GetId(), err)
 			}
-			st.jobs[j.core.ID] = j
-			if !finished(j.state) {
-				st.active = append(st.active, j)
-			}
-			if j.core.ID >= st.nextID {
-				st.nextID = j.core.ID + 1
-			}
-			return nil
+			return st.m.Restore(j)
 		})
 		if err != nil {
 			return err

@@ -10,12 +10,13 @@ import (
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
 	"github.com/parityhpc/parity/scheduler/core"
+	cstate "github.com/parityhpc/parity/scheduler/state"
 )
 
 // StateSuspended is a running job an admin stopped (scontrol suspend): its
 // processes are stopped, it keeps its allocation, and its time limit does
 // not run.
-const StateSuspended = "SUSPENDED"
+const StateSuspended = cstate.Suspended
 
 // EventSuspend logs a job's suspension; its resumption is EventResume
 // (with a job id, where a node's resume has none).
@@ -40,12 +41,12 @@ func (s *jobsService) Suspend(ctx context.Context, req *pb.JobRef) (*pb.Job, err
 	}
 	return c.jobChange(ctx, jid, func(id auth.Identity, j *job) (*pb.Event, func(), error) {
 		switch {
-		case j.state != StateRunning:
-			return nil, nil, status.Errorf(codes.FailedPrecondition, "job %d is %s; only running jobs can be suspended", j.core.ID, j.state)
-		case !j.core.PreemptEnd.IsZero():
-			return nil, nil, status.Errorf(codes.FailedPrecondition, "job %d is being preempted; it cannot be suspended", j.core.ID)
+		case j.State != StateRunning:
+			return nil, nil, status.Errorf(codes.FailedPrecondition, "job %d is %s; only running jobs can be suspended", j.Core.ID, j.State)
+		case !j.Core.PreemptEnd.IsZero():
+			return nil, nil, status.Errorf(codes.FailedPrecondition, "job %d is being preempted; it cannot be suspended", j.Core.ID)
 		}
-		j.state, j.suspendedAt = StateSuspended, c.now()
+		j.State, j.suspendedAt = StateSuspended, c.now()
 		ev := jobEvent(EventSuspend, j, id.User)
 		ev.Nodes = allocNodes(j)
 		return ev, func() { c.sendOrder(j, orderSuspend, "suspended by "+id.User) }, nil
@@ -64,11 +65,11 @@ func (s *jobsService) Resume(ctx context.Context, req *pb.JobRef) (*pb.Job, erro
 		return nil, err
 	}
 	return c.jobChange(ctx, jid, func(id auth.Identity, j *job) (*pb.Event, func(), error) {
-		if j.state != StateSuspended {
-			return nil, nil, status.Errorf(codes.FailedPrecondition, "job %d is %s; only suspended jobs can be resumed", j.core.ID, j.state)
+		if j.State != StateSuspended {
+			return nil, nil, status.Errorf(codes.FailedPrecondition, "job %d is %s; only suspended jobs can be resumed", j.Core.ID, j.State)
 		}
 		j.suspendedFor += c.now().Sub(j.suspendedAt)
-		j.state, j.suspendedAt = StateRunning, time.Time{}
+		j.State, j.suspendedAt = StateRunning, time.Time{}
 		ev := jobEvent(EventResume, j, id.User)
 		ev.Nodes = allocNodes(j)
 		return ev, func() { c.sendOrder(j, orderResume, "resumed by "+id.User) }, nil
@@ -80,10 +81,10 @@ func (s *jobsService) Resume(ctx context.Context, req *pb.JobRef) (*pb.Job, erro
 func (c *Controller) sendOrder(j *job, kind, reason string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, a := range j.core.Alloc {
+	for _, a := range j.Core.Alloc {
 		if n := c.st.nodes[a.Node]; n != nil {
-			n.orders.drop(uint64(j.core.ID), orderSuspend)
-			n.orders.drop(uint64(j.core.ID), orderResume)
+			n.orders.drop(uint64(j.Core.ID), orderSuspend)
+			n.orders.drop(uint64(j.Core.ID), orderResume)
 			n.orders.push(jobOrder(kind, j, reason))
 		}
 	}
@@ -93,11 +94,11 @@ func (c *Controller) sendOrder(j *job, kind, reason string) {
 // for a job that is not on its nodes (a requeued job's earlier run does
 // not count).
 func (j *job) suspendedTotal(now time.Time) time.Duration {
-	if j.core.State != core.JobRunning {
+	if j.Core.State != core.JobRunning {
 		return 0
 	}
 	d := j.suspendedFor
-	if j.state == StateSuspended && !j.suspendedAt.IsZero() {
+	if j.State == StateSuspended && !j.suspendedAt.IsZero() {
 		d += now.Sub(j.suspendedAt)
 	}
 	return d

@@ -14,7 +14,7 @@ import (
 func contains(list []*job, j *job) bool { return slices.Contains(list, j) }
 
 func sortActive(list []*job) {
-	slices.SortFunc(list, func(a, b *job) int { return cmp.Compare(a.core.ID, b.core.ID) })
+	slices.SortFunc(list, func(a, b *job) int { return cmp.Compare(a.Core.ID, b.Core.ID) })
 }
 
 func sortIDs(ids []core.JobID) { slices.Sort(ids) }

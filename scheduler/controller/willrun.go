@@ -16,9 +16,9 @@ func (c *Controller) willRun(p *prepared) *pb.SubmitResponse {
 	now := c.now()
 	c.mu.Lock()
 	snap := c.snapshotLocked(now)
-	id := c.st.nextID
+	id := c.st.m.NextID()
 	c.mu.Unlock()
-	cj := p.job.core
+	cj := p.job.Core
 	// --hold asks to keep the job back once queued; the question here is
 	// when it could start.
 	cj.ID, cj.Hold = id, core.HoldNone

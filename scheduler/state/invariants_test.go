@@ -155,7 +155,7 @@ func TestDeterminism(t *testing.T) {
 	if restored.Dump() != a.Dump() {
 		t.Fatalf("restored state differs:\n%s\nwant\n%s", restored.Dump(), a.Dump())
 	}
-	if len(restored.Active()) != len(a.Active()) {
+	if len(restored.Compact()) != len(a.Compact()) {
 		t.Fatalf("restored %d active jobs, want %d", len(restored.Active()), len(a.Active()))
 	}
 }

@@ -56,9 +56,13 @@ func (m *Machine[R]) Len() int { return len(m.jobs) }
 // NextID is the id the next job will get.
 func (m *Machine[R]) NextID() core.JobID { return m.nextID }
 
-// Active returns the pending and live jobs in id order, dropping finished
-// ones from the list first. The slice is the machine's: read it only.
-func (m *Machine[R]) Active() []R {
+// Active returns the pending and live jobs in id order, and finished ones
+// Compact has not dropped yet. The slice is the machine's: read it only.
+func (m *Machine[R]) Active() []R { return m.active }
+
+// Compact drops finished jobs from the active list and returns it (a
+// scheduling pass's snapshot compacts as it reads).
+func (m *Machine[R]) Compact() []R {
 	kept := m.active[:0]
 	for _, r := range m.active {
 		if !Terminal(r.Lifecycle().State) {
