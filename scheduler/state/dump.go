@@ -9,9 +9,9 @@ import (
 	"github.com/parityhpc/parity/scheduler/core"
 )
 
-// Dump writes the machine's state as text, one line per job in id order:
-// the same state gives the same bytes, so replays and snapshots compare
-// with ==, and scripted scenarios read it as their expected state.
+// Dump writes the machine's durable state as text, one line per job in id
+// order: the same state gives the same bytes, so replays and snapshots
+// compare with ==, and scripted scenarios read it as their expected state.
 func (m *Machine[R]) Dump() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "next-id %d\n", m.nextID)
@@ -35,8 +35,12 @@ func writeJob(b *strings.Builder, j *Job) {
 	}
 	opt("partition", j.Core.Partition)
 	opt("hold", string(j.Core.Hold))
-	opt("reason", j.Reason)
-	opt("detail", j.Detail)
+	if j.State != Pending {
+		// A pending job's reason is the last pass's verdict, computed
+		// again by every pass and not part of the durable state.
+		opt("reason", j.Reason)
+		opt("detail", j.Detail)
+	}
 	if j.Restarts > 0 {
 		fmt.Fprintf(b, " restarts=%d", j.Restarts)
 	}

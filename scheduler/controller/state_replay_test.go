@@ -1,0 +1,63 @@
+package controller
+
+import (
+	"context"
+	"testing"
+
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/auth"
+)
+
+// TestLiveStateMatchesTheStore: after submits, holds, a plan's starts,
+// cancels, a requeue and ends through the service edge, the state
+// machine the controller loads from its store is the one it ran, byte
+// for byte (state.Machine.Dump): every transition that went through Apply
+// was made durable whole.
+func TestLiveStateMatchesTheStore(t *testing.T) {
+	h := startController(t, testCluster)
+	ctx := context.Background()
+	h.register("n1", 4)
+	alice, root := h.as("alice", auth.RoleUser), h.as("root", auth.RoleAdmin)
+	run := h.submit(alice, gpuJob("run", 2))
+	requeued := h.submit(alice, gpuJob("requeued", 2))
+	held := h.submit(alice, gpuJob("held", 1))
+	cancelled := h.submit(alice, gpuJob("cancelled", 1))
+	if _, err := root.HoldJob(ctx, held); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.CancelJob(ctx, cancelled); err != nil {
+		t.Fatal(err)
+	}
+	h.pass()
+	n1 := h.agent("n1")
+	stream := orders(t, n1, "n1")
+	recvOrder(t, stream)
+	recvOrder(t, stream)
+	if _, err := root.RequeueJob(ctx, requeued, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := n1.JobEnded(ctx, &pb.JobEndedRequest{Node: "n1", JobId: requeued, Signal: 15}); err != nil {
+		t.Fatal(err)
+	}
+	if err := n1.JobEnded(ctx, &pb.JobEndedRequest{Node: "n1", JobId: run, ExitCode: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.ReleaseJob(ctx, held); err == nil {
+		t.Fatal("a user released an administrator's hold")
+	}
+	dump := func() string {
+		h.c.mu.Lock()
+		defer h.c.mu.Unlock()
+		return h.c.st.m.Dump()
+	}
+	live := dump()
+	h.restart()
+	if loaded := dump(); loaded != live {
+		t.Fatalf("the state loaded from the store differs from the live one:\n%s\nlive:\n%s", loaded, live)
+	}
+	for id, want := range map[uint64]string{run: StateFailed, requeued: StatePending, held: StatePending, cancelled: StateCancelled} {
+		if j := h.job(id); j.GetState() != want {
+			t.Errorf("job %d is %s after the restart, want %s", id, j.GetState(), want)
+		}
+	}
+}
