@@ -88,6 +88,9 @@ func (a *Agent) handle(ctx context.Context, o *pb.Order) {
 			return
 		}
 		a.steps.hold(id, o.GetRun(), false)
+		if _, still := a.steps.heldRun(id); !still {
+			a.cfg.Runtime.Unhold(id)
+		}
 		a.steps.runner.KillJob(id)
 		err := a.cfg.Runtime.Terminate(ctx, id, accounting.StateCancelled)
 		if err != nil && !errors.Is(err, launch.ErrUnknownJob) {
@@ -147,6 +150,7 @@ func (a *Agent) launch(ctx context.Context, run int32, o *pb.LaunchOrder) error 
 	if batch := batchHost(o); batch != a.cfg.Node || j.GetSpec().GetInteractive() {
 		// Held for steps (srun); an interactive job (salloc) has no batch step.
 		a.steps.hold(j.GetId(), run, true)
+		a.cfg.Runtime.Hold(j.GetId(), o.GetAlloc().GetDevices())
 		a.log.Info("allocation held for steps", "job", j.GetId(), "batchHost", batch, "interactive", j.GetSpec().GetInteractive())
 		return nil
 	}

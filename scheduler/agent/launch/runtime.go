@@ -79,6 +79,8 @@ type Runtime struct {
 	// sup is the connection to the node's supervisor; nil until the first
 	// launch or re-attach, and again after the supervisor was lost.
 	sup *shim.Client
+	// held are allocations held here without a batch step (Hold).
+	held heldDevices
 }
 
 // New checks the configuration, creates the spool and says loudly when

@@ -85,7 +85,8 @@ func (r *Runtime) ObserveSamples(samples []gres.Sample) {
 	}
 }
 
-// Holders maps each GPU UUID held by a running job to the job's id.
+// Holders maps each GPU UUID held by a running job, or by an allocation
+// held here for steps (Hold), to the job's id.
 func (r *Runtime) Holders() map[string]uint64 {
 	out := map[string]uint64{}
 	for _, j := range r.snapshot() {
@@ -97,7 +98,7 @@ func (r *Runtime) Holders() map[string]uint64 {
 		}
 		j.mu.Unlock()
 	}
-	return out
+	return mergeHolders(out, r.heldHolders())
 }
 
 // Usage reads a running job's counters now: CPU time and memory from its
