@@ -44,7 +44,8 @@ func newConformCmd() *cobra.Command {
 		Long: `Runs the conformance suite — placement, isolation, accounting, health and
 reclamation, the driver contract, and parity across vendors — once per
 vendor, prints the spec × vendor matrix and writes report.html, report.json
-and junit.xml to --out. It exits non-zero when any result fails.
+and junit.xml to --out. It exits non-zero when any result fails (the exit
+status says how: see below).
 
 With --history DIR it keeps every run's report.json in DIR (named
 report-<start, UTC>.json, so they sort by time; --history-keep N keeps the

@@ -89,7 +89,7 @@ func (h conformHistory) save(w io.Writer, run *reports.Run, jsonPath string) err
 		kept = fmt.Sprintf("keeping the latest %d", h.keep)
 	}
 	n := len(h.past.Runs) + 1 - len(removed)
-	fmt.Fprintf(w, "History: %s (%d runs in %s, %s", filepath.Base(path), n, h.dir, kept)
+	fmt.Fprintf(w, "History: %s (%s in %s, %s", filepath.Base(path), runsWord(n), h.dir, kept)
 	if len(removed) > 0 {
 		fmt.Fprintf(w, "; removed %d older", len(removed))
 	}
@@ -125,4 +125,11 @@ func conformVerdict(w io.Writer, baseline, run *reports.Run) error {
 	}
 	fmt.Fprintf(w, "Verdict: new failure: %d of %d failing results new against %s (exit %d)\n", news, n, against, exitConformNewFailure)
 	return &exitError{code: exitConformNewFailure, err: fmt.Errorf("conform: %d failing results, %d new", n, news)}
+}
+
+func runsWord(n int) string {
+	if n == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", n)
 }
