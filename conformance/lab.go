@@ -83,7 +83,14 @@ func NewLab(ctx context.Context, opts LabOptions) (*LabTarget, error) {
 	}
 	t := &LabTarget{opts: opts, dir: opts.Dir, seeds: map[string]int64{}}
 	if t.dir == "" {
-		d, err := os.MkdirTemp("", "parity-conform-")
+		// A lab removed at the end lives on tmpfs where there is one (its
+		// tens of thousands of files cost a disk seconds to remove); a
+		// kept one on disk, where it outlives a reboot.
+		parent := cluster.ScratchDir()
+		if opts.Keep {
+			parent = ""
+		}
+		d, err := os.MkdirTemp(parent, "parity-conform-")
 		if err != nil {
 			return nil, fmt.Errorf("conformance: lab directory: %w", err)
 		}

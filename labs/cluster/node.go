@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/parityhpc/parity/labs/labfile"
 	"github.com/parityhpc/parity/labs/presets"
 	"github.com/parityhpc/parity/vendors"
@@ -32,8 +30,7 @@ func nodeDirs(dir, node string) (root, spool string) {
 // file system the create and delete of those files per job cost the
 // journal more than the rest of a short job's launch. Down removes it.
 func RuntimeDir(dir string) string {
-	var fs unix.Statfs_t
-	if err := unix.Statfs(shmDir, &fs); err != nil || fs.Type != unix.TMPFS_MAGIC || unix.Access(shmDir, unix.W_OK) != nil {
+	if !usableTmpfs(shmDir, 0) {
 		return filepath.Join(dir, "run")
 	}
 	id, err := instanceID(dir)
@@ -89,7 +86,7 @@ func buildNodeAt(ctx context.Context, lab *labfile.Lab, dir, name string, extra 
 			return nil, n, err
 		}
 		// Polled backends check for faults every second, as often as agents sample.
-		m, err := tmpl.Build(ctx, presets.Options{Root: root, Seed: lab.Seed + int64(i), Hostname: n.Name, HealthPoll: time.Second, Now: now})
+		m, err := tmpl.Build(ctx, presets.Options{Root: root, Seed: lab.Seed + int64(i), Hostname: n.Name, HealthPoll: SampleInterval, Now: now})
 		return m, n, err
 	}
 	return nil, labfile.Node{}, fmt.Errorf("cluster: lab %s has no node %q", lab.Name, name)
