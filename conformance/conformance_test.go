@@ -133,6 +133,7 @@ func checkRun(t *testing.T, run *reports.Run, target *LabTarget) {
 			t.Errorf("no parity result for %s", d.ID)
 		}
 	}
+	checkLabTime(t, got, target.Vendors())
 	if len(run.Timeline) == 0 || len(run.Series) == 0 {
 		t.Errorf("timeline has %d events and series %d GPUs; want both", len(run.Timeline), len(run.Series))
 	}

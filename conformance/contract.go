@@ -10,6 +10,8 @@ import (
 	g "github.com/onsi/ginkgo/v2"
 	gm "github.com/onsi/gomega"
 
+	"github.com/parityhpc/parity/labs/cluster"
+	"github.com/parityhpc/parity/labs/presets"
 	"github.com/parityhpc/parity/reports"
 	"github.com/parityhpc/parity/vendors"
 	"github.com/parityhpc/parity/vendors/contract"
@@ -61,11 +63,89 @@ func (e *Env) contractResults() []contract.Result {
 		gpu := gpusOf(e.Ctx, drivers[pick]) - 1
 		opts.Trigger = func(context.Context) error { return m.Faults.Inject(gpu, "fatal") }
 	}
+	var noEmpty string
+	opts.Empty, noEmpty = e.emptyHost(node, pick)
 	rs = contract.Check(e.Ctx, drivers[pick], opts)
+	if noEmpty != "" {
+		rs = explainSkip(rs, contract.CheckNotApplicable, noEmpty)
+	}
 	e.run.mu.Lock()
 	e.run.contract[e.Vendor.Name] = rs
 	e.run.mu.Unlock()
 	return rs
+}
+
+// EmptyHosts is implemented by targets that can build a node's machine
+// again without its accelerator, for the driver contract's check that a
+// driver on a host without its hardware reports vendors.ErrNotApplicable.
+type EmptyHosts interface {
+	// EmptyHost returns a builder of node's machine without its
+	// accelerator (its drivers in the order Replica gives them), or an
+	// error wrapping ErrNotSupported that says why there is none.
+	EmptyHost(node string) (func(context.Context) (*presets.Machine, []vendors.Driver, error), error)
+}
+
+// emptyHost is the contract's Empty for the vendor's driver number pick
+// on node, or nil and why the target has no empty host for it.
+func (e *Env) emptyHost(node string, pick int) (func(context.Context) (vendors.Driver, error), string) {
+	eh, ok := e.Target.(EmptyHosts)
+	if !ok {
+		return nil, "the target cannot build a host without the vendor's hardware (live nodes have theirs)"
+	}
+	build, err := eh.EmptyHost(node)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return func(ctx context.Context) (vendors.Driver, error) {
+		m, ds, err := build(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if pick >= len(ds) {
+			m.Close()
+			return nil, fmt.Errorf("the empty host of %s has %d drivers, not the node's driver %d", node, len(ds), pick+1)
+		}
+		return closingDriver{Driver: ds[pick], m: m}, nil
+	}, ""
+}
+
+// explainSkip gives the skipped check named name the reason why instead
+// of the contract's generic one.
+func explainSkip(rs []contract.Result, name, why string) []contract.Result {
+	for i := range rs {
+		if rs[i].Name == name && rs[i].Skipped {
+			rs[i].Reason = why
+		}
+	}
+	return rs
+}
+
+// EmptyHost builds node's template without its accelerator in a fresh
+// directory (presets.Template.BuildEmpty): the lab's host without the
+// vendor's hardware. A CPU-only node has none: every host has CPUs.
+func (t *LabTarget) EmptyHost(node string) (func(context.Context) (*presets.Machine, []vendors.Driver, error), error) {
+	n, err := t.node(node)
+	if err != nil {
+		return nil, err
+	}
+	tmpl, err := cluster.LookupTemplate(n.Template, t.opts.Templates)
+	if err != nil {
+		return nil, err
+	}
+	if !tmpl.HasEmpty() {
+		return nil, fmt.Errorf("%w: node %s (%s) has no accelerator the lab can leave out: its driver is the host's, and every host has CPUs", ErrNotSupported, node, n.Template)
+	}
+	return func(ctx context.Context) (*presets.Machine, []vendors.Driver, error) {
+		root, err := t.replicaRoot(node + "-empty")
+		if err != nil {
+			return nil, nil, err
+		}
+		m, err := tmpl.BuildEmpty(ctx, presets.Options{Root: root, Hostname: node})
+		if err != nil {
+			return nil, nil, err
+		}
+		return m, t.wrapped(node, m.Drivers), nil
+	}, nil
 }
 
 // pickDriver is the index of the first driver that finds devices, else the

@@ -308,25 +308,36 @@ func (t *LabTarget) Replica(ctx context.Context, node string) (*presets.Machine,
 	if err != nil {
 		return nil, nil, err
 	}
-	t.mu.Lock()
-	t.replicas++
-	root := filepath.Join(t.dir, "replicas", fmt.Sprintf("%s-%d", node, t.replicas))
-	t.mu.Unlock()
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return nil, nil, err
-	}
-	// Built as labs/cluster builds its nodes: same seed, same health polling.
-	m, err := tmpl.Build(ctx, presets.Options{Root: root, Seed: t.seeds[node], Hostname: node, HealthPoll: time.Second})
+	root, err := t.replicaRoot(node)
 	if err != nil {
 		return nil, nil, err
 	}
-	drivers := slices.Clone(m.Drivers)
+	// Built as labs/cluster builds its nodes: same seed, same health polling.
+	m, err := tmpl.Build(ctx, presets.Options{Root: root, Seed: t.seeds[node], Hostname: node, HealthPoll: cluster.SampleInterval})
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, t.wrapped(node, m.Drivers), nil
+}
+
+// replicaRoot makes a fresh directory for a rebuilt copy of a node.
+func (t *LabTarget) replicaRoot(name string) (string, error) {
+	t.mu.Lock()
+	t.replicas++
+	root := filepath.Join(t.dir, "replicas", fmt.Sprintf("%s-%d", name, t.replicas))
+	t.mu.Unlock()
+	return root, os.MkdirAll(root, 0o755)
+}
+
+// wrapped is a rebuilt node's drivers as the lab's WrapDriver gives them.
+func (t *LabTarget) wrapped(node string, ds []vendors.Driver) []vendors.Driver {
+	drivers := slices.Clone(ds)
 	if t.opts.WrapDriver != nil {
 		for i, d := range drivers {
 			drivers[i] = t.opts.WrapDriver(node, d)
 		}
 	}
-	return m, drivers, nil
+	return drivers
 }
 
 // DeviceFileMajor stats a device file of the lab (all nodes share this host).

@@ -21,26 +21,26 @@ const gib = uint64(1) << 30
 func dgxH100() Template {
 	layout := sim.HostLayout{Sockets: 2, NUMANodes: 2, CoresPerSocket: 56, ThreadsPerCore: 2, MemoryBytes: 2048 * gib}
 	return Template{Name: "dgx-h100", Description: "8× H100 SXM5 80GB on NVSwitch, 2× 56-core CPUs, 2 NUMA nodes", Layout: layout,
-		accel: nvidiaMachine(nvmlsim.Config{Model: "h100", GPUs: 8, GPUNUMA: []int{0, 0, 0, 0, 1, 1, 1, 1}, NVSwitch: true})}
+		empty: nvidiaAbsent, accel: nvidiaMachine(nvmlsim.Config{Model: "h100", GPUs: 8, GPUNUMA: []int{0, 0, 0, 0, 1, 1, 1, 1}, NVSwitch: true})}
 }
 
 func dgxA100() Template {
 	layout := sim.HostLayout{Sockets: 2, NUMANodes: 8, CoresPerSocket: 64, ThreadsPerCore: 2, MemoryBytes: 1024 * gib}
 	// DGX A100 runs its EPYCs in NPS4; each GPU pair hangs off one quadrant.
 	return Template{Name: "dgx-a100", Description: "8× A100 SXM4 40GB on NVSwitch, 2× 64-core CPUs, 8 NUMA nodes", Layout: layout,
-		accel: nvidiaMachine(nvmlsim.Config{Model: "a100", GPUs: 8, GPUNUMA: []int{3, 3, 1, 1, 7, 7, 5, 5}, NVSwitch: true})}
+		empty: nvidiaAbsent, accel: nvidiaMachine(nvmlsim.Config{Model: "a100", GPUs: 8, GPUNUMA: []int{3, 3, 1, 1, 7, 7, 5, 5}, NVSwitch: true})}
 }
 
 func mi300x() Template {
 	layout := sim.HostLayout{Sockets: 2, NUMANodes: 4, CoresPerSocket: 96, ThreadsPerCore: 2, MemoryBytes: 1536 * gib}
 	return Template{Name: "mi300x", Description: "8× MI300X on an xGMI full mesh, 2× 96-core CPUs, 4 NUMA nodes", Layout: layout,
-		accel: amdMachine(amdsim.Config{Model: "mi300x", GPUs: 8, NUMANodes: 4})}
+		empty: amdAbsent, accel: amdMachine(amdsim.Config{Model: "mi300x", GPUs: 8, NUMANodes: 4})}
 }
 
 func mi300xNPS1() Template {
 	layout := sim.HostLayout{Sockets: 2, NUMANodes: 1, CoresPerSocket: 96, ThreadsPerCore: 2, MemoryBytes: 1536 * gib}
 	return Template{Name: "mi300x-nps1", Description: "8× MI300X on an xGMI full mesh, one NUMA node", Layout: layout,
-		accel: amdMachine(amdsim.Config{Model: "mi300x", GPUs: 8, NUMANodes: 1})}
+		empty: amdAbsent, accel: amdMachine(amdsim.Config{Model: "mi300x", GPUs: 8, NUMANodes: 1})}
 }
 
 // gpuVM is a cloud GPU virtual machine: one H200 on PCIe, no NVLink, and
@@ -48,7 +48,7 @@ func mi300xNPS1() Template {
 func gpuVM() Template {
 	layout := sim.HostLayout{Sockets: 1, NUMANodes: 1, CoresPerSocket: 16, ThreadsPerCore: 1, MemoryBytes: 128 * gib}
 	return Template{Name: "gpu-vm", Description: "1× H200 141GB on PCIe, 16 cores, one NUMA node (a cloud GPU VM)", Layout: layout,
-		accel: nvidiaMachine(nvmlsim.Config{Model: "h200", GPUs: 1, GPUNUMA: []int{0}})}
+		empty: nvidiaAbsent, accel: nvidiaMachine(nvmlsim.Config{Model: "h200", GPUs: 1, GPUNUMA: []int{0}})}
 }
 
 func cpuOnly() Template {

@@ -70,6 +70,9 @@ type Template struct {
 	Layout      sim.HostLayout
 	// accel builds the accelerator backend and driver in dir, if any.
 	accel func(ctx context.Context, opts Options, layout sim.HostLayout) (vendors.Driver, Faults, error)
+	// empty builds the accelerator's driver as it finds a host without
+	// that hardware (see BuildEmpty); nil when the lab cannot.
+	empty func(opts Options) vendors.Driver
 }
 
 // Build creates the machine's files under opts.Root and its drivers.
