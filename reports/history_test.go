@@ -272,3 +272,38 @@ func TestReadHistorySkipsDamagedFiles(t *testing.T) {
 		t.Errorf("a missing history dir: %v, %d runs; want an empty history", err, len(h.Runs))
 	}
 }
+
+// TestReadHistoryKeepsWhatTheHistoryNeeds: a history run keeps every
+// result's status, reason and duration and drops evidence, timeline and
+// telemetry, most of a report's bytes, which a history does not show.
+func TestReadHistoryKeepsWhatTheHistoryNeeds(t *testing.T) {
+	dir := t.TempDir()
+	r := sampleRun()
+	var b bytes.Buffer
+	if err := WriteJSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := SaveHistory(dir, r, b.Bytes(), 0); err != nil {
+		t.Fatal(err)
+	}
+	h, problems, err := ReadHistory(dir)
+	if err != nil || len(problems) > 0 || len(h.Runs) != 1 {
+		t.Fatalf("ReadHistory: %d runs, %v %v", len(h.Runs), problems, err)
+	}
+	got := h.Runs[0]
+	if got.ID != r.ID || !got.Started.Equal(r.Started) || !slices.Equal(got.VendorNames(), r.VendorNames()) || len(got.Specs) != len(r.Specs) {
+		t.Fatalf("history run %s with %d results; want %s with %d", got.ID, len(got.Specs), r.ID, len(r.Specs))
+	}
+	for i, s := range got.Specs {
+		w := r.Specs[i]
+		if s.Key() != w.Key() || s.Status != w.Status || s.Reason != w.Reason || s.Duration != w.Duration || s.Name != w.Name {
+			t.Errorf("result %d: %+v; want %s %s %q %v", i, s, w.ID, w.Status, w.Reason, w.Duration)
+		}
+		if s.Evidence != nil || s.Observations != nil {
+			t.Errorf("result %s kept evidence or observations", s.ID)
+		}
+	}
+	if got.Timeline != nil || got.Series != nil {
+		t.Errorf("history run kept %d events and %d series", len(got.Timeline), len(got.Series))
+	}
+}

@@ -3,8 +3,10 @@ package reports
 import (
 	"bytes"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -49,7 +51,7 @@ func ReadHistory(dir string) (History, []HistoryProblem, error) {
 			problems = append(problems, HistoryProblem{Path: path, Err: err})
 			continue
 		}
-		r, err := ReadJSON(f)
+		r, err := readHistoryRun(f)
 		f.Close()
 		if err != nil {
 			problems = append(problems, HistoryProblem{Path: path, Err: err})
@@ -61,6 +63,52 @@ func ReadHistory(dir string) (History, []HistoryProblem, error) {
 	// keeps the order right for files copied in under other clocks' names.
 	slices.SortStableFunc(h.Runs, compareStarted)
 	return h, problems, nil
+}
+
+// historyRun is the part of a report.json a history needs: statuses and
+// durations, not evidence, timelines or telemetry, which are most of a
+// report's bytes. Decoding into it skips them, so a year of nights read
+// every night costs a scan, not a year of allocations.
+type historyRun struct {
+	SchemaVersion int `json:"schemaVersion"`
+	Run
+	Specs []struct {
+		ID       string        `json:"id"`
+		Area     string        `json:"area"`
+		Name     string        `json:"name"`
+		Vendor   string        `json:"vendor,omitempty"`
+		Status   Status        `json:"status"`
+		Reason   string        `json:"reason,omitempty"`
+		Duration time.Duration `json:"durationNs"`
+	} `json:"specs"`
+	Timeline skipJSON `json:"timeline"`
+	Series   skipJSON `json:"series"`
+}
+
+// skipJSON takes a value without keeping it.
+type skipJSON struct{}
+
+func (*skipJSON) UnmarshalJSON([]byte) error { return nil }
+
+// readHistoryRun reads the history's part of a report.json and
+// validates it as ReadJSON does.
+func readHistoryRun(rd io.Reader) (*Run, error) {
+	var doc historyRun
+	if err := json.NewDecoder(rd).Decode(&doc); err != nil {
+		return nil, fmt.Errorf("reports: read json: %w", err)
+	}
+	if doc.SchemaVersion != SchemaVersion {
+		return nil, fmt.Errorf("%w: schemaVersion %d (this reader knows %d)", ErrSchema, doc.SchemaVersion, SchemaVersion)
+	}
+	r := doc.Run
+	r.Specs = make([]SpecResult, len(doc.Specs))
+	for i, s := range doc.Specs {
+		r.Specs[i] = SpecResult{ID: s.ID, Area: s.Area, Name: s.Name, Vendor: s.Vendor, Status: s.Status, Reason: s.Reason, Duration: s.Duration}
+	}
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	return &r, nil
 }
 
 // historyFiles lists dir's history files in name (time) order.
