@@ -55,9 +55,14 @@ type sim struct {
 	demand demandSet
 	// static is set when every job's priority is equal, so the core's
 	// queue order is submit order and the pass window can be cut.
-	static  bool
-	noSkip  bool // pass every job to every pass (tests prove it changes nothing)
-	skipped int
+	static bool
+	noSkip bool // pass every job to every pass (tests prove it changes nothing)
+	// exact is set when cannotStart's proofs hold (see skip.go); oneNode
+	// when the lab is one CPU node; releases is cannotStart's scratch.
+	exact    bool
+	oneNode  bool
+	releases []release
+	skipped  int
 	// blocked is set when the last pass left jobs waiting and no job has
 	// ended since: under FCFS with a static order its first blocked job
 	// still cannot start, so nothing behind it can either.
@@ -130,6 +135,7 @@ func newSim(ctx context.Context, tr *trace.Trace, o *Options) (*sim, error) {
 	}
 	s.static = staticOrder(cfg)
 	s.noSkip = o.fullPasses
+	s.exact, s.oneNode = exactSkips(s.static, cfg), oneCPUNode(&m)
 	s.prog.Total = len(tr.Jobs) - len(s.rejected)
 	s.free = int64(m.capacity)
 	s.demand = newDemandSet(m.capacity)
@@ -167,6 +173,8 @@ func (s *sim) loop() error {
 			s.skipped++ // no waiting job fits in what is free: nothing can start
 		case s.blocked && s.static && s.cfg.Backfill == core.BackfillNone:
 			s.skipped++ // FCFS: the head is still blocked
+		case s.exact && s.cannotStart(t):
+			s.skipped++
 		default:
 			started = s.pass(t)
 			s.blocked = s.queue > 0

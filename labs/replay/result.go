@@ -38,8 +38,8 @@ type Result struct {
 	Rejected    []Rejected `json:"rejected,omitempty"`
 	Unscheduled []Rejected `json:"unscheduled,omitempty"`
 	// Passes counts scheduling passes (calls of core.Schedule); Skipped
-	// counts instants with jobs waiting where no pass ran because no
-	// waiting job fitted in the free units, so none could start.
+	// counts instants with jobs waiting where no pass ran because none of
+	// them could start (see skip.go).
 	Passes  int `json:"passes"`
 	Skipped int `json:"skippedPasses"`
 	// Warnings are the core's plan warnings, with how often each appeared.
