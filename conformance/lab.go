@@ -312,13 +312,19 @@ func (t *LabTarget) Replica(ctx context.Context, node string) (*presets.Machine,
 	if err != nil {
 		return nil, nil, err
 	}
-	// Built as labs/cluster builds its nodes: same seed, same health polling.
-	m, err := tmpl.Build(ctx, presets.Options{Root: root, Seed: t.seeds[node], Hostname: node, HealthPoll: cluster.SampleInterval})
+	// Built as labs/cluster builds its nodes (same seed), but polling for
+	// faults more often: only the driver contract's checks use a replica,
+	// and its health check waits for the first poll after a fault.
+	m, err := tmpl.Build(ctx, presets.Options{Root: root, Seed: t.seeds[node], Hostname: node, HealthPoll: replicaHealthPoll})
 	if err != nil {
 		return nil, nil, err
 	}
 	return m, t.wrapped(node, m.Drivers), nil
 }
+
+// replicaHealthPoll is how often a replica's polling drivers read their
+// fault counters: a tenth of a lab node's period.
+const replicaHealthPoll = cluster.SampleInterval / 10
 
 // replicaRoot makes a fresh directory for a rebuilt copy of a node.
 func (t *LabTarget) replicaRoot(name string) (string, error) {
