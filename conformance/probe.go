@@ -60,6 +60,8 @@ func ProbeMain(args []string, stdout, stderr io.Writer) int {
 		err = probeProcs(args[1:], stdout)
 	case "fds":
 		err = probeFDs(args[1:], stdout)
+	case "cgroup":
+		err = probeCgroup(args[1:], stdout)
 	default:
 		err = fmt.Errorf("unknown probe %q (want inspect, mem, procs or fds)", args[0])
 	}

@@ -29,11 +29,11 @@ type specDef struct {
 
 // areaOrder is the order areas run and are reported in.
 var areaOrder = []string{reports.AreaPlacement, reports.AreaIsolation, reports.AreaAccounting,
-	reports.AreaHealth, reports.AreaDriverContract, AreaMultiNode, AreaSteps, AreaTelemetry, AreaRequeue}
+	reports.AreaHealth, reports.AreaDriverContract, AreaMultiNode, AreaSteps, AreaTelemetry, AreaRequeue, AreaCgroupV2}
 
 // allSpecs lists every spec of the suite.
 func allSpecs() []specDef {
-	return slices.Concat(placementSpecs(), isolationSpecs(), accountingSpecs(), healthSpecs(), contractSpecs(), multiNodeSpecs(), stepSpecs(), telemetrySpecs(), requeueSpecs())
+	return slices.Concat(placementSpecs(), isolationSpecs(), accountingSpecs(), healthSpecs(), contractSpecs(), multiNodeSpecs(), stepSpecs(), telemetrySpecs(), requeueSpecs(), cgroupV2Specs())
 }
 
 func specByID(id string) (specDef, bool) {
