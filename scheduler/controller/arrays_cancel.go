@@ -8,6 +8,7 @@ import (
 
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/core"
+	cstate "github.com/parityhpc/parity/scheduler/state"
 	"github.com/parityhpc/parity/scheduler/workflow"
 )
 
@@ -43,7 +44,7 @@ func (c *Controller) cancelArray(ctx context.Context, req *pb.CancelRequest) (*p
 		}
 		now := c.now()
 		var ws []write
-		var kills []*job
+		var afters []func()
 		for _, t := range j.array.Tasks() {
 			if sel != nil && !sel.Contains(t.Index) {
 				continue
@@ -52,21 +53,21 @@ func (c *Controller) cancelArray(ctx context.Context, req *pb.CancelRequest) (*p
 			if tj == nil || finished(tj.State) || tj.State == StateCompleting {
 				continue
 			}
-			ev := jobEvent(EventCancel, tj, id.User)
-			ev.Reason = req.GetReason()
-			tj.CancelledBy = id.User
-			if tj.State == StatePending {
-				tj.State, tj.End, tj.Reason, tj.Detail = StateCancelled, now, "", ""
-				c.metrics.ended(StateCancelled)
-				_ = j.array.SetState(t.Index, workflow.Cancelled, 0, now)
-			} else {
-				tj.State = StateCompleting
-				ev.Nodes = allocNodes(tj)
-				kills = append(kills, tj)
+			effects, err := c.st.m.Apply(cstate.Cancel{Job: tj.Core.ID, By: id.User, Reason: req.GetReason()}, now)
+			if err != nil {
+				// Pending and live tasks are cancelled; a refusal is a bug.
+				c.log.Error("cancel array task", "job", tj.Core.ID, "err", err)
+				continue
 			}
-			tj.SyncCore()
+			if tj.State == StateCancelled {
+				_ = j.array.SetState(t.Index, workflow.Cancelled, 0, now)
+			}
+			w, after := c.effectsLocked(effects)
 			ws = append(ws, c.jobWrites(tj)...)
-			ws = append(ws, c.record(ev)...)
+			ws = append(ws, w...)
+			if after != nil {
+				afters = append(afters, after)
+			}
 		}
 		if j.arrayHolder() && j.array.PendingCount() == 0 && j.State == StatePending {
 			// Nothing is left to split off: the remainder's record ends.
@@ -76,9 +77,7 @@ func (c *Controller) cancelArray(ctx context.Context, req *pb.CancelRequest) (*p
 		ws = append(ws, c.jobWrites(j)...)
 		rec = j.record()
 		return ws, func() {
-			for _, k := range kills {
-				c.sendKill(k, "cancelled by "+id.User)
-			}
+			runAll(afters)
 			c.trigger()
 		}, nil
 	})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/parityhpc/parity/scheduler/core"
 	"github.com/parityhpc/parity/scheduler/jobspec"
+	cstate "github.com/parityhpc/parity/scheduler/state"
 	"github.com/parityhpc/parity/scheduler/workflow"
 )
 
@@ -93,14 +94,18 @@ func (c *Controller) resolveDependenciesLocked(now time.Time) []write {
 		if !workflow.CancelOnNever(state, c.cfg.Scheduler.KillInvalidDepend, jobKill) {
 			continue
 		}
-		j.State, j.End, j.Reason, j.Detail = StateCancelled, now, string(core.ReasonDependencyNeverSatisfied), detail
-		j.CancelledBy = "scheduler"
-		j.SyncCore()
+		effects, err := c.st.m.Apply(cstate.Cancel{Job: j.Core.ID, By: "scheduler",
+			Reason:    fmt.Sprintf("%s: %s", core.ReasonDependencyNeverSatisfied, detail),
+			EndReason: string(core.ReasonDependencyNeverSatisfied), EndDetail: detail}, now)
+		if err != nil {
+			c.log.Error("cancel on a dependency never satisfied", "job", j.Core.ID, "err", err)
+			continue
+		}
+		w, _ := c.effectsLocked(effects)
+		// Counted now: the caller's group has no after func of its own.
 		c.metrics.ended(StateCancelled)
-		ev := jobEvent(EventCancel, j, "scheduler")
-		ev.Reason = fmt.Sprintf("%s: %s", core.ReasonDependencyNeverSatisfied, detail)
 		ws = append(ws, c.jobWrites(j)...)
-		ws = append(ws, c.record(ev)...)
+		ws = append(ws, w...)
 	}
 	return ws
 }

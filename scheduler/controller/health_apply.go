@@ -12,6 +12,7 @@ import (
 	"github.com/parityhpc/parity/healthcheck"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/config"
+	cstate "github.com/parityhpc/parity/scheduler/state"
 )
 
 // Event kinds of the health policy besides drain and resume.
@@ -259,21 +260,30 @@ func (a *healthApply) requeueJobs(d healthcheck.Decision) {
 			continue
 		}
 		requeue := c.cfg.Health.OnFault == config.OnFaultRequeue && (j.spec.GetRequeue() || c.cfg.RequeueOnNodeFail)
-		j.State, j.RequeueOnEnd, j.FaultReason, j.FaultState = StateCompleting, requeue, reason, StateNodeFail
-		j.SyncCore()
-		a.ws = append(a.ws, c.jobWrites(j)...)
 		kind := EventNodeFail
 		if requeue {
 			kind = EventRequeue
 		}
-		ev := jobEvent(kind, j, actorHealth)
-		ev.Nodes, ev.Reason, ev.Verdict = allocNodes(j), reason, d.To.String()
-		if d.UUID != "" {
-			ev.Fields["devices"] = d.UUID
+		effects, err := c.st.m.Apply(cstate.Stop{Job: j.Core.ID, By: actorHealth, Reason: reason, State: StateNodeFail, Requeue: requeue, Log: kind}, c.now())
+		if err != nil {
+			c.log.Error("health: stop job", "job", j.Core.ID, "err", err)
+			continue
 		}
-		a.ws = append(a.ws, c.record(ev)...)
+		a.ws = append(a.ws, c.jobWrites(j)...)
+		for _, e := range effects {
+			switch e := e.(type) {
+			case cstate.Logged:
+				ev := loggedEvent(e)
+				ev.Verdict = d.To.String()
+				if d.UUID != "" {
+					ev.Fields["devices"] = d.UUID
+				}
+				a.ws = append(a.ws, c.record(ev)...)
+			case cstate.Kill:
+				a.afters = append(a.afters, func() { c.killNodes(e) })
+			}
+		}
 		c.metrics.healthJobs.WithLabelValues(kind).Inc()
-		a.afters = append(a.afters, func() { c.sendKill(j, reason) })
 	}
 }
 

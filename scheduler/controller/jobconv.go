@@ -90,10 +90,10 @@ func (j *job) record() *pb.Job {
 	}
 	j.arrayFields(p)
 	j.preemptFields(p)
-	if j.State == StateSuspended && !j.suspendedAt.IsZero() {
-		p.SuspendTime = api.Timestamp(j.suspendedAt)
+	if j.State == StateSuspended && !j.SuspendedAt.IsZero() {
+		p.SuspendTime = api.Timestamp(j.SuspendedAt)
 	}
-	p.SuspendedSeconds = int64(j.suspendedFor / time.Second)
+	p.SuspendedSeconds = int64(j.SuspendedFor / time.Second)
 	return p
 }
 
@@ -133,9 +133,9 @@ func jobFromRecord(p *pb.Job) (*job, error) {
 		startSeq: p.GetStartSeq(), endSeq: p.GetEndSeq(), steps: p.GetSteps()}
 	j.preemptFromRecord(p)
 	if p.GetSuspendTime() != nil {
-		j.suspendedAt = api.Time(p.GetSuspendTime())
+		j.SuspendedAt = api.Time(p.GetSuspendTime())
 	}
-	j.suspendedFor = time.Duration(p.GetSuspendedSeconds()) * time.Second
+	j.SuspendedFor = time.Duration(p.GetSuspendedSeconds()) * time.Second
 	if err := j.arrayFromRecord(p); err != nil {
 		return nil, err
 	}

@@ -119,20 +119,6 @@ func allocNodes(j *job) []string {
 	return out
 }
 
-// sendKill queues kill orders on every node of the job (after commit).
-// A launch still queued for the job stays: the agent ignores a kill for a
-// job it never launched, so the launch must reach it first for the kill to
-// end the run and the agent to report the end the job waits for.
-func (c *Controller) sendKill(j *job, reason string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, a := range j.Core.Alloc {
-		if n := c.st.nodes[a.Node]; n != nil {
-			n.orders.push(jobOrder("kill", j, reason))
-		}
-	}
-}
-
 func (s *jobsService) Hold(ctx context.Context, req *pb.JobRef) (*pb.Job, error) {
 	jid, err := s.c.resolveTask(ctx, req.GetJobId(), req.ArrayTaskId)
 	if err != nil {

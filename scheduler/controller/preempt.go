@@ -8,6 +8,7 @@ import (
 	"github.com/parityhpc/parity/scheduler/api"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/core"
+	cstate "github.com/parityhpc/parity/scheduler/state"
 )
 
 // sigTerm is what a preempted job gets at the start of its grace time.
@@ -84,15 +85,17 @@ func (c *Controller) expirePreemptionsLocked(now time.Time) ([]write, []func()) 
 // stopPreemptedLocked kills a victim; when its processes end it is
 // requeued (requeue mode) or ends PREEMPTED.
 func (c *Controller) stopPreemptedLocked(j *job) ([]write, func()) {
-	reason := fmt.Sprintf("preempted by job %d", j.preemptedBy)
-	j.State, j.FaultReason = StateCompleting, reason
+	stop := cstate.Stop{Job: j.Core.ID, By: "scheduler", Reason: fmt.Sprintf("preempted by job %d", j.preemptedBy), State: StatePreempted}
 	if j.preemptMode == core.PreemptRequeue {
-		j.RequeueOnEnd = true
-	} else {
-		j.FaultState = StatePreempted
+		stop.State, stop.Requeue = "", true
 	}
-	j.SyncCore()
-	return c.jobWrites(j), func() { c.sendKill(j, reason) }
+	effects, err := c.st.m.Apply(stop, c.now())
+	if err != nil {
+		c.log.Error("preemption: stop job", "job", j.Core.ID, "err", err)
+		return nil, func() {}
+	}
+	_, after := c.effectsLocked(effects)
+	return c.jobWrites(j), after
 }
 
 // signalNodes sends a signal to a job's processes on every node it holds.

@@ -15,6 +15,7 @@ import (
 	"github.com/parityhpc/parity/scheduler/api"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/core"
+	cstate "github.com/parityhpc/parity/scheduler/state"
 )
 
 // Reasons the reclaimer leaves on jobs.
@@ -100,15 +101,16 @@ func (c *Controller) applyReclaimLocked(j *job, d healthcheck.ReclaimDecision, n
 			break
 		}
 		c.metrics.reclaimedHours.WithLabelValues(j.Core.Account).Add(idle)
-		j.State, j.FaultReason = StateCompleting, d.Reason
-		if d.Mode == healthcheck.ReclaimRequeue {
-			j.RequeueOnEnd, j.FaultState = true, ""
-		} else {
-			j.CancelledBy, j.FaultState = actorReclaim, StateCancelled
+		stop := cstate.Stop{Job: j.Core.ID, By: actorReclaim, Reason: d.Reason, Requeue: true}
+		if d.Mode != healthcheck.ReclaimRequeue {
+			stop = cstate.Stop{Job: j.Core.ID, By: actorReclaim, Reason: d.Reason, State: StateCancelled, CancelledBy: actorReclaim}
 		}
-		j.SyncCore()
-		reason := d.Reason
-		after = func() { c.sendKill(j, reason) }
+		effects, err := c.st.m.Apply(stop, now)
+		if err != nil {
+			c.log.Error("reclaim: stop job", "job", j.Core.ID, "err", err)
+			break
+		}
+		_, after = c.effectsLocked(effects)
 		c.log.Warn("reclaim: idle GPUs", "job", j.Core.ID, "account", j.Core.Account, "mode", d.Mode, "idle_gpu_hours", idle)
 	}
 	ws := c.jobWrites(j)

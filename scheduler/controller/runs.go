@@ -16,11 +16,6 @@ import (
 // was requeued (node down past the timeout) cannot end, fail or kill the
 // job's later run: what it says of an earlier run concerns that run only.
 
-// jobOrder is an order about j's current run.
-func jobOrder(kind string, j *job, reason string) *pb.Order {
-	return &pb.Order{Kind: kind, JobId: uint64(j.Core.ID), Run: j.Restarts, Reason: reason}
-}
-
 // killRun orders the end of one run of a job.
 func killRun(id uint64, run int32, reason string) *pb.Order {
 	return &pb.Order{Kind: "kill", JobId: id, Run: run, Reason: reason}

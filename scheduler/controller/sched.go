@@ -112,7 +112,6 @@ func (c *Controller) schedulePass(ctx context.Context) error {
 				continue
 			}
 			j.expected = started
-			j.suspendedAt, j.suspendedFor = time.Time{}, 0 // a new run
 			for _, a := range s.Nodes {
 				st.nodes[a.Node].jobs[j.Core.ID] = struct{}{}
 			}

@@ -66,10 +66,6 @@ type job struct {
 	// (core.PreemptEnd is when the grace time ends).
 	preemptMode core.PreemptMode
 	preemptedBy core.JobID
-	// suspendedAt is when an admin suspended the job (zero unless
-	// SUSPENDED); suspendedFor sums this run's earlier suspensions.
-	suspendedAt  time.Time
-	suspendedFor time.Duration
 	// usage is what each node's agent measured for this run; startSeq and
 	// endSeq are the decision log entries that started and ended it. All
 	// three belong to the run and are cleared by a requeue.

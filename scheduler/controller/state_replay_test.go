@@ -3,13 +3,14 @@ package controller
 import (
 	"context"
 	"testing"
+	"time"
 
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
 )
 
 // TestLiveStateMatchesTheStore: after submits, holds, a plan's starts,
-// cancels, a requeue and ends through the service edge, the state
+// a suspension, cancels, a requeue and ends through the service edge, the state
 // machine the controller loads from its store is the one it ran, byte
 // for byte (state.Machine.Dump): every transition that went through Apply
 // was made durable whole.
@@ -33,6 +34,13 @@ func TestLiveStateMatchesTheStore(t *testing.T) {
 	stream := orders(t, n1, "n1")
 	recvOrder(t, stream)
 	recvOrder(t, stream)
+	if _, err := root.SuspendJob(ctx, run, nil); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Advance(90 * time.Second)
+	if _, err := root.ResumeJob(ctx, run, nil); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := root.RequeueJob(ctx, requeued, false); err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,7 @@ func (c *Controller) effectsLocked(effects []cstate.Effect) ([]write, func()) {
 		switch e := e.(type) {
 		case cstate.Logged:
 			ws = append(ws, c.record(loggedEvent(e))...)
-		case cstate.Kill, cstate.Finished:
+		case cstate.Kill, cstate.Finished, cstate.Pause:
 			later = append(later, e)
 		case cstate.Signal:
 			c.signalLocked(e)
@@ -87,6 +87,8 @@ func (c *Controller) afterEffects(effects []cstate.Effect) {
 			} else {
 				c.killNodes(e)
 			}
+		case cstate.Pause:
+			c.sendPause(e)
 		case cstate.Finished:
 			c.metrics.ended(e.State)
 		}

@@ -363,7 +363,7 @@ func (c *Controller) expireInteractiveLocked(now time.Time) ([]write, []func()) 
 		if !j.spec.GetInteractive() || j.State != StateRunning || j.Core.TimeLimit <= 0 {
 			continue
 		}
-		if now.Before(j.Core.Start.Add(j.Core.TimeLimit + j.suspendedFor)) {
+		if now.Before(j.Core.Start.Add(j.Core.TimeLimit + j.SuspendedFor)) {
 			continue
 		}
 		w, after := c.endLocked(j, StateTimeout, "TimeLimit", 0, 0, "scheduler", "")

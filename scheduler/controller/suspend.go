@@ -4,9 +4,6 @@ import (
 	"context"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
 	"github.com/parityhpc/parity/scheduler/core"
@@ -20,7 +17,7 @@ const StateSuspended = cstate.Suspended
 
 // EventSuspend logs a job's suspension; its resumption is EventResume
 // (with a job id, where a node's resume has none).
-const EventSuspend = "suspend"
+const EventSuspend = cstate.KindSuspend
 
 // Order kinds the agent carries out on a job's processes.
 const (
@@ -39,17 +36,8 @@ func (s *jobsService) Suspend(ctx context.Context, req *pb.JobRef) (*pb.Job, err
 	if err != nil {
 		return nil, err
 	}
-	return c.jobChange(ctx, jid, func(id auth.Identity, j *job) (*pb.Event, func(), error) {
-		switch {
-		case j.State != StateRunning:
-			return nil, nil, status.Errorf(codes.FailedPrecondition, "job %d is %s; only running jobs can be suspended", j.Core.ID, j.State)
-		case !j.Core.PreemptEnd.IsZero():
-			return nil, nil, status.Errorf(codes.FailedPrecondition, "job %d is being preempted; it cannot be suspended", j.Core.ID)
-		}
-		j.State, j.suspendedAt = StateSuspended, c.now()
-		ev := jobEvent(EventSuspend, j, id.User)
-		ev.Nodes = allocNodes(j)
-		return ev, func() { c.sendOrder(j, orderSuspend, "suspended by "+id.User) }, nil
+	return c.jobCommand(ctx, jid, func(id auth.Identity, j *job) cstate.Command {
+		return cstate.Suspend{Job: j.Core.ID, By: id.User}
 	})
 }
 
@@ -64,28 +52,25 @@ func (s *jobsService) Resume(ctx context.Context, req *pb.JobRef) (*pb.Job, erro
 	if err != nil {
 		return nil, err
 	}
-	return c.jobChange(ctx, jid, func(id auth.Identity, j *job) (*pb.Event, func(), error) {
-		if j.State != StateSuspended {
-			return nil, nil, status.Errorf(codes.FailedPrecondition, "job %d is %s; only suspended jobs can be resumed", j.Core.ID, j.State)
-		}
-		j.suspendedFor += c.now().Sub(j.suspendedAt)
-		j.State, j.suspendedAt = StateRunning, time.Time{}
-		ev := jobEvent(EventResume, j, id.User)
-		ev.Nodes = allocNodes(j)
-		return ev, func() { c.sendOrder(j, orderResume, "resumed by "+id.User) }, nil
+	return c.jobCommand(ctx, jid, func(id auth.Identity, j *job) cstate.Command {
+		return cstate.Resume{Job: j.Core.ID, By: id.User}
 	})
 }
 
-// sendOrder queues an order about j on every node of its allocation
-// (after commit); a suspend or resume replaces an undelivered opposite.
-func (c *Controller) sendOrder(j *job, kind, reason string) {
+// sendPause queues a suspend or resume order for a run on each of its
+// nodes (after commit); it replaces an undelivered opposite.
+func (c *Controller) sendPause(p cstate.Pause) {
+	kind := orderSuspend
+	if p.Resume {
+		kind = orderResume
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, a := range j.Core.Alloc {
-		if n := c.st.nodes[a.Node]; n != nil {
-			n.orders.drop(uint64(j.Core.ID), orderSuspend)
-			n.orders.drop(uint64(j.Core.ID), orderResume)
-			n.orders.push(jobOrder(kind, j, reason))
+	for _, name := range p.Nodes {
+		if n := c.st.nodes[name]; n != nil {
+			n.orders.drop(uint64(p.Job), orderSuspend)
+			n.orders.drop(uint64(p.Job), orderResume)
+			n.orders.push(&pb.Order{Kind: kind, JobId: uint64(p.Job), Run: p.Run, Reason: p.Reason})
 		}
 	}
 }
@@ -97,9 +82,9 @@ func (j *job) suspendedTotal(now time.Time) time.Duration {
 	if j.Core.State != core.JobRunning {
 		return 0
 	}
-	d := j.suspendedFor
-	if j.State == StateSuspended && !j.suspendedAt.IsZero() {
-		d += now.Sub(j.suspendedAt)
+	d := j.SuspendedFor
+	if j.State == StateSuspended && !j.SuspendedAt.IsZero() {
+		d += now.Sub(j.SuspendedAt)
 	}
 	return d
 }

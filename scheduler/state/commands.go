@@ -33,10 +33,12 @@ type Release struct {
 }
 
 // Cancel ends a pending job at once, or kills a running one, whose end
-// then comes as an End.
+// then comes as an End. Reason is the decision log's; a pending job ends
+// with EndReason and EndDetail as its reason (none for a user's cancel).
 type Cancel struct {
-	Job        core.JobID
-	By, Reason string
+	Job                  core.JobID
+	By, Reason           string
+	EndReason, EndDetail string
 }
 
 // SignalJob sends a signal to a running job's processes; the state does
@@ -53,6 +55,32 @@ type Requeue struct {
 	Job  core.JobID
 	By   string
 	Hold bool
+}
+
+// Suspend stops a running job's processes where they are (scontrol
+// suspend); it keeps its allocation.
+type Suspend struct {
+	Job core.JobID
+	By  string
+}
+
+// Resume continues a suspended job; the time it was suspended is added to
+// the run's suspensions, which extend its time limit.
+type Resume struct {
+	Job core.JobID
+	By  string
+}
+
+// Stop kills a live job's run on a policy's verdict (a failed GPU, idle-GPU
+// reclamation, a preemption's grace end): the run's End then takes Reason
+// and, when State is set, that state; Requeue queues the job again
+// instead; CancelledBy marks a run the policy cancels. Log, when set, is
+// the kind of decision-log record the stop makes.
+type Stop struct {
+	Job               core.JobID
+	By, Reason, State string
+	Requeue           bool
+	CancelledBy, Log  string
 }
 
 // Start starts a pending job as a scheduling plan placed it.
@@ -83,5 +111,8 @@ func (Release) command()   {}
 func (Cancel) command()    {}
 func (SignalJob) command() {}
 func (Requeue) command()   {}
+func (Suspend) command()   {}
+func (Resume) command()    {}
+func (Stop) command()      {}
 func (Start) command()     {}
 func (End) command()       {}

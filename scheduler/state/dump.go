@@ -58,6 +58,8 @@ func writeJob(b *strings.Builder, j *Job) {
 	opt("eligible", stamp(j.Core.Eligible))
 	opt("start", stamp(j.Core.Start))
 	opt("end", stamp(j.End))
+	opt("suspended-at", stamp(j.SuspendedAt))
+	opt("suspended-for", dur(j.SuspendedFor))
 	if j.ExitCode != 0 || j.ExitSignal != 0 {
 		fmt.Fprintf(b, " exit=%d:%d", j.ExitCode, j.ExitSignal)
 	}
@@ -118,6 +120,12 @@ func String(e Effect) string {
 		return s
 	case Signal:
 		return fmt.Sprintf("signal job=%d run=%d nodes=%s signal=%d reason=%q", e.Job, e.Run, strings.Join(e.Nodes, ","), e.Signal, e.Reason)
+	case Pause:
+		verb := "suspend"
+		if e.Resume {
+			verb = "resume"
+		}
+		return fmt.Sprintf("%s job=%d run=%d nodes=%s reason=%q", verb, e.Job, e.Run, strings.Join(e.Nodes, ","), e.Reason)
 	case Account:
 		return fmt.Sprintf("account job=%d run=%d state=%s requeued=%t", e.Job, e.Run, e.State, e.Requeued)
 	case Finished:

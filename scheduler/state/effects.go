@@ -16,6 +16,8 @@ const (
 	KindHold     = "hold"
 	KindRelease  = "release"
 	KindNodeFail = "node_fail"
+	KindSuspend  = "suspend"
+	KindResume   = "resume"
 )
 
 // Logged is a decision-log record about a job. State is the job's state as
@@ -58,6 +60,16 @@ type Signal struct {
 	Reason string
 }
 
+// Pause orders a run's processes stopped where they are (suspend) or, with
+// Resume, continued; it replaces an opposite order not yet delivered.
+type Pause struct {
+	Job    core.JobID
+	Run    int32
+	Nodes  []string
+	Reason string
+	Resume bool
+}
+
 // Account is a run's final accounting line: State is the run's end as
 // the ledger names it (the job's final state, or Requeued).
 type Account struct {
@@ -86,6 +98,7 @@ func (Accepted) effect() {}
 func (Launch) effect()   {}
 func (Kill) effect()     {}
 func (Signal) effect()   {}
+func (Pause) effect()    {}
 func (Account) effect()  {}
 func (Finished) effect() {}
 func (Requeued) effect() {}

@@ -17,7 +17,7 @@ func genCommand(op, arg byte) Command {
 	id := core.JobID(arg%8 + 1)
 	users := []string{"alice", "bob", "root"}
 	by := users[int(arg>>3)%len(users)]
-	switch op % 9 {
+	switch op % 12 {
 	case 0, 1:
 		j := &Job{State: Pending, Core: core.Job{User: by, Partition: "p"}}
 		if arg&0x80 != 0 {
@@ -39,6 +39,12 @@ func genCommand(op, arg byte) Command {
 		first := int(arg>>4) % 4
 		cpus := topology.NewCPUSet(first, (first+int(arg>>6))%4)
 		return Start{Job: id, Alloc: []core.NodeAlloc{{Node: node, CPUs: cpus, Devices: []string{fmt.Sprintf("gpu%d", (arg>>5)&1)}}}}
+	case 8:
+		return Suspend{Job: id, By: by}
+	case 9:
+		return Resume{Job: id, By: by}
+	case 10:
+		return Stop{Job: id, By: "health", Reason: "GPU failed", State: NodeFail, Requeue: arg&0x40 != 0, Log: KindNodeFail}
 	}
 	states := []string{Completed, Failed, NodeFail, Timeout}
 	return End{Job: id, State: states[int(arg>>3)%len(states)], Actor: "agent", Except: "n0"}

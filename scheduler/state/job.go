@@ -61,6 +61,10 @@ type Job struct {
 	FaultReason, FaultState string
 	// LastRequeueReason is why the job last returned to the queue.
 	LastRequeueReason string
+	// SuspendedAt is when an admin suspended the job (zero unless
+	// SUSPENDED); SuspendedFor sums this run's earlier suspensions.
+	SuspendedAt  time.Time
+	SuspendedFor time.Duration
 }
 
 // Lifecycle returns j itself, so a *Job is an Entry of a Machine.

@@ -150,6 +150,12 @@ func (m *Machine[R]) Apply(cmd Command, now time.Time) ([]Effect, error) {
 		return m.signal(c)
 	case Requeue:
 		return m.requeue(c)
+	case Suspend:
+		return m.suspend(c, now)
+	case Resume:
+		return m.resume(c, now)
+	case Stop:
+		return m.stop(c)
 	case Start:
 		return m.start(c, now)
 	case End:

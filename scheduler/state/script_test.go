@@ -194,7 +194,14 @@ func parseCommand(verb string, a args) (Command, error) {
 	case "release":
 		return Release{Job: a.id(), By: a.get("by"), Operator: a.has("operator")}, nil
 	case "cancel":
-		return Cancel{Job: a.id(), By: a.get("by"), Reason: a.get("reason")}, nil
+		return Cancel{Job: a.id(), By: a.get("by"), Reason: a.get("reason"), EndReason: a.get("end-reason"), EndDetail: a.get("end-detail")}, nil
+	case "suspend":
+		return Suspend{Job: a.id(), By: a.get("by")}, nil
+	case "resume":
+		return Resume{Job: a.id(), By: a.get("by")}, nil
+	case "stop":
+		return Stop{Job: a.id(), By: a.get("by"), Reason: a.get("reason"), State: a.get("state"), Requeue: a.has("requeue"),
+			CancelledBy: a.get("cancelled-by"), Log: a.get("log")}, nil
 	case "signal":
 		return SignalJob{Job: a.id(), By: a.get("by"), Signal: a.int32("sig")}, nil
 	case "requeue":

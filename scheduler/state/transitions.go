@@ -84,7 +84,7 @@ func (m *Machine[R]) cancel(c Cancel, now time.Time) ([]Effect, error) {
 	ev.Reason = c.Reason
 	j.CancelledBy = c.By
 	if j.State == Pending {
-		j.State, j.End, j.Reason, j.Detail = Cancelled, now, "", ""
+		j.State, j.End, j.Reason, j.Detail = Cancelled, now, c.EndReason, c.EndDetail
 		j.SyncCore()
 		return []Effect{ev, Finished{Job: c.Job, State: Cancelled}}, nil
 	}
@@ -141,6 +141,7 @@ func (m *Machine[R]) start(c Start, now time.Time) ([]Effect, error) {
 		j.Core.Partition = c.Partition
 	}
 	j.State, j.Core.Start, j.Core.Alloc = Running, now, c.Alloc
+	j.SuspendedAt, j.SuspendedFor = time.Time{}, 0 // a new run
 	j.Reason, j.Detail = "None", ""
 	if j.Core.Eligible.IsZero() {
 		j.Core.Eligible = now
