@@ -13,6 +13,7 @@ import (
 	"github.com/parityhpc/parity/scheduler/api"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/core"
+	cstate "github.com/parityhpc/parity/scheduler/state"
 )
 
 type agentService struct {
@@ -85,10 +86,9 @@ func (s *agentService) Register(ctx context.Context, req *pb.RegisterRequest) (*
 			if j == nil || reported[id] || !j.launchSent {
 				continue
 			}
-			if j.live() && (j.spec.GetRequeue() || c.cfg.RequeueOnNodeFail) {
-				j.RequeueOnEnd = true
-			}
-			w, after := c.endLocked(j, StateNodeFail, fmt.Sprintf("node %s re-registered without the job", n.name), 0, 0, "agent:"+n.name, n.name)
+			requeue := j.live() && (j.spec.GetRequeue() || c.cfg.RequeueOnNodeFail)
+			w, after := c.endLocked(j, cstate.End{State: StateNodeFail, Reason: fmt.Sprintf("node %s re-registered without the job", n.name),
+				Actor: "agent:" + n.name, Except: n.name, Requeue: requeue})
 			ws = append(ws, w...)
 			afters = append(afters, after)
 		}
@@ -202,15 +202,16 @@ func (s *agentService) JobEnded(ctx context.Context, req *pb.JobEndedRequest) (*
 		}
 		j.setUsage(n.name, req.GetUsage())
 		state, reason := endState(req)
+		end := cstate.End{State: state, Reason: reason, ExitCode: req.GetExitCode(), Signal: req.GetSignal(), Actor: "agent:" + n.name, Except: n.name}
 		if state == "LAUNCH_FAILED" {
 			// Requeued held, as Slurm does: a launch that failed once (an
 			// unknown user, an unwritable output path) would fail again,
 			// so the job waits for someone to fix it and release it.
-			j.RequeueOnEnd, j.HoldOnEnd = true, true
-			reason = "launch failed on " + n.name + ": " + req.GetReason()
-			state = StateFailed
+			end.Requeue, end.Hold = true, true
+			end.Reason = "launch failed on " + n.name + ": " + req.GetReason()
+			end.State = StateFailed
 		}
-		ws, after := c.endLocked(j, state, reason, req.GetExitCode(), req.GetSignal(), "agent:"+n.name, n.name)
+		ws, after := c.endLocked(j, end)
 		c.log.Info("job state", "job", j.Core.ID, "state", j.State, "exit", fmt.Sprintf("%d:%d", req.GetExitCode(), req.GetSignal()), "node", n.name)
 		return ws, func() { after(); c.trigger() }, nil
 	})

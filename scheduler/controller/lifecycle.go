@@ -25,16 +25,17 @@ func (c *Controller) releaseLocked(j *job) {
 // writes (record and events) and what to do after the commit: the ledger
 // line, the end's notification and kill orders for the job's nodes other
 // than except (the node that reported the end, or failed).
-func (c *Controller) endLocked(j *job, state, reason string, exit, sig int32, actor, except string) ([]write, func()) {
+func (c *Controller) endLocked(j *job, end cstate.End) ([]write, func()) {
 	now := c.now()
+	end.Job = j.Core.ID
 	var line ledger.JobRecord // this run's final accounting line
-	if j.RequeueOnEnd {
+	if j.RequeueOnEnd || end.Requeue {
 		// The run's line is taken before the requeue clears the run.
 		line = c.ledgerRecord(j)
 		j.prevRun = &earlierRun{usage: j.usage}
 	}
 	c.releaseLocked(j)
-	effects, err := c.st.m.Apply(cstate.End{Job: j.Core.ID, State: state, Reason: reason, ExitCode: exit, Signal: sig, Actor: actor, Except: except}, now)
+	effects, err := c.st.m.Apply(end, now)
 	if err != nil {
 		// Callers end only live jobs; a refusal here is a bug to see, not
 		// a reason to lose the rest of the group.
@@ -124,10 +125,8 @@ func (c *Controller) failNodeJobsLocked(n *node, reason string) ([]write, []func
 			delete(n.jobs, id)
 			continue
 		}
-		if j.live() && (j.spec.GetRequeue() || c.cfg.RequeueOnNodeFail) {
-			j.RequeueOnEnd = true
-		}
-		w, after := c.endLocked(j, StateNodeFail, reason, 0, 0, "scheduler", n.name)
+		requeue := j.live() && (j.spec.GetRequeue() || c.cfg.RequeueOnNodeFail)
+		w, after := c.endLocked(j, cstate.End{State: StateNodeFail, Reason: reason, Actor: "scheduler", Except: n.name, Requeue: requeue})
 		ws = append(ws, w...)
 		afters = append(afters, after)
 	}

@@ -17,6 +17,7 @@ import (
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
 	"github.com/parityhpc/parity/scheduler/core"
+	cstate "github.com/parityhpc/parity/scheduler/state"
 	ledger "github.com/parityhpc/parity/scheduler/store"
 )
 
@@ -343,7 +344,7 @@ func (s *stepsService) EndAllocation(ctx context.Context, req *pb.EndAllocationR
 		case req.GetExitCode() != 0:
 			state, reason = StateFailed, "NonZeroExitCode"
 		}
-		ws, after := c.endLocked(j, state, reason, req.GetExitCode(), req.GetSignal(), "user:"+id.User, "")
+		ws, after := c.endLocked(j, cstate.End{State: state, Reason: reason, ExitCode: req.GetExitCode(), Signal: req.GetSignal(), Actor: "user:" + id.User})
 		out = j.record()
 		return ws, func() { after(); c.trigger() }, nil
 	})
@@ -366,7 +367,7 @@ func (c *Controller) expireInteractiveLocked(now time.Time) ([]write, []func()) 
 		if now.Before(j.Core.Start.Add(j.Core.TimeLimit + j.SuspendedFor)) {
 			continue
 		}
-		w, after := c.endLocked(j, StateTimeout, "TimeLimit", 0, 0, "scheduler", "")
+		w, after := c.endLocked(j, cstate.End{State: StateTimeout, Reason: "TimeLimit", Actor: "scheduler"})
 		ws = append(ws, w...)
 		afters = append(afters, after)
 	}

@@ -95,14 +95,16 @@ type Start struct {
 }
 
 // End settles a live job whose processes ended or can no longer run: a
-// requeue pending puts it back in the queue with the same id, otherwise it
-// finishes in State. Except is the node that reported the end (or
-// failed), whose part needs no kill order.
+// requeue pending (or Requeue, Hold: a node failure for a job that asks
+// to be requeued, a launch that failed) puts it back in the queue with the
+// same id, otherwise it finishes in State. Except is the node that
+// reported the end (or failed), whose part needs no kill order.
 type End struct {
 	Job              core.JobID
 	State, Reason    string
 	ExitCode, Signal int32
 	Actor, Except    string
+	Requeue, Hold    bool
 }
 
 func (Submit[R]) command() {}

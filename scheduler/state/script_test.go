@@ -220,7 +220,7 @@ func parseCommand(verb string, a args) (Command, error) {
 		return Start{Job: a.id(), Partition: a.get("partition"), TimeLimit: limit, Alloc: allocs}, nil
 	case "end":
 		return End{Job: a.id(), State: a.get("state"), Reason: a.get("reason"), ExitCode: a.int32("exit"), Signal: a.int32("sig"),
-			Actor: a.get("actor"), Except: a.get("except")}, nil
+			Actor: a.get("actor"), Except: a.get("except"), Requeue: a.has("requeue"), Hold: a.has("hold")}, nil
 	}
 	return nil, fmt.Errorf("unknown verb %q", verb)
 }

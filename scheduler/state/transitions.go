@@ -171,6 +171,8 @@ func (m *Machine[R]) end(c End, now time.Time) ([]Effect, error) {
 	if !Terminal(state) {
 		return nil, fmt.Errorf("%w: end job %d in %q, not a terminal state", ErrInvalid, c.Job, state)
 	}
+	j.RequeueOnEnd = j.RequeueOnEnd || c.Requeue
+	j.HoldOnEnd = j.HoldOnEnd || c.Hold
 	if j.FaultReason != "" {
 		// A policy stopped this run: its reason (and state) outrank how
 		// the processes happened to end.
