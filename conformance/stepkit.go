@@ -41,15 +41,32 @@ type gangFixture struct {
 }
 
 // shared returns the run's fixture under key, making it with mk the first
-// time (specs run one at a time, in order).
+// time (specs run one at a time, in order). A making that failed the spec
+// fails every later spec that needs the fixture too, at once, rather than
+// trying again at the same cost.
 func (e *Env) shared(key string, mk func() any) any {
 	if v, ok := e.run.shared.Load(key); ok {
+		if f, failed := v.(sharedFailure); failed {
+			e.Failf("%s could not be set up by an earlier spec: %s", key, f.why)
+		}
 		return v
 	}
+	made := false
+	defer func() {
+		if !made {
+			r := recover() // ginkgo's own failure (or skip): recorded, passed on
+			e.run.shared.Store(key, sharedFailure{why: "see the failure of the first spec that needed it"})
+			panic(r)
+		}
+	}()
 	v := mk()
+	made = true
 	e.run.shared.Store(key, v)
 	return v
 }
+
+// sharedFailure marks a fixture whose making failed.
+type sharedFailure struct{ why string }
 
 // Gang returns the vendor's running gang allocation, or skips the spec
 // where the vendor has fewer than two nodes.
