@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os/user"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -193,7 +194,9 @@ func showJobs(s *session, asJSON bool, o format.ShowOptions, w io.Writer, id str
 	if asJSON {
 		return writeMessagesJSON(w, "jobs", jobs)
 	}
-	if o.Details {
+	// The nodes name -d's GPUs, and the memory a job asking for none
+	// gets (a whole node's, which TRES= shows as Slurm does).
+	if o.Details || slices.ContainsFunc(jobs, noMemoryAsked) {
 		nodes, err := s.c.ListNodes(s.ctx, nil)
 		if err != nil {
 			return s.fail(err)
@@ -204,6 +207,13 @@ func showJobs(s *session, asJSON bool, o format.ShowOptions, w io.Writer, id str
 		}
 	}
 	return format.ShowJobs(w, jobs, o)
+}
+
+// noMemoryAsked reports a job that has not started and asked for no
+// memory per node, CPU or GPU.
+func noMemoryAsked(j *pb.Job) bool {
+	sp := j.GetSpec()
+	return len(j.GetAlloc()) == 0 && sp.GetMemPerNodeMb() <= 0 && sp.GetMemPerCpuMb() <= 0 && sp.GetMemPerGpuMb() <= 0
 }
 
 // systemUsers resolves job owners through the login node's user database

@@ -38,8 +38,8 @@ func TestShowAndUpdateJob(t *testing.T) {
 		uid, group = "alice("+ids.UID+")", ids.Group+"("+ids.GID+")"
 	}
 	for k, v := range map[string]string{"JobId": "1", "JobName": "train", "UserId": uid, "GroupId": group, "MCS_label": "N/A", "Account": "physics", "QOS": "normal",
-		"JobState": "PENDING", "Partition": "gpu", "TimeLimit": "01:00:00", "NumNodes": "1", "TresPerNode": "gres/gpu:h100:2",
-		"StdOut": cl.dir + "/out/train-1.log", "WorkDir": cl.dir, "SubmitTime": "", "NodeList": "(null)"} {
+		"JobState": "PENDING", "Partition": "gpu", "TimeLimit": "01:00:00", "NumNodes": "1-1", "TresPerNode": "gres:gpu:h100:2",
+		"StdOut": cl.dir + "/out/train-1.log", "WorkDir": cl.dir, "SubmitTime": "", "NodeList": ""} {
 		if v == "" {
 			if _, ok := rec[k]; !ok {
 				t.Errorf("show job lacks %s", k)

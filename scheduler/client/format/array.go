@@ -48,3 +48,26 @@ func remainderTasks(j *pb.Job) (tasks *jobspec.Array, ok bool) {
 	}
 	return a, true
 }
+
+// arrayTaskText is squeue's %K: ArrayTaskID, a remainder's tasks written
+// as Slurm writes them (0,4,8%2 for 0-8:4%2).
+func arrayTaskText(j *pb.Job) string {
+	t := ArrayTaskID(j)
+	if j.GetArrayJobId() == 0 || j.GetArrayTask() {
+		return t
+	}
+	tasks, _ := pendingArrayTasks(t)
+	return tasks
+}
+
+// arrayJobText is squeue's %i: ArrayJobName, a remainder's tasks written
+// as arrayTaskText does (123_[0,4,8%2]).
+func arrayJobText(j *pb.Job) string {
+	name := ArrayJobName(j)
+	id, rest, ok := strings.Cut(name, "_[")
+	if !ok || j.GetArrayTask() {
+		return name
+	}
+	tasks, _ := pendingArrayTasks(strings.TrimSuffix(rest, "]"))
+	return id + "_[" + tasks + "]"
+}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/types/known/timestamppb"
+
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/jobspec"
 	"github.com/parityhpc/parity/topology"
@@ -98,6 +100,7 @@ func jobRecord(j *pb.Job, o ShowOptions) record {
 	s, loc := j.GetSpec(), o.loc()
 	id := strconv.FormatUint(j.GetId(), 10)
 	reason := strings.ReplaceAll(ReasonText(j), " ", "_")
+	lastEval := Stamp(cmpTS(j.GetStartTime(), j.GetSubmitTime()), loc, "Unknown")
 	timeMin := "N/A"
 	if s.GetTimeMinSeconds() > 0 {
 		timeMin = Clock(s.GetTimeMinSeconds())
@@ -107,50 +110,39 @@ func jobRecord(j *pb.Job, o ShowOptions) record {
 		jobIDLine(j, id),
 		userLine(j.GetUser(), o),
 		{{"Priority", strconv.FormatInt(int64(j.GetPriority()+0.5), 10)}, {"Nice", strconv.Itoa(int(s.GetNice()))}, {"Account", j.GetAccount()}, {"QOS", j.GetQos()}},
-		{{"JobState", JobState(j)}, {"Reason", reason}, {"Dependency", orNull(s.GetDependency())}},
+		{{"JobState", JobState(j)}, {"Reason", reason}, {"Dependency", dependencyText(j)}},
 		{{"Requeue", b01(s.GetRequeue())}, {"Restarts", strconv.Itoa(int(j.GetRestarts()))}, {"BatchFlag", b01(!s.GetInteractive())}, {"Reboot", "0"},
 			{"ExitCode", fmt.Sprintf("%d:%d", j.GetExitCode(), j.GetExitSignal())}},
 		{{"RunTime", Clock(RunSeconds(j, o.Env))}, {"TimeLimit", limitKV(j.GetTimeLimitSeconds())}, {"TimeMin", timeMin}},
-		{{"SubmitTime", Stamp(j.GetSubmitTime(), loc, "Unknown")}, {"EligibleTime", Stamp(j.GetEligibleTime(), loc, "Unknown")}},
+		{{"SubmitTime", Stamp(j.GetSubmitTime(), loc, "Unknown")}, {"EligibleTime", Stamp(cmpTS(beginTime(j), j.GetEligibleTime()), loc, "Unknown")}},
 		{{"AccrueTime", accrueTime(j, loc)}},
-		{{"StartTime", Stamp(StartTime(j), loc, "Unknown")}, {"EndTime", endTime(j, loc)}, {"Deadline", deadline}},
-		{{"SuspendTime", Stamp(j.GetSuspendTime(), loc, "None")}, {"SecsPreSuspend", strconv.FormatInt(secsPreSuspend(j), 10)}},
+		{{"StartTime", Stamp(cmpTS(beginTime(j), StartTime(j)), loc, "Unknown")}, {"EndTime", endTime(j, loc)}, {"Deadline", deadline}},
+		{{"SuspendTime", Stamp(j.GetSuspendTime(), loc, "None")}, {"SecsPreSuspend", strconv.FormatInt(secsPreSuspend(j), 10)},
+			{"LastSchedEval", lastEval}, {"Scheduler", "Main"}},
 		{{"Partition", Partition(j)}},
 		{{"ReqNodeList", orNull(jobspec.CompressHostlist(s.GetNodelist()))}, {"ExcNodeList", orNull(jobspec.CompressHostlist(s.GetExclude()))}},
-		{{"NodeList", orNull(NodeList(j))}},
+		{{"NodeList", NodeList(j)}},
 	}
 	if j.GetBatchHost() != "" {
 		r = append(r, []kv{{"BatchHost", j.GetBatchHost()}})
 	}
 	r = append(r,
-		[]kv{{"NumNodes", strconv.Itoa(NodeCount(j))}, {"NumCPUs", strconv.Itoa(CPUCount(j))},
+		[]kv{{"NumNodes", numNodes(j)}, {"NumCPUs", strconv.Itoa(CPUCount(j))},
 			{"NumTasks", strconv.Itoa(max(int(s.GetNtasks()), 1))}, {"CPUs/Task", strconv.Itoa(max(int(s.GetCpusPerTask()), 1))},
 			{"ReqB:S:C:T", "0:0:*:*"}},
-		[]kv{{"ReqTRES", reqTRES(j)}},
-		[]kv{{"AllocTRES", allocTRES(j)}},
+		[]kv{{"TRES", jobTRES(j, o.nodeMemory(j))}},
 		// Keys for options Parity does not take print Slurm's defaults, so
 		// scripts reading them find them.
 		[]kv{{"Socks/Node", "*"}, {"NtasksPerN:B:S:C", strconv.Itoa(int(s.GetNtasksPerNode())) + ":0:*:*"}, {"CoreSpec", "*"}},
-		[]kv{{"MinCPUsNode", strconv.Itoa(max(int(s.GetCpusPerTask()), 1))}, memKV(s), {"MinTmpDiskNode", "0"}},
-		[]kv{{"Features", orNull(s.GetConstraint())}, {"DelayBoot", "00:00:00"}, {"Reservation", orNull(s.GetReservation())}},
+		[]kv{{"MinCPUsNode", strconv.Itoa(minCPUsNode(s))}, minMemoryKV(s), {"MinTmpDiskNode", "0"}},
+		reservationLine(s),
 		[]kv{{"OverSubscribe", map[bool]string{true: "NO", false: "OK"}[s.GetExclusive()]}, {"Contiguous", b01(s.GetContiguous())},
 			{"Licenses", "(null)"}, {"Network", "(null)"}},
 		[]kv{{"Command", orNull(s.GetCommand())}},
 		[]kv{{"WorkDir", orNull(s.GetWorkdir())}},
 	)
 	out, errp, in := stdio(j)
-	r = append(r, []kv{{"StdErr", errp}}, []kv{{"StdIn", in}}, []kv{{"StdOut", out}})
-	var tres []kv
-	if t := TRESPerNode(s); t != "" {
-		tres = append(tres, kv{"TresPerNode", t})
-	}
-	if t := gresTerms(s.GetGres().GetPerJob(), "gres/"); t != "" {
-		tres = append(tres, kv{"TresPerJob", t})
-	}
-	if t := gresTerms(s.GetGres().GetPerTask(), "gres/"); t != "" {
-		tres = append(tres, kv{"TresPerTask", t})
-	}
-	r = append(r, tres)
+	r = append(r, []kv{{"StdErr", errp}}, []kv{{"StdIn", in}}, []kv{{"StdOut", out}}, []kv{{"Power", ""}}, perTRESLine(j))
 	if c := s.GetComment(); c != "" {
 		r = append(r, []kv{{"Comment", c}})
 	}
@@ -169,7 +161,14 @@ func jobRecord(j *pb.Job, o ShowOptions) record {
 func jobIDLine(j *pb.Job, id string) []kv {
 	line := []kv{{"JobId", id}}
 	if j.GetArrayJobId() != 0 {
-		line = append(line, kv{"ArrayJobId", strconv.FormatUint(j.GetArrayJobId(), 10)}, kv{"ArrayTaskId", ArrayTaskID(j)})
+		tasks, throttle := ArrayTaskID(j), 0
+		if !j.GetArrayTask() {
+			tasks, throttle = pendingArrayTasks(tasks)
+		}
+		line = append(line, kv{"ArrayJobId", strconv.FormatUint(j.GetArrayJobId(), 10)}, kv{"ArrayTaskId", tasks})
+		if throttle > 0 {
+			line = append(line, kv{"ArrayTaskThrottle", strconv.Itoa(throttle)})
+		}
 	}
 	return append(line, kv{"JobName", j.GetSpec().GetName()})
 }
@@ -203,32 +202,6 @@ func endTime(j *pb.Job, loc *time.Location) string {
 	return "Unknown"
 }
 
-func memKV(s *pb.JobSpec) kv {
-	switch {
-	case s.GetMemPerCpuMb() > 0:
-		return kv{"MinMemoryCPU", jobspec.FormatMemory(s.GetMemPerCpuMb())}
-	case s.GetMemPerGpuMb() > 0:
-		return kv{"MinMemoryGPU", jobspec.FormatMemory(s.GetMemPerGpuMb())}
-	case s.GetMemPerNodeMb() > 0:
-		return kv{"MinMemoryNode", jobspec.FormatMemory(s.GetMemPerNodeMb())}
-	}
-	return kv{"MinMemoryNode", "0"}
-}
-
-// reqTRES is what the job asked for, in Slurm's TRES string form.
-func reqTRES(j *pb.Job) string {
-	s := j.GetSpec()
-	parts := []string{"cpu=" + strconv.Itoa(CPUCount(j))}
-	if m := s.GetMemPerNodeMb(); m > 0 {
-		parts = append(parts, "mem="+jobspec.FormatMemory(m*int64(max(int(s.GetNodes()), 1))))
-	}
-	parts = append(parts, "node="+strconv.Itoa(max(int(s.GetNodes()), 1)))
-	if g := requestedGPUs(s); g > 0 {
-		parts = append(parts, "gres/gpu="+strconv.FormatInt(g, 10))
-	}
-	return strings.Join(parts, ",")
-}
-
 // requestedGPUs totals the GPUs a request implies (per node terms count
 // once per requested node, per task terms once per task).
 func requestedGPUs(s *pb.JobSpec) int64 {
@@ -250,27 +223,6 @@ func requestedGPUs(s *pb.JobSpec) int64 {
 		}
 	}
 	return n
-}
-
-func allocTRES(j *pb.Job) string {
-	if len(j.GetAlloc()) == 0 {
-		return "(null)"
-	}
-	var mem int64
-	gpus := 0
-	for _, a := range j.GetAlloc() {
-		mem += a.GetMemoryMb()
-		gpus += len(a.GetDevices())
-	}
-	parts := []string{"cpu=" + strconv.Itoa(CPUCount(j))}
-	if mem > 0 {
-		parts = append(parts, "mem="+jobspec.FormatMemory(mem))
-	}
-	parts = append(parts, "node="+strconv.Itoa(len(j.GetAlloc())))
-	if gpus > 0 {
-		parts = append(parts, "gres/gpu="+strconv.Itoa(gpus))
-	}
-	return strings.Join(parts, ",")
 }
 
 // allocGRES names a job's devices on one node as scontrol -d does
@@ -317,19 +269,23 @@ func gpuUse(gpus []*pb.GPU) string {
 	return strings.Join(parts, ",")
 }
 
-// stdio expands the job's output, error and input patterns as Slurm does
-// for scontrol (relative paths under the working directory).
+// stdio is the job's output, error and input paths as scontrol prints
+// them: patterns expanded as far as scontrol can (submitExpand), a
+// relative path put under the working directory as written (./logs
+// stays ./logs), as Slurm joins them without cleaning.
 func stdio(j *pb.Job) (out, errp, in string) {
 	s := j.GetSpec()
-	v := jobspec.Vars{JobID: j.GetId(), JobName: s.GetName(), User: j.GetUser(), RestartCount: int(j.GetRestarts())}
 	expand := func(p string) string {
-		p = jobspec.Expand(p, v)
+		p = submitExpand(p, j)
 		if !path.IsAbs(p) && s.GetWorkdir() != "" && p != "" {
-			p = path.Join(s.GetWorkdir(), p)
+			p = strings.TrimSuffix(s.GetWorkdir(), "/") + "/" + p
 		}
 		return p
 	}
 	o := cmp.Or(s.GetOutput(), "slurm-%j.out")
+	if s.GetOutput() == "" && j.GetArrayJobId() != 0 {
+		o = "slurm-%A_%a.out"
+	}
 	out = expand(o)
 	errp = expand(cmp.Or(s.GetError(), o))
 	in = cmp.Or(s.GetInput(), "/dev/null")
@@ -337,6 +293,38 @@ func stdio(j *pb.Job) (out, errp, in string) {
 		in = expand(in)
 	}
 	return out, errp, in
+}
+
+// reservationLine is Features and DelayBoot, and the reservation when
+// the job names one (Slurm prints no Reservation key otherwise).
+func reservationLine(s *pb.JobSpec) []kv {
+	line := []kv{{"Features", orNull(s.GetConstraint())}, {"DelayBoot", "00:00:00"}}
+	if r := s.GetReservation(); r != "" {
+		line = append(line, kv{"Reservation", r})
+	}
+	return line
+}
+
+// nodeMemory is the memory (MB) a job asking for none gets on one node:
+// the smallest of its partition's nodes, 0 when the nodes are unknown.
+func (o ShowOptions) nodeMemory(j *pb.Job) int64 {
+	var mem int64
+	for _, n := range o.Nodes {
+		if !slices.Contains(n.GetPartitions(), Partition(j)) {
+			continue
+		}
+		if m := n.GetMemoryMb(); mem == 0 || m < mem {
+			mem = m
+		}
+	}
+	return mem
+}
+
+func cmpTS(a, b *timestamppb.Timestamp) *timestamppb.Timestamp {
+	if a != nil {
+		return a
+	}
+	return b
 }
 
 // accrueTime is when the job began accruing age priority: its eligible

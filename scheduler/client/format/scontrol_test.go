@@ -70,13 +70,13 @@ func TestShowJob(t *testing.T) {
 	want := []map[string]string{
 		{"JobId": "12", "JobName": "train-llm-big", "UserId": "alice(N/A)", "GroupId": "N/A(N/A)", "MCS_label": "N/A", "Priority": "1500", "Account": "physics", "QOS": "normal",
 			"JobState": "PENDING", "Reason": "Resources", "Dependency": "(null)", "ExitCode": "0:0", "RunTime": "00:00:00",
-			"TimeLimit": "01:00:00", "StartTime": "2025-06-02T12:00:00", "EndTime": "Unknown", "Partition": "gpu", "NodeList": "(null)",
-			"NumNodes": "1", "NumCPUs": "32", "NumTasks": "4", "CPUs/Task": "8", "ReqTRES": "cpu=32,mem=64G,node=1,gres/gpu=4",
-			"AllocTRES": "(null)", "MinMemoryNode": "64G", "StdOut": "/home/alice/logs/train-llm-big-12.out",
-			"StdErr": "/home/alice/logs/train-llm-big-12.out", "StdIn": "/dev/null", "TresPerNode": "gres/gpu:h100:4"},
+			"TimeLimit": "01:00:00", "StartTime": "2025-06-02T12:00:00", "EndTime": "Unknown", "Partition": "gpu", "NodeList": "",
+			"NumNodes": "1-1", "NumCPUs": "32", "NumTasks": "4", "CPUs/Task": "8", "TRES": "cpu=32,mem=64G,node=1,billing=32",
+			"MinMemoryNode": "64G", "StdOut": "/home/alice/logs/train-llm-big-12.out",
+			"StdErr": "/home/alice/logs/train-llm-big-12.out", "StdIn": "/dev/null", "TresPerNode": "gres:gpu:h100:4"},
 		{"JobId": "7", "JobState": "RUNNING", "Reason": "None", "Requeue": "1", "RunTime": "02:00:30", "TimeLimit": "1-01:00:00",
 			"StartTime": "2025-06-02T08:59:30", "EndTime": "2025-06-03T09:59:30", "NodeList": "n[001-002]", "BatchHost": "n001",
-			"NumNodes": "2", "NumCPUs": "32", "AllocTRES": "cpu=32,mem=4G,node=2,gres/gpu=4", "StdOut": "/w/slurm-7.out",
+			"NumNodes": "2", "NumCPUs": "32", "TRES": "cpu=32,mem=4G,node=2,billing=32", "StdOut": "/w/slurm-7.out",
 			"Nodes": "n002", "GRES": "gpu:2(GPU-2a,GPU-2b)"},
 	}
 	for i, w := range want {

@@ -96,10 +96,10 @@ func jobColumns(e Env) map[byte]column[*pb.Job] {
 		return column[*pb.Job]{h, func(j *pb.Job) string { return orNull(f(j)) }}
 	}
 	return map[byte]column[*pb.Job]{
-		'i': {"JOBID", ArrayJobName},
+		'i': {"JOBID", arrayJobText},
 		'A': {"JOBID", id},
 		'F': {"ARRAY_JOB_ID", func(j *pb.Job) string { return strconv.FormatUint(cmp.Or(j.GetArrayJobId(), j.GetId()), 10) }},
-		'K': {"ARRAY_TASK_ID", ArrayTaskID},
+		'K': {"ARRAY_TASK_ID", arrayTaskText},
 		'P': {"PARTITION", Partition},
 		'j': {"NAME", func(j *pb.Job) string { return j.GetSpec().GetName() }},
 		'u': {"USER", (*pb.Job).GetUser},
@@ -114,13 +114,13 @@ func jobColumns(e Env) map[byte]column[*pb.Job] {
 		'C': {"CPUS", func(j *pb.Job) string { return strconv.Itoa(CPUCount(j)) }},
 		'N': {"NODELIST", NodeList},
 		'R': {"NODELIST(REASON)", ReasonOrNodes},
-		'r': {"REASON", func(j *pb.Job) string { return cmp.Or(j.GetReason(), "None") }},
+		'r': {"REASON", reasonOf},
 		'Q': {"PRIORITY", func(j *pb.Job) string { return strconv.FormatInt(int64(j.GetPriority()+0.5), 10) }},
-		'p': {"PRIORITY", func(j *pb.Job) string { return fmt.Sprintf("%.8f", j.GetPriority()/4294967295) }},
-		'S': {"START_TIME", func(j *pb.Job) string { return Stamp(StartTime(j), e.loc(), "N/A") }},
-		'e': {"END_TIME", func(j *pb.Job) string { return Stamp(j.GetEndTime(), e.loc(), "N/A") }},
+		'p': {"PRIORITY", func(j *pb.Job) string { return fmt.Sprintf("%.14f", j.GetPriority()/4294967295) }},
+		'S': {"START_TIME", func(j *pb.Job) string { return Stamp(cmpTS(beginTime(j), StartTime(j)), e.loc(), "N/A") }},
+		'e': {"END_TIME", endTimeCode(e)},
 		'V': {"SUBMIT_TIME", func(j *pb.Job) string { return Stamp(j.GetSubmitTime(), e.loc(), "N/A") }},
-		'E': text("DEPENDENCY", func(j *pb.Job) string { return j.GetSpec().GetDependency() }),
+		'E': {"DEPENDENCY", dependencyText},
 		'f': text("FEATURES", func(j *pb.Job) string { return j.GetSpec().GetConstraint() }),
 		'm': {"MIN_MEMORY", minMemory},
 		'b': {"TRES_PER_NODE", func(j *pb.Job) string { return cmp.Or(TRESPerNode(j.GetSpec()), "N/A") }},
@@ -131,11 +131,19 @@ func jobColumns(e Env) map[byte]column[*pb.Job] {
 		'o': text("COMMAND", func(j *pb.Job) string { return j.GetSpec().GetCommand() }),
 		'k': text("COMMENT", func(j *pb.Job) string { return j.GetSpec().GetComment() }),
 		'h': {"OVER_SUBSCRIBE", func(j *pb.Job) string { return map[bool]string{true: "NO", false: "OK"}[j.GetSpec().GetExclusive()] }},
-		'c': {"MIN_CPUS", func(j *pb.Job) string { return strconv.Itoa(max(int(j.GetSpec().GetCpusPerTask()), 1)) }},
-		'B': text("EXEC_HOST", (*pb.Job).GetBatchHost),
-		'n': text("REQ_NODES", func(j *pb.Job) string { return jobspec.CompressHostlist(j.GetSpec().GetNodelist()) }),
-		'x': text("EXC_NODES", func(j *pb.Job) string { return jobspec.CompressHostlist(j.GetSpec().GetExclude()) }),
+		'c': {"MIN_CPUS", func(j *pb.Job) string { return strconv.Itoa(minCPUsNode(j.GetSpec())) }},
+		'B': {"EXEC_HOST", func(j *pb.Job) string { return cmp.Or(j.GetBatchHost(), "n/a") }},
+		'n': {"REQ_NODES", func(j *pb.Job) string { return jobspec.CompressHostlist(j.GetSpec().GetNodelist()) }},
+		'x': {"EXC_NODES", func(j *pb.Job) string { return jobspec.CompressHostlist(j.GetSpec().GetExclude()) }},
 		'O': {"CONTIGUOUS", func(j *pb.Job) string { return b01(j.GetSpec().GetContiguous()) }},
+		// Options Parity does not take print Slurm's defaults.
+		'H': {"S:C:T", func(*pb.Job) string { return "*" }},
+		'I': {"CORES_PER_SOCKET", func(*pb.Job) string { return "*" }},
+		'J': {"THREADS_PER_CORE", func(*pb.Job) string { return "*" }},
+		'z': {"S:C:T", func(*pb.Job) string { return "*:*:*" }},
+		'd': {"MIN_TMP_DISK", func(*pb.Job) string { return "0" }},
+		's': {"SELECT_JOBINFO", func(*pb.Job) string { return "" }},
+		'w': {"WCKEY", func(*pb.Job) string { return "(null)" }},
 	}
 }
 
@@ -235,7 +243,7 @@ func ReasonOrNodes(j *pb.Job) string {
 // reason, and for ReqNodeNotAvail Slurm's words for the cause
 // ("ReqNodeNotAvail, Reserved for maintenance").
 func ReasonText(j *pb.Job) string {
-	r := cmp.Or(j.GetReason(), "None")
+	r := reasonOf(j)
 	if r == "ReqNodeNotAvail" && j.GetReasonDetail() != "" {
 		r += ", " + j.GetReasonDetail()
 	}
@@ -249,16 +257,45 @@ func minMemory(j *pb.Job) string {
 		return jobspec.FormatMemory(s.GetMemPerNodeMb())
 	case s.GetMemPerCpuMb() > 0:
 		return jobspec.FormatMemory(s.GetMemPerCpuMb())
-	case s.GetMemPerGpuMb() > 0:
-		return jobspec.FormatMemory(s.GetMemPerGpuMb())
 	}
-	return "0"
+	return "0" // a request per GPU too: Slurm keeps it in MemPerTres
 }
 
-// TRESPerNode renders the per-node GRES of a request as Slurm stores it
-// ("gres/gpu:h100:4"), or "" when there is none.
+// TRESPerNode renders the per-node GRES of a request as Slurm 22.05
+// stores it: --gpus-per-node as gres:gpu:<value>, then each --gres item
+// as written (gres:gpu, gres:gpu:h100:4), or "" when there is none.
 func TRESPerNode(s *pb.JobSpec) string {
-	return gresTerms(s.GetGres().GetPerNode(), "gres/")
+	var parts []string
+	if v := s.GetGpusPerNodeOption(); v != "" {
+		parts = append(parts, "gres:gpu:"+v)
+	}
+	if v := s.GetGresOption(); v != "" {
+		for _, item := range strings.Split(v, ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				parts = append(parts, "gres:"+strings.TrimPrefix(strings.TrimPrefix(item, "gres:"), "gres/"))
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return gresTerms(s.GetGres().GetPerNode(), "gres:")
+	}
+	return strings.Join(parts, ",")
+}
+
+// tresPerJob is --gpus as Slurm stores it (gres:gpu:h100:2).
+func tresPerJob(s *pb.JobSpec) string {
+	if v := s.GetGpusOption(); v != "" {
+		return "gres:gpu:" + v
+	}
+	return gresTerms(s.GetGres().GetPerJob(), "gres:")
+}
+
+// tresPerTask is --gpus-per-task as Slurm stores it.
+func tresPerTask(s *pb.JobSpec) string {
+	if v := s.GetGpusPerTaskOption(); v != "" {
+		return "gres:gpu:" + v
+	}
+	return gresTerms(s.GetGres().GetPerTask(), "gres:")
 }
 
 func gresTerms(ts []*pb.GRESTerm, prefix string) string {

@@ -125,7 +125,7 @@ func TestSqueueLongFormat(t *testing.T) {
 				"(JobArrayTaskLimit) 1     1    1     gpu       alice staff 1000 50",
 				"(JobHeldUser)       4     4    1     gpu       alice staff 1000 50"}},
 		{"prioritylong:4,priority:12,statecompact:3,timelimit:11,timeused:5,timeleft:10", []string{
-			"PRIOPRIORITY    ST TIME_LIMIT TIME TIME_LEFT", "100 0.00000002  PD UNLIMITED  0:00 UNLIMITED", "0   0.00000000  PD UNLIMITED  0:00 UNLIMITED"}},
+			"PRIOPRIORITY    ST TIME_LIMIT TIME TIME_LEFT", "100 0.0000000232PD UNLIMITED  0:00 UNLIMITED", "0   0.0000000000PD UNLIMITED  0:00 UNLIMITED"}},
 	}
 	jobs := arrayJobs()[1:2]
 	jobs = append([]*pb.Job{arrayJobs()[3]}, jobs...)

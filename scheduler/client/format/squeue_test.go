@@ -52,10 +52,10 @@ func TestSqueueCodes(t *testing.T) {
 		want   string
 	}{
 		{"%i|%T|%l|%L|%C|%D", 1, "7|RUNNING|1-01:00:00|22:59:30|32|2"},
-		{"%i|%T|%l|%L|%C|%b", 0, "12|PENDING|1:00:00|1:00:00|32|gres/gpu:h100:4"},
+		{"%i|%T|%l|%L|%C|%b", 0, "12|PENDING|1:00:00|1:00:00|32|gres:gpu:h100:4"},
 		{"%S|%V|%e", 0, "2025-06-02T12:00:00|2025-06-02T09:00:00|N/A"},
 		{"%S", 1, "2025-06-02T08:59:30"},
-		{"%E|%f|%m|%r|%N", 2, "afterok:12|(null)|0|JobHeldUser|"},
+		{"%E|%f|%m|%r|%N", 2, "afterok:12(unfulfilled)|(null)|0|JobHeldUser|"},
 		{"%m|%a|%q|%Q|%y", 0, "64G|physics|normal|1500|0"},
 		{"%l|%M|%t|%R", 3, "UNLIMITED|1:30|F|(NonZeroExitCode)"},
 		{"%.5i:%3u:%3j|", 1, "    7:bob:ddp|"},
