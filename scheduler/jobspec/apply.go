@@ -273,14 +273,19 @@ func applyGetUserEnv(b *builder, s setting) error {
 var mailTypes = [...]string{"NONE", "BEGIN", "END", "FAIL", "REQUEUE", "ALL", "INVALID_DEPEND", "STAGE_OUT",
 	"TIME_LIMIT", "TIME_LIMIT_90", "TIME_LIMIT_80", "TIME_LIMIT_50", "ARRAY_TASKS"}
 
+// applyMailType adds the types to those already given: sbatch ORs every
+// --mail-type it reads (script, environment, command line) into one set,
+// so --mail-type=END on the command line keeps a directive's BEGIN.
 func applyMailType(b *builder, s setting) error {
-	var out []string
+	out := b.req.MailType
 	for _, it := range strings.Split(strings.ToUpper(s.value), ",") {
 		it = strings.TrimSpace(it)
 		if !slices.Contains(mailTypes[:], it) {
 			return reason("unknown mail type " + it + " (want " + strings.Join(mailTypes[:], ", ") + ")")
 		}
-		out = append(out, it)
+		if !slices.Contains(out, it) {
+			out = append(out, it)
+		}
 	}
 	b.req.MailType = out
 	return nil

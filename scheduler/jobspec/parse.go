@@ -278,10 +278,12 @@ func flagOn(v string) bool {
 	return err == nil && n != 0
 }
 
-// joinDir resolves a possibly relative directory against base.
+// joinDir resolves a possibly relative directory against base as sbatch
+// does: joined as written, not cleaned (-D . is <cwd>/., and scontrol
+// shows it so).
 func joinDir(base, dir string) string {
 	if dir == "" || path.IsAbs(dir) || base == "" {
 		return dir
 	}
-	return path.Join(base, dir)
+	return strings.TrimSuffix(base, "/") + "/" + dir
 }

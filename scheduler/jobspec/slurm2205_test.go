@@ -1,0 +1,49 @@
+package jobspec
+
+import (
+	"slices"
+	"testing"
+)
+
+// --mail-type accumulates. On the Slurm 22.05 anchor, a script with
+// `#SBATCH --mail-type=ALL` submitted with --mail-type=END showed
+// MailType=INVALID_DEPEND,BEGIN,END,FAIL,REQUEUE,STAGE_OUT (ALL), and one
+// with `#SBATCH --mail-type BEGIN,END` submitted with --mail-type=NONE
+// showed MailType=BEGIN,END: sbatch ORs every --mail-type into one set
+// (compat corpus cases g0904 and g1904).
+func TestMailTypeAccumulates(t *testing.T) {
+	cases := []struct {
+		directive, arg string
+		want           []string
+	}{
+		{"ALL", "END", []string{"ALL", "END"}},
+		{"BEGIN,END", "NONE", []string{"BEGIN", "END", "NONE"}},
+		{"END", "END", []string{"END"}},
+	}
+	for _, tc := range cases {
+		script := "#!/bin/bash\n#SBATCH --mail-type=" + tc.directive + "\nhostname\n"
+		req, err := Parse([]byte(script), []string{"--mail-type=" + tc.arg, "run.sh"}, nil, testOpts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(req.MailType, tc.want) {
+			t.Errorf("directive %s, command line %s: mail types %v, want %v", tc.directive, tc.arg, req.MailType, tc.want)
+		}
+	}
+}
+
+// A relative --chdir is joined to the submit directory as written: on
+// the anchor, `sbatch -D . j.sh` in /tmp/cw showed WorkDir=/tmp/cw/. and
+// StdOut=/tmp/cw/./slurm-<id>.out.
+func TestChdirJoinedAsWritten(t *testing.T) {
+	opts := testOpts()
+	for _, tc := range []struct{ arg, want string }{{".", opts.SubmitDir + "/."}, {"sub/", opts.SubmitDir + "/sub/"}, {"/tmp", "/tmp"}} {
+		req, err := Parse([]byte("#!/bin/bash\nhostname\n"), []string{"-D", tc.arg, "run.sh"}, nil, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if req.WorkDir != tc.want {
+			t.Errorf("-D %s: WorkDir %q, want %q", tc.arg, req.WorkDir, tc.want)
+		}
+	}
+}
