@@ -147,4 +147,26 @@ func TestConformHistoryEndToEnd(t *testing.T) {
 			t.Errorf("report.html lacks %q", want)
 		}
 	}
+
+	// --compare alone still compares, and is the baseline.
+	seedFile, out2 := filepath.Join(t.TempDir(), "seed.json"), filepath.Join(t.TempDir(), "report")
+	if err := os.WriteFile(seedFile, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd = parityChild(t, "conform", "--out", out2, "--compare", seedFile, "--focus", "placement/count-and-type")
+	stdout.Reset()
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("conform --compare: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "Verdict: all green (against baseline seeded-night)") || strings.Contains(stdout.String(), "History:") {
+		t.Errorf("output:\n%s\nwant the seeded night the baseline and no history", stdout.String())
+	}
+	page, err = os.ReadFile(filepath.Join(out2, reports.HTMLFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), "Since the previous run <code>seeded-night</code>") || strings.Contains(string(page), `id="history"`) {
+		t.Errorf("report.html with --compare lacks the comparison or has a history section")
+	}
 }
