@@ -29,7 +29,8 @@ partitions:
 `
 
 // oneGPUFocus are the specs that ask for several GPUs a node.
-var oneGPUFocus = regexp.MustCompile(`^(placement/(count-and-type|numa-local-cpus)|isolation/(device-files|visible-devices)|accounting/(tres|gpu-seconds)) nvidia `)
+var oneGPUFocus = regexp.MustCompile(`^(placement/(count-and-type|numa-local-cpus)|isolation/(device-files|visible-devices)|accounting/(tres|gpu-seconds)|` +
+	`multinode/(gpus-on-node|step-gpus|gpus-per-task-visible|gpus-per-task-own|gpus-per-task-cover)|steps/(devices-subset|gpus-per-node|gpus-held|gpus-overlap)) nvidia `)
 
 // oneGPUMain runs the focused specs on the one-GPU lab in a child process
 // (ginkgo runs one suite per process) and writes the report.
@@ -85,7 +86,7 @@ func TestOneGPUNodes(t *testing.T) {
 			t.Errorf("%s: %s: %s", s.ID, s.Status, s.Reason)
 		}
 	}
-	if ran != 6 {
-		t.Errorf("%d focused specs reported, want 6", ran)
+	if ran != 15 {
+		t.Errorf("%d focused specs reported, want 15", ran)
 	}
 }
