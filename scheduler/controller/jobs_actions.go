@@ -107,7 +107,11 @@ func (c *Controller) signal(ctx context.Context, jid uint64, sig int32) (*pb.Can
 		return nil, err
 	}
 	// Nothing changed, so nothing waits for a commit: the orders go now.
-	c.effectsLocked(effects)
+	for _, e := range effects {
+		if s, ok := e.(cstate.Signal); ok {
+			c.signalLocked(s)
+		}
+	}
 	return &pb.CancelResponse{Job: j.record()}, nil
 }
 

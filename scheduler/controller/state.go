@@ -62,10 +62,6 @@ type job struct {
 	arrayCold []byte
 	// dep is the parsed --dependency (parsed once, on the first pass).
 	dep *jobspec.Dependency
-	// preemptMode and preemptedBy describe a preemption in progress
-	// (core.PreemptEnd is when the grace time ends).
-	preemptMode core.PreemptMode
-	preemptedBy core.JobID
 	// usage is what each node's agent measured for this run; startSeq and
 	// endSeq are the decision log entries that started and ended it. All
 	// three belong to the run and are cleared by a requeue.

@@ -65,10 +65,8 @@ func (c *Controller) effectsLocked(effects []cstate.Effect) ([]write, func()) {
 		switch e := e.(type) {
 		case cstate.Logged:
 			ws = append(ws, c.record(loggedEvent(e))...)
-		case cstate.Kill, cstate.Finished, cstate.Pause:
+		case cstate.Kill, cstate.Finished, cstate.Pause, cstate.Signal:
 			later = append(later, e)
-		case cstate.Signal:
-			c.signalLocked(e)
 		}
 	}
 	if len(later) == 0 {
@@ -89,6 +87,10 @@ func (c *Controller) afterEffects(effects []cstate.Effect) {
 			}
 		case cstate.Pause:
 			c.sendPause(e)
+		case cstate.Signal:
+			c.mu.Lock()
+			c.signalLocked(e)
+			c.mu.Unlock()
 		case cstate.Finished:
 			c.metrics.ended(e.State)
 		}
@@ -109,8 +111,7 @@ func (c *Controller) killNodes(k cstate.Kill) {
 	}
 }
 
-// signalLocked queues a signal for a run's processes: nothing changes
-// state, so nothing waits for a commit (c.mu held).
+// signalLocked queues a signal for a run's processes (c.mu held).
 func (c *Controller) signalLocked(s cstate.Signal) {
 	for _, name := range s.Nodes {
 		if n := c.st.nodes[name]; n != nil {

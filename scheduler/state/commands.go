@@ -83,6 +83,18 @@ type Stop struct {
 	CancelledBy, Log  string
 }
 
+// Preempt marks a running job a plan preempts for job By: it gets SIGTERM
+// now and is stopped at GraceEnd (at once when that is not after now),
+// then requeued or ended PREEMPTED as Mode says.
+type Preempt struct {
+	Job, By  core.JobID
+	Mode     core.PreemptMode
+	GraceEnd time.Time
+}
+
+// EndGrace stops a preempted job whose grace time is over.
+type EndGrace struct{ Job core.JobID }
+
 // Start starts a pending job as a scheduling plan placed it.
 type Start struct {
 	Job core.JobID
@@ -116,5 +128,7 @@ func (Requeue) command()   {}
 func (Suspend) command()   {}
 func (Resume) command()    {}
 func (Stop) command()      {}
+func (Preempt) command()   {}
+func (EndGrace) command()  {}
 func (Start) command()     {}
 func (End) command()       {}

@@ -60,6 +60,9 @@ func writeJob(b *strings.Builder, j *Job) {
 	opt("end", stamp(j.End))
 	opt("suspended-at", stamp(j.SuspendedAt))
 	opt("suspended-for", dur(j.SuspendedFor))
+	if !j.Core.PreemptEnd.IsZero() {
+		fmt.Fprintf(b, " preempted-by=%d mode=%s grace-end=%s", j.PreemptedBy, j.PreemptMode, stamp(j.Core.PreemptEnd))
+	}
 	if j.ExitCode != 0 || j.ExitSignal != 0 {
 		fmt.Fprintf(b, " exit=%d:%d", j.ExitCode, j.ExitSignal)
 	}

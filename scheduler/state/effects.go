@@ -18,6 +18,7 @@ const (
 	KindNodeFail = "node_fail"
 	KindSuspend  = "suspend"
 	KindResume   = "resume"
+	KindPreempt  = "preempt"
 )
 
 // Logged is a decision-log record about a job. State is the job's state as

@@ -17,7 +17,7 @@ func genCommand(op, arg byte) Command {
 	id := core.JobID(arg%8 + 1)
 	users := []string{"alice", "bob", "root"}
 	by := users[int(arg>>3)%len(users)]
-	switch op % 12 {
+	switch op % 13 {
 	case 0, 1:
 		j := &Job{State: Pending, Core: core.Job{User: by, Partition: "p"}}
 		if arg&0x80 != 0 {
@@ -45,6 +45,15 @@ func genCommand(op, arg byte) Command {
 		return Resume{Job: id, By: by}
 	case 10:
 		return Stop{Job: id, By: "health", Reason: "GPU failed", State: NodeFail, Requeue: arg&0x40 != 0, Log: KindNodeFail}
+	case 11:
+		if arg&1 != 0 {
+			return EndGrace{Job: id}
+		}
+		mode := core.PreemptCancel
+		if arg&0x40 != 0 {
+			mode = core.PreemptRequeue
+		}
+		return Preempt{Job: id, By: 99, Mode: mode, GraceEnd: epoch.Add(time.Duration(arg>>2) * time.Second)}
 	}
 	states := []string{Completed, Failed, NodeFail, Timeout}
 	return End{Job: id, State: states[int(arg>>3)%len(states)], Actor: "agent", Except: "n0"}

@@ -65,6 +65,10 @@ type Job struct {
 	// SUSPENDED); SuspendedFor sums this run's earlier suspensions.
 	SuspendedAt  time.Time
 	SuspendedFor time.Duration
+	// PreemptMode and PreemptedBy describe a preemption in progress
+	// (Core.PreemptEnd is when its grace time ends).
+	PreemptMode core.PreemptMode
+	PreemptedBy core.JobID
 }
 
 // Lifecycle returns j itself, so a *Job is an Entry of a Machine.

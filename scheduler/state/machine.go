@@ -82,6 +82,11 @@ func (m *Machine[R]) Restore(r R) error {
 	if _, dup := m.jobs[j.Core.ID]; dup || j.Core.ID == 0 {
 		return fmt.Errorf("%w: restore job %d: id already taken or zero", ErrInvalid, j.Core.ID)
 	}
+	if j.State == Pending {
+		// Written before requeues forgot the preemption: a pending job
+		// is not being preempted.
+		j.Core.PreemptEnd, j.PreemptMode, j.PreemptedBy = time.Time{}, "", 0
+	}
 	m.jobs[j.Core.ID] = r
 	if !Terminal(j.State) {
 		m.active = append(m.active, r)
@@ -156,6 +161,10 @@ func (m *Machine[R]) Apply(cmd Command, now time.Time) ([]Effect, error) {
 		return m.resume(c, now)
 	case Stop:
 		return m.stop(c)
+	case Preempt:
+		return m.preempt(c, now)
+	case EndGrace:
+		return m.endGrace(c, now)
 	case Start:
 		return m.start(c, now)
 	case End:

@@ -98,6 +98,11 @@ func (s *script) run(line string) string {
 	if err != nil {
 		return "bad script line: " + err.Error()
 	}
+	if p, ok := cmd.(preemptAt); ok {
+		// The grace end is relative in the script, absolute in the command.
+		p.GraceEnd = s.now.Add(p.grace)
+		cmd = p.Preempt
+	}
 	var b strings.Builder
 	effects, err := s.m.Apply(cmd, s.now)
 	if err != nil {
@@ -138,6 +143,12 @@ func kindOf(err error) string {
 		}
 	}
 	return "unclassified"
+}
+
+// preemptAt is a script's preempt, its grace relative to the script's now.
+type preemptAt struct {
+	Preempt
+	grace time.Duration
 }
 
 type args map[string]string
@@ -195,6 +206,15 @@ func parseCommand(verb string, a args) (Command, error) {
 		return Release{Job: a.id(), By: a.get("by"), Operator: a.has("operator")}, nil
 	case "cancel":
 		return Cancel{Job: a.id(), By: a.get("by"), Reason: a.get("reason"), EndReason: a.get("end-reason"), EndDetail: a.get("end-detail")}, nil
+	case "preempt":
+		grace, err := time.ParseDuration(a.get("grace"))
+		if err != nil {
+			return nil, err
+		}
+		by, _ := strconv.ParseUint(a.get("by"), 10, 64)
+		return preemptAt{Preempt{Job: a.id(), By: core.JobID(by), Mode: core.PreemptMode(a.get("mode"))}, grace}, nil
+	case "end-grace":
+		return EndGrace{Job: a.id()}, nil
 	case "suspend":
 		return Suspend{Job: a.id(), By: a.get("by")}, nil
 	case "resume":

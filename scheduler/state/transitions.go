@@ -226,6 +226,9 @@ func (m *Machine[R]) requeueNow(j *Job, reason string) {
 		j.LastRequeueReason = reason
 	}
 	j.Reason, j.Detail = string(core.ReasonNone), ""
+	// A preemption is over once its victim is back in the queue: its next
+	// run is not cut short.
+	j.Core.PreemptEnd, j.PreemptMode, j.PreemptedBy = time.Time{}, "", 0
 	j.SyncCore()
 	m.reactivate(j.Core.ID)
 }
