@@ -13,6 +13,13 @@ import (
 	"github.com/parityhpc/parity/vendors"
 )
 
+// FaultPoll is how often a lab node's polled backends (AMD's RAS
+// counters) look for faults: four times per sample, so a fault raised on
+// a lab, which something is always waiting to see drain its GPU, is
+// seen within a quarter of a second rather than a whole one. A poll
+// reads a few counters per GPU.
+const FaultPoll = SampleInterval / 4
+
 // LabFile is where a lab instance keeps the lab it runs, so a separate
 // agent process (`parity agent --sim-lab DIR`) builds the same hardware.
 const LabFile = "lab.yaml"
@@ -85,8 +92,7 @@ func buildNodeAt(ctx context.Context, lab *labfile.Lab, dir, name string, extra 
 		if err := os.MkdirAll(root, 0o755); err != nil {
 			return nil, n, err
 		}
-		// Polled backends check for faults every second, as often as agents sample.
-		m, err := tmpl.Build(ctx, presets.Options{Root: root, Seed: lab.Seed + int64(i), Hostname: n.Name, HealthPoll: SampleInterval, Now: now})
+		m, err := tmpl.Build(ctx, presets.Options{Root: root, Seed: lab.Seed + int64(i), Hostname: n.Name, HealthPoll: FaultPoll, Now: now})
 		return m, n, err
 	}
 	return nil, labfile.Node{}, fmt.Errorf("cluster: lab %s has no node %q", lab.Name, name)
