@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,13 +77,7 @@ func specGangStart(e *Env) {
 	j := e.Gang()
 	p := e.ProbeStep("tasks", tasksStep)
 	nodes := jobNodes(j)
-	ran := slices.Sorted(func(yield func(string) bool) {
-		for n := range p.byNode() {
-			if !yield(n) {
-				return
-			}
-		}
-	})
+	ran := slices.Sorted(maps.Keys(p.byNode()))
 	e.Observe("nodes", strconv.Itoa(len(slices.Compact(slices.Sorted(slices.Values(nodes))))))
 	e.Observe("task_nodes", strconv.Itoa(len(ran)))
 	e.Expect(j.GetState()).To(gm.Equal("RUNNING"), describeJob(j))

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -116,13 +117,7 @@ func specDCGMLabels(e *Env) {
 	m := e.scrape(node)
 	for _, name := range dcgmNames(m) {
 		for _, s := range m[name] {
-			keys := slices.Sorted(func(yield func(string) bool) {
-				for k := range s.labels {
-					if !yield(k) {
-						return
-					}
-				}
-			})
+			keys := slices.Sorted(maps.Keys(s.labels))
 			e.Expect(keys).To(gm.ConsistOf(dcgmLabels), "labels of %s %v", name, s.labels)
 			d, ok := inv.Device(s.labels["UUID"])
 			e.Expect(ok).To(gm.BeTrue(), "%s names GPU %q, not in %s's inventory", name, s.labels["UUID"], node)
