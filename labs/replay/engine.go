@@ -241,7 +241,7 @@ func (s *sim) pass(t int64) int {
 	for _, i := range s.running {
 		jobs = append(jobs, s.slots[s.pos[i]])
 	}
-	s.snap.Jobs = s.window(jobs)
+	s.snap.Jobs = s.window(jobs, t)
 	plan := core.Schedule(s.snap, s.cfg, time.Unix(s.m.base+t, 0))
 	s.prog.Passes++
 	for _, w := range plan.Warnings {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/parityhpc/parity/labs/trace"
 	"github.com/parityhpc/parity/scheduler/core"
 )
 
@@ -32,13 +33,9 @@ func oneCPUNode(m *mapping) bool {
 //   - The queue's first job needs more units than are free, so it cannot
 //     start: under FCFS nothing behind it may.
 //   - On one CPU node, with backfill: the first job's reservation starts
-//     at its shadow time (the first running job's expected end after
-//     which enough units are free) and holds its units from there. Every
-//     backfill policy holds at least that reservation (conservative adds
-//     more), so a job starts now only if it fits in the free units and
-//     either ends by the shadow time or fits beside the reservation in
-//     what is free then. The test below is a second looser at the
-//     shadow's edges, so it never rules out a start the core would make.
+//     at its shadow time (see firstBlocked). Every backfill policy holds
+//     at least that reservation (conservative adds more), so a job starts
+//     now only if backfill.mayStart says it may.
 func (s *sim) cannotStart(t int64) bool {
 	live := s.livePending()
 	if len(live) == 0 || int64(s.jobs[live[0]].Procs) <= s.free {
@@ -50,21 +47,39 @@ func (s *sim) cannotStart(t int64) bool {
 	if !s.oneNode {
 		return false
 	}
-	shadow, extra, ok := s.shadow(t, int64(s.jobs[live[0]].Procs))
+	bf, ok := s.firstBlocked(t, live)
 	if !ok {
 		return false
 	}
-	for _, i := range live[1:] {
-		j := &s.jobs[i]
-		units := int64(j.Procs)
-		if units > s.free {
-			continue
-		}
-		if l := s.m.limit(j); units <= extra || l <= 0 || t+l <= shadow+1 {
+	for _, i := range live[bf.head+1:] {
+		if bf.mayStart(t, &s.m, &s.jobs[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// backfill is what a pass on one CPU node holds for its first blocked
+// job: the queue's jobs ahead of it (live[:head]) start, leaving free
+// units; it reserves its units from shadow, when extra units are left
+// beside it.
+type backfill struct {
+	head                int
+	free, shadow, extra int64
+}
+
+// mayStart reports whether j could start beside the reservation: it fits
+// in the free units and either ends by the shadow time or fits in the
+// extra units (the profile only rises after the shadow time, so its least
+// room over the job's run is there). It is a second looser than the core
+// at the shadow's edges, so it never rules out a start the core makes.
+func (b backfill) mayStart(t int64, m *mapping, j *trace.Job) bool {
+	units := int64(j.Procs)
+	if units > b.free {
+		return false
+	}
+	l := m.limit(j)
+	return units <= b.extra || l <= 0 || t+l <= b.shadow+1
 }
 
 // release is a running job's expected end (start + time limit, as the
@@ -74,31 +89,50 @@ type release struct {
 	units int64
 }
 
-// shadow returns when the running jobs' expected ends first leave need
-// units free (the first blocked job's reservation start) and the units
-// left beside that reservation a second later. ok is false when some
-// running job has no time limit: the profile is then not worked out here.
-func (s *sim) shadow(t, need int64) (shadow, extra int64, ok bool) {
+// firstBlocked works out, on one CPU node, the jobs at the head of the
+// queue that start at t (each fits in what the ones before it left) and
+// the reservation of the first one that does not: it starts when the
+// running jobs' expected ends, those just started included, first leave
+// enough units free. ok is false when every job starts, or when a job
+// has no time limit (the profile is then not worked out here).
+func (s *sim) firstBlocked(t int64, live []int32) (b backfill, ok bool) {
 	rel := s.releases[:0]
 	for _, i := range s.running {
 		l := s.m.limit(&s.jobs[i])
 		if l <= 0 {
-			return 0, 0, false
+			return b, false
 		}
 		rel = append(rel, release{t: max(s.out[i].Start+l, t+1), units: s.m.held(s.slots[s.pos[i]].Alloc)})
 	}
-	slices.SortFunc(rel, func(a, b release) int { return cmp.Compare(a.t, b.t) })
+	b.free = s.free
+	for ; b.head < len(live); b.head++ {
+		j := &s.jobs[live[b.head]]
+		units, l := int64(j.Procs), s.m.limit(j)
+		if units > b.free {
+			break
+		}
+		if l <= 0 {
+			return b, false
+		}
+		b.free -= units
+		rel = append(rel, release{t: t + l, units: units})
+	}
 	s.releases = rel
-	free, k := s.free, 0
+	if b.head == len(live) {
+		return b, false
+	}
+	slices.SortFunc(rel, func(a, b release) int { return cmp.Compare(a.t, b.t) })
+	need, free, k := int64(s.jobs[live[b.head]].Procs), b.free, 0
 	for ; k < len(rel) && free < need; k++ {
 		free += rel[k].units
-		shadow = rel[k].t
+		b.shadow = rel[k].t
 	}
 	if free < need {
-		return 0, 0, false
+		return b, false
 	}
-	for ; k < len(rel) && rel[k].t <= shadow+1; k++ {
+	for ; k < len(rel) && rel[k].t <= b.shadow+1; k++ {
 		free += rel[k].units
 	}
-	return shadow, free - need, true
+	b.extra = free - need
+	return b, true
 }

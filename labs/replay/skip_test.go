@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"testing"
 
 	"github.com/parityhpc/parity/labs/trace"
@@ -53,5 +54,44 @@ func TestSkipProvablyIdlePasses(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEASYWindowLeavesOutJobsThatCannotBackfill queues skipTrace's B and
+// C behind A, plus D (3, 50 s, 2), which ends by B's shadow time 100:
+// the pass at 3 must see B (it holds the reservation) and D (it may
+// start), not C, which can neither end by 100 nor fit in the 2 units
+// beside B's reservation.
+func TestEASYWindowLeavesOutJobsThatCannotBackfill(t *testing.T) {
+	tr := skipTrace()
+	tr.Jobs = append(tr.Jobs, trace.Job{ID: 4, Line: 4, Submit: 3, Runtime: 50, Requested: 50, Procs: 2, User: "u1", Status: 1, RecordedWait: -1})
+	tr.Records = len(tr.Jobs)
+	for _, full := range []bool{false, true} {
+		s, err := newSim(context.Background(), tr, &Options{Policy: PolicyEASY, fullPasses: full})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.submit(0)
+		if started := s.pass(0); started != 1 {
+			t.Fatalf("the pass at 0 started %d jobs, want A", started)
+		}
+		for i := 1; i < len(tr.Jobs); i++ {
+			s.submit(i)
+		}
+		var ids []int64
+		for _, j := range s.window(nil, 3) {
+			ids = append(ids, int64(j.ID))
+		}
+		want := []int64{2, 4}
+		if full {
+			want = []int64{2, 3, 4} // full passes see every waiting job
+		}
+		if !equalInts(ids, want) {
+			t.Errorf("full passes %v: the pass at 3 sees jobs %v, want %v", full, ids, want)
+		}
+	}
+	_, starts := replayStarts(t, tr, Options{Policy: PolicyEASY})
+	if want := []int64{0, 100, 150, 3}; !equalInts(starts, want) {
+		t.Errorf("starts %v, want %v", starts, want)
 	}
 }

@@ -45,8 +45,13 @@ func (s *sim) livePending() []int32 {
 //
 // Jobs that fit in the free units are always passed. Tests replay with
 // and without the window and require identical schedules.
-func (s *sim) window(jobs []core.Job) []core.Job {
+func (s *sim) window(jobs []core.Job, t int64) []core.Job {
 	live := s.livePending()
+	if s.easyCut() {
+		if bf, ok := s.firstBlocked(t, live); ok {
+			return s.easyWindow(jobs, live, bf, t)
+		}
+	}
 	keepBig := -1 // unlimited
 	if s.static && !s.noSkip && s.cfg.Window == 0 {
 		switch s.cfg.Backfill {
@@ -73,6 +78,28 @@ func (s *sim) window(jobs []core.Job) []core.Job {
 			}
 		}
 		jobs = append(jobs, s.slots[s.pos[i]])
+	}
+	return jobs
+}
+
+// easyCut reports whether EASY's window may be cut to the jobs that can
+// start (see easyWindow): one CPU node, a static order, one reservation.
+func (s *sim) easyCut() bool {
+	return s.exact && !s.noSkip && s.oneNode && s.cfg.Backfill == core.BackfillEASY && s.cfg.ReservePerPartition <= 1
+}
+
+// easyWindow passes the jobs that start ahead of the first blocked one,
+// that job, and the jobs behind it that backfill.mayStart allows. Under
+// EASY with one reservation the others neither start (the reservation,
+// which they come after, rules them out) nor reserve (the first blocked
+// job holds the partition's only reservation), so leaving them out
+// changes no start: each job behind the reservation is judged on the
+// running jobs, the reservation and the starts before it.
+func (s *sim) easyWindow(jobs []core.Job, live []int32, bf backfill, t int64) []core.Job {
+	for k, i := range live {
+		if k <= bf.head || bf.mayStart(t, &s.m, &s.jobs[i]) {
+			jobs = append(jobs, s.slots[s.pos[i]])
+		}
 	}
 	return jobs
 }
