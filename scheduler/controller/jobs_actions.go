@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -160,52 +159,74 @@ func (s *jobsService) Update(ctx context.Context, req *pb.UpdateJobRequest) (*pb
 	if err != nil {
 		return nil, err
 	}
-	return c.jobChange(ctx, jid, func(id auth.Identity, j *job) (*pb.Event, func(), error) {
-		// Check everything before changing anything: a refused update
-		// must leave memory exactly as the store has it.
+	return c.jobMutation(ctx, jid, func(id auth.Identity, j *job) ([]write, func(), error) {
+		// The cluster's rules (who may change what, a partition's
+		// MaxTime, a new partition's limits) are checked here, then the
+		// state's in Apply; a refused update changes nothing.
 		if finished(j.State) {
 			return nil, nil, alreadyDone(j)
 		}
 		if err := c.checkUpdate(id, j, req); err != nil {
 			return nil, nil, err
 		}
-		var trial *pb.JobSpec
-		if req.Partition != nil || req.Qos != nil || req.Account != nil {
-			if j.State != StatePending {
-				return nil, nil, status.Errorf(codes.FailedPrecondition, "job %d is %s; partition, QOS and account change only while pending", j.Core.ID, j.State)
-			}
-			var err error
-			if trial, err = c.repartition(j, req); err != nil {
-				return nil, nil, err
-			}
+		cmd, trial, err := c.updateCommand(id, j, req)
+		if err != nil {
+			return nil, nil, err
 		}
-		ev := jobEvent(EventUpdate, j, id.User)
-		var changed []string
-		if req.TimeLimitSeconds != nil {
-			j.Core.TimeLimit = time.Duration(req.GetTimeLimitSeconds()) * time.Second
-			changed = append(changed, "TimeLimit")
+		effects, err := c.applyLocked(cmd)
+		if err != nil {
+			return nil, nil, err
 		}
+		// The wire request mirrors what changed.
 		if req.Nice != nil {
-			j.Core.Nice, j.spec.Nice = int(req.GetNice()), req.GetNice()
-			changed = append(changed, "Nice")
+			j.spec.Nice = req.GetNice()
 		}
 		if req.Name != nil {
-			j.Core.Name, j.spec.Name = req.GetName(), req.GetName()
-			changed = append(changed, "Name")
+			j.spec.Name = req.GetName()
 		}
 		if req.Comment != nil {
 			j.spec.Comment = req.GetComment()
-			changed = append(changed, "Comment")
 		}
 		if trial != nil {
 			j.spec.Qos, j.spec.Account = trial.Qos, trial.Account
-			j.Core.QOS, j.Core.Account = trial.Qos, trial.Account
 			j.setPartitions(specPartitions(trial))
-			changed = append(changed, "Partition", "QOS", "Account")
 		}
-		ev.Fields["changed"] = strings.Join(changed, ",")
-		return ev, nil, nil
+		ws, after := c.effectsLocked(effects)
+		return ws, after, nil
 	})
+}
+
+// updateCommand turns an update request into the state machine's command;
+// a new partition, QOS or account is resolved for a pending job (the
+// machine refuses it for any other), and trial is that resolved spec.
+func (c *Controller) updateCommand(id auth.Identity, j *job, req *pb.UpdateJobRequest) (cstate.Update, *pb.JobSpec, error) {
+	cmd := cstate.Update{Job: j.Core.ID, By: id.User}
+	if req.TimeLimitSeconds != nil {
+		d := time.Duration(req.GetTimeLimitSeconds()) * time.Second
+		cmd.TimeLimit = &d
+	}
+	if req.Nice != nil {
+		n := int(req.GetNice())
+		cmd.Nice = &n
+	}
+	if req.Name != nil {
+		cmd.Name = new(req.GetName())
+	}
+	if req.Comment != nil {
+		cmd.Also = []string{"Comment"}
+	}
+	var trial *pb.JobSpec
+	if req.Partition != nil || req.Qos != nil || req.Account != nil {
+		cmd.Place = &cstate.Placement{Partitions: []string{j.Core.Partition}}
+		if j.State == StatePending {
+			var err error
+			if trial, err = c.repartition(j, req); err != nil {
+				return cmd, nil, err
+			}
+			cmd.Place = &cstate.Placement{Partitions: specPartitions(trial), QOS: trial.Qos, Account: trial.Account}
+		}
+	}
+	return cmd, trial, nil
 }
 
 // checkUpdate applies Slurm's rules for who may change what.

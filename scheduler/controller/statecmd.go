@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"maps"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -49,8 +50,10 @@ func (c *Controller) applyLocked(cmd cstate.Command) ([]cstate.Effect, error) {
 
 // loggedEvent is a decision-log effect in the log's wire form.
 func loggedEvent(l cstate.Logged) *pb.Event {
-	return &pb.Event{Kind: l.Kind, JobId: uint64(l.Job), Actor: l.Actor, Reason: l.Reason, Nodes: l.Nodes,
+	ev := &pb.Event{Kind: l.Kind, JobId: uint64(l.Job), Actor: l.Actor, Reason: l.Reason, Nodes: l.Nodes,
 		Fields: map[string]string{"user": l.User, "partition": l.Partition, "state": l.State}}
+	maps.Copy(ev.Fields, l.Fields)
+	return ev
 }
 
 // effectsLocked turns effects into the writes that go with their command

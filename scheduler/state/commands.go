@@ -57,6 +57,26 @@ type Requeue struct {
 	Hold bool
 }
 
+// Update changes a job's request; a nil field is left as it is. Place
+// (partitions best first, QOS, account), resolved against the cluster by
+// the caller, changes only while the job is pending. Also names changed
+// fields the machine does not hold (a comment), for the decision log.
+type Update struct {
+	Job       core.JobID
+	By        string
+	TimeLimit *time.Duration
+	Nice      *int
+	Name      *string
+	Also      []string
+	Place     *Placement
+}
+
+// Placement is where a pending job may run and what it is charged to.
+type Placement struct {
+	Partitions   []string
+	QOS, Account string
+}
+
 // Suspend stops a running job's processes where they are (scontrol
 // suspend); it keeps its allocation.
 type Suspend struct {
@@ -125,6 +145,7 @@ func (Release) command()   {}
 func (Cancel) command()    {}
 func (SignalJob) command() {}
 func (Requeue) command()   {}
+func (Update) command()    {}
 func (Suspend) command()   {}
 func (Resume) command()    {}
 func (Stop) command()      {}

@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -33,7 +34,14 @@ func writeJob(b *strings.Builder, j *Job) {
 			fmt.Fprintf(b, " %s=%s", k, v)
 		}
 	}
+	opt("name", j.Core.Name)
 	opt("partition", j.Core.Partition)
+	opt("partitions", strings.Join(j.Core.Partitions, ","))
+	opt("qos", j.Core.QOS)
+	opt("account", j.Core.Account)
+	if j.Core.Nice != 0 {
+		fmt.Fprintf(b, " nice=%d", j.Core.Nice)
+	}
 	opt("hold", string(j.Core.Hold))
 	if j.State != Pending {
 		// A pending job's reason is the last pass's verdict, computed
@@ -109,6 +117,9 @@ func String(e Effect) string {
 		}
 		if len(e.Nodes) > 0 {
 			s += " nodes=" + strings.Join(e.Nodes, ",")
+		}
+		for _, k := range slices.Sorted(maps.Keys(e.Fields)) {
+			s += fmt.Sprintf(" %s=%q", k, e.Fields[k])
 		}
 		return s
 	case Accepted:

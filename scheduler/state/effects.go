@@ -19,6 +19,7 @@ const (
 	KindSuspend  = "suspend"
 	KindResume   = "resume"
 	KindPreempt  = "preempt"
+	KindUpdate   = "update"
 )
 
 // Logged is a decision-log record about a job. State is the job's state as
@@ -30,6 +31,8 @@ type Logged struct {
 	User, Partition, State string
 	Actor, Reason          string
 	Nodes                  []string
+	// Fields are the record's further facts (an update's changed fields).
+	Fields map[string]string
 }
 
 // Accepted says a submission took its id and waits in the queue.

@@ -155,6 +155,8 @@ func (m *Machine[R]) Apply(cmd Command, now time.Time) ([]Effect, error) {
 		return m.signal(c)
 	case Requeue:
 		return m.requeue(c)
+	case Update:
+		return m.update(c)
 	case Suspend:
 		return m.suspend(c, now)
 	case Resume:

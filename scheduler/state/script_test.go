@@ -215,6 +215,33 @@ func parseCommand(verb string, a args) (Command, error) {
 		return preemptAt{Preempt{Job: a.id(), By: core.JobID(by), Mode: core.PreemptMode(a.get("mode"))}, grace}, nil
 	case "end-grace":
 		return EndGrace{Job: a.id()}, nil
+	case "update":
+		u := Update{Job: a.id(), By: a.get("by")}
+		if l := a.get("limit"); l != "" {
+			d, err := time.ParseDuration(l)
+			if err != nil {
+				return nil, err
+			}
+			u.TimeLimit = &d
+		}
+		if a.has("nice") {
+			n, err := strconv.Atoi(a.get("nice"))
+			if err != nil {
+				return nil, err
+			}
+			u.Nice = &n
+		}
+		if a.has("name") {
+			name := a.get("name")
+			u.Name = &name
+		}
+		if a.has("also") {
+			u.Also = strings.Split(a.get("also"), ",")
+		}
+		if a.has("place") {
+			u.Place = &Placement{Partitions: strings.Split(a.get("place"), ","), QOS: a.get("qos"), Account: a.get("account")}
+		}
+		return u, nil
 	case "suspend":
 		return Suspend{Job: a.id(), By: a.get("by")}, nil
 	case "resume":
