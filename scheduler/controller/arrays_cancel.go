@@ -71,8 +71,9 @@ func (c *Controller) cancelArray(ctx context.Context, req *pb.CancelRequest) (*p
 		}
 		if j.arrayHolder() && j.array.PendingCount() == 0 && j.State == StatePending {
 			// Nothing is left to split off: the remainder's record ends.
-			j.State, j.End, j.Reason, j.Detail, j.CancelledBy = StateCancelled, now, "", "", id.User
-			j.SyncCore()
+			if _, err := c.st.m.Apply(cstate.Cancel{Job: j.Core.ID, By: id.User, Remainder: true}, now); err != nil {
+				c.log.Error("cancel array remainder", "job", j.Core.ID, "err", err)
+			}
 		}
 		ws = append(ws, c.jobWrites(j)...)
 		rec = j.record()

@@ -35,10 +35,15 @@ type Release struct {
 // Cancel ends a pending job at once, or kills a running one, whose end
 // then comes as an End. Reason is the decision log's; a pending job ends
 // with EndReason and EndDetail as its reason (none for a user's cancel).
+//
+// Remainder cancels what is left of an array whose tasks are all split
+// off and cancelled: a bookkeeping record, which ends with no decision-log
+// record or count of its own (its tasks have theirs).
 type Cancel struct {
 	Job                  core.JobID
 	By, Reason           string
 	EndReason, EndDetail string
+	Remainder            bool
 }
 
 // SignalJob sends a signal to a running job's processes; the state does

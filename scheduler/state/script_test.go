@@ -205,7 +205,8 @@ func parseCommand(verb string, a args) (Command, error) {
 	case "release":
 		return Release{Job: a.id(), By: a.get("by"), Operator: a.has("operator")}, nil
 	case "cancel":
-		return Cancel{Job: a.id(), By: a.get("by"), Reason: a.get("reason"), EndReason: a.get("end-reason"), EndDetail: a.get("end-detail")}, nil
+		return Cancel{Job: a.id(), By: a.get("by"), Reason: a.get("reason"), EndReason: a.get("end-reason"), EndDetail: a.get("end-detail"),
+			Remainder: a.has("remainder")}, nil
 	case "preempt":
 		grace, err := time.ParseDuration(a.get("grace"))
 		if err != nil {

@@ -80,6 +80,14 @@ func (m *Machine[R]) cancel(c Cancel, now time.Time) ([]Effect, error) {
 	if j.State != Pending && j.State != Running && j.State != Suspended {
 		return nil, alreadyDone(j)
 	}
+	if c.Remainder {
+		if j.State != Pending {
+			return nil, refuse(ErrPrecondition, fmt.Sprintf("job %d is %s; an array's remainder is pending", c.Job, j.State))
+		}
+		j.State, j.End, j.Reason, j.Detail, j.CancelledBy = Cancelled, now, "", "", c.By
+		j.SyncCore()
+		return nil, nil
+	}
 	ev := logged(KindCancel, j, c.By)
 	ev.Reason = c.Reason
 	j.CancelledBy = c.By
