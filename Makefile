@@ -2,7 +2,7 @@
 GO ?= go
 FUZZTIME ?= 3s
 
-.PHONY: all build test vet unit unit-norace fuzz fuzz-ci bench bench-sched bench-baseline bench-readme devices chaos
+.PHONY: all build test vet unit unit-norace fuzz fuzz-ci bench bench-sched bench-baseline bench-readme devices chaos compat compat-record compat-floors
 
 all: build
 
@@ -72,3 +72,20 @@ chaos: build
 
 devices: build
 	./parity devices --sim dgx-h100
+
+# The differential harness against Slurm 22.05 (issue #20): 2,400
+# generated sbatch cases submitted held to the slurm-anchor (started with
+# its up.sh when none answers) and to a Parity of its shape in-process;
+# prints the agreement per field, accept/reject first. Without a Slurm it
+# compares the committed corpus (what `unit` checks). compat-record
+# re-records the corpus; compat-floors rewrites the agreement go test
+# holds Parity to (say why in the commit).
+COMPAT = $(GO) run ./cmd/internal/compat/compatcmd -anchor ../shared/tools/slurm-anchor
+compat:
+	$(COMPAT) $(COMPATFLAGS)
+
+compat-record:
+	$(COMPAT) -record $(COMPATFLAGS)
+
+compat-floors:
+	$(COMPAT) -recorded -mismatches 0 -write-floors cmd/internal/compat/testdata/floors.txt
