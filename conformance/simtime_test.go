@@ -121,3 +121,16 @@ func TestWaitSampledStepsATargetsClock(t *testing.T) {
 		})
 	}
 }
+
+// A live target keeps real time: waitSampled polls cond until it holds
+// and has no clock to move.
+func TestWaitSampledWaitsInRealTimeWithoutAClock(t *testing.T) {
+	e := windowEnv(nil)
+	calls := 0
+	if !e.waitSampled(2*time.Second, func() bool { calls++; return calls > 2 }) {
+		t.Fatal("the condition did not hold within the limit")
+	}
+	if len(e.rec.evidence) != 0 {
+		t.Errorf("evidence %v, want none: no clock was advanced", e.rec.evidence)
+	}
+}
