@@ -134,3 +134,49 @@ func TestWaitSampledWaitsInRealTimeWithoutAClock(t *testing.T) {
 		t.Errorf("evidence %v, want none: no clock was advanced", e.rec.evidence)
 	}
 }
+
+// A mark of the target's clock bounds it from below from then on: the
+// clock has stood past t for labSettle once real time since it reached t
+// (by the mark and real time's flow after it) is that long.
+func TestClockMarksSettled(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	tgt := now.Add(time.Hour) // some target time
+	for _, tc := range []struct {
+		name  string
+		marks []clockMark
+		want  bool
+	}{
+		{name: "no marks", want: false},
+		{name: "past t long enough ago", marks: []clockMark{{real: now.Add(-labSettle), target: tgt.Add(time.Second)}}, want: true},
+		{name: "past t too recently", marks: []clockMark{{real: now.Add(-labSettle + time.Millisecond), target: tgt.Add(time.Minute)}}, want: false},
+		{name: "before t, caught up by real time", marks: []clockMark{{real: now.Add(-labSettle - 2*time.Second), target: tgt.Add(-2 * time.Second)}}, want: true},
+		{name: "before t, not caught up yet", marks: []clockMark{{real: now.Add(-labSettle - time.Second), target: tgt.Add(-2 * time.Second)}}, want: false},
+		{name: "any mark suffices", marks: []clockMark{{real: now.Add(-time.Second), target: tgt}, {real: now.Add(-4 * labSettle), target: tgt}}, want: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &clockMarks{marks: tc.marks}
+			if got := m.settled(tgt, now); got != tc.want {
+				t.Errorf("settled = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// A window the target's clock passed, with the controller's settling time
+// since, is not waited for again: the answer is the condition as it is.
+func TestWaitWindowTrustsAnEarlierSettle(t *testing.T) {
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	tgt := &clockTarget{now: start.Add(time.Minute)}
+	e := windowEnv(tgt)
+	e.run.clockMarks().marks = []clockMark{{real: time.Now().Add(-2 * labSettle), target: start.Add(50 * time.Second)}}
+	real := time.Now()
+	if e.waitWindow(start.Add(40*time.Second), start.Add(40*time.Second), func() bool { return false }) {
+		t.Fatal("the condition never holds, yet the window reported it did")
+	}
+	if took := time.Since(real); took >= labSettle {
+		t.Errorf("waited %v, want no settling wait of its own", took)
+	}
+	if len(tgt.advanced) != 0 {
+		t.Errorf("advanced %v, want nothing: the clock is past the window", tgt.advanced)
+	}
+}
