@@ -55,6 +55,19 @@ type Condition struct {
 	Message  string    `json:"message"`
 	// Action is the remedy the driver recommends: "none", "reset", "reboot", "drain".
 	Action string `json:"action,omitempty"`
+	// Metric, when the driver names one, is a per-device gauge the
+	// condition sets in the node's telemetry (an XID sets dcgm-exporter's
+	// last-XID gauge), so a vendor's own series need no code outside its
+	// driver.
+	Metric ConditionMetric `json:"metric,omitzero"`
+}
+
+// ConditionMetric is a gauge named by the driver: a Prometheus metric name,
+// its help text, and the value the condition sets it to.
+type ConditionMetric struct {
+	Name  string  `json:"name"`
+	Help  string  `json:"help,omitempty"`
+	Value float64 `json:"value"`
 }
 
 // Diagnosis is the outcome of an active check on one device.

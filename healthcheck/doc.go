@@ -4,9 +4,10 @@
 // (healthy, suspect, failed, unknown) with hysteresis, maps them to actions
 // (drain or resume a GPU or node, requeue jobs, diagnose, hold a flapping
 // device for an admin) and decides idle-GPU reclamation per job. It also
-// holds fault catalogues that are plain published data — the NVIDIA XID
-// table (XIDCatalogue, ClassifyXID) and the remedy names drivers put in
-// gres.Condition.Action — which vendor packages import. Every
+// holds the vendor-neutral condition model drivers share — the remedy names
+// they put in gres.Condition.Action and the Class of a catalogue entry —
+// while each vendor's catalogue (error numbers, RAS blocks) lives in its
+// driver. Every
 // decision carries the inputs that made it, for the decision log. It is pure
 // policy: time is an argument, there are no goroutines, no I/O and no logs;
 // it imports only gres and the standard library, never a vendor package or

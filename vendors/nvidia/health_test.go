@@ -56,7 +56,9 @@ func TestXID79IsFatal(t *testing.T) {
 	}
 	c := await(t, conds)
 	want := gres.Condition{UUID: r.m.UUIDs()[5], Time: epoch, Kind: "xid", Code: "79", Severity: gres.SeverityFatal,
-		Action: healthcheck.RemedyReboot, Message: "XID 79: GPU has fallen off the bus"}
+		Action: healthcheck.RemedyReboot, Message: "XID 79: GPU has fallen off the bus",
+		// The driver names the telemetry gauge an XID sets (dcgm-exporter's).
+		Metric: gres.ConditionMetric{Name: "DCGM_FI_DEV_XID_ERRORS", Help: "Value of the last XID error encountered.", Value: 79}}
 	if c != want {
 		t.Errorf("condition %+v, want %+v", c, want)
 	}
@@ -66,7 +68,7 @@ func TestXID79IsFatal(t *testing.T) {
 }
 
 // TestXIDsFollowTheCatalogue raises each XID the issue names through the
-// simulated NVML and expects the condition healthcheck's table prescribes.
+// simulated NVML and expects the condition the driver's table prescribes.
 func TestXIDsFollowTheCatalogue(t *testing.T) {
 	r := newRig(t, nvmlsim.Config{Seed: 3})
 	conds, stop := watch(t, r)
@@ -75,7 +77,7 @@ func TestXIDsFollowTheCatalogue(t *testing.T) {
 		if err := r.m.InjectXID(1, xid); err != nil {
 			t.Fatal(err)
 		}
-		want := healthcheck.ClassifyXID(xid)
+		want := nvidia.ClassifyXID(xid)
 		c := await(t, conds)
 		if c.Kind != "xid" || c.Code != fmt.Sprint(xid) || c.Severity != want.Severity || c.Action != want.Action ||
 			c.Message != fmt.Sprintf("XID %d: %s", xid, want.Meaning) {
@@ -85,7 +87,7 @@ func TestXIDsFollowTheCatalogue(t *testing.T) {
 }
 
 func TestECCAndApplicationXIDs(t *testing.T) {
-	r := newRig(t, nvmlsim.Config{}, nvidia.WithXIDOverrides(map[uint64]healthcheck.XIDClass{
+	r := newRig(t, nvmlsim.Config{}, nvidia.WithXIDOverrides(map[uint64]healthcheck.Class{
 		109: {Severity: gres.SeverityInfo, Action: healthcheck.RemedyNone, Meaning: "site says ignore"},
 	}))
 	conds, stop := watch(t, r)

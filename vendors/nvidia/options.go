@@ -18,7 +18,7 @@ type options struct {
 	hostCPUs    int
 	dcgm        DCGM
 	waitTimeout time.Duration
-	xid         map[uint64]healthcheck.XIDClass
+	xid         map[uint64]healthcheck.Class
 	libraryPath string
 }
 
@@ -84,7 +84,7 @@ func WithEventWait(d time.Duration) Option {
 
 // WithXIDOverrides replaces catalogue entries for a site (e.g. treat XID
 // 109 as info). Entries not named keep the built-in classification.
-func WithXIDOverrides(m map[uint64]healthcheck.XIDClass) Option {
+func WithXIDOverrides(m map[uint64]healthcheck.Class) Option {
 	return func(o *options) { o.xid = maps.Clone(m) }
 }
 

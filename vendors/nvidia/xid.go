@@ -10,11 +10,17 @@ import (
 )
 
 // classify applies the site overrides, then the catalogue.
-func (d *Driver) classify(xid uint64) healthcheck.XIDClass {
+func (d *Driver) classify(xid uint64) healthcheck.Class {
 	if c, ok := d.opts.xid[xid]; ok {
 		return c
 	}
-	return healthcheck.ClassifyXID(xid)
+	return ClassifyXID(xid)
+}
+
+// xidMetric is dcgm-exporter's last-XID gauge, which an XID condition sets
+// in the node's telemetry under the name dashboards already use.
+func xidMetric(xid uint64) gres.ConditionMetric {
+	return gres.ConditionMetric{Name: "DCGM_FI_DEV_XID_ERRORS", Help: "Value of the last XID error encountered.", Value: float64(xid)}
 }
 
 // condition turns one NVML event into a Condition; ok is false for event
@@ -26,6 +32,7 @@ func (d *Driver) condition(uuid string, ev nvml.EventData) (gres.Condition, bool
 		c := d.classify(ev.EventData)
 		cond.Kind, cond.Code, cond.Severity, cond.Action = "xid", fmt.Sprint(ev.EventData), c.Severity, c.Action
 		cond.Message = fmt.Sprintf("XID %d: %s", ev.EventData, c.Meaning)
+		cond.Metric = xidMetric(ev.EventData)
 	case nvml.EventTypeDoubleBitEccError:
 		cond.Kind, cond.Code, cond.Severity, cond.Action = "ecc", "DBE", gres.SeverityFatal, healthcheck.RemedyReset
 		cond.Message = "double-bit (uncorrectable) ECC error"

@@ -4,11 +4,13 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/model"
 
 	"github.com/parityhpc/parity/gres"
 )
@@ -31,7 +33,14 @@ const (
 // error counters (per-kind names, or one name for all RAS counters).
 var missErrors = []string{"corrected_errors", "uncorrected_errors", "ras"}
 
+// builtin reports whether name is one of the collector's own series, which
+// no driver-named gauge may shadow (the agent's own all start "parity_").
+func builtin(name string) bool {
+	return strings.HasPrefix(name, "parity_") || slices.ContainsFunc(deviceMetrics, func(m metric) bool { return m.name == name })
+}
+
 type metric struct {
+	name string
 	desc *prometheus.Desc
 	kind prometheus.ValueType
 	// value returns the sample's value, or false when not measured.
@@ -41,7 +50,13 @@ type metric struct {
 const mib = 1 << 20
 
 func gauge(name, help string, f func(gres.Sample) (float64, bool)) metric {
-	return metric{desc: prometheus.NewDesc(name, help, deviceLabels, nil), kind: prometheus.GaugeValue, value: f}
+	return metric{name: name, desc: prometheus.NewDesc(name, help, deviceLabels, nil), kind: prometheus.GaugeValue, value: f}
+}
+
+func counter(name, help string, f func(gres.Sample) (float64, bool)) metric {
+	m := gauge(name, help, f)
+	m.kind = prometheus.CounterValue
+	return m
 }
 
 func unless(field string, v func(gres.Sample) float64) func(gres.Sample) (float64, bool) {
@@ -75,16 +90,15 @@ var deviceMetrics = []metric{
 	})),
 	gauge("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", unless(missTemp, func(s gres.Sample) float64 { return s.TemperatureC })),
 	gauge("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", unless(missPower, func(s gres.Sample) float64 { return s.PowerW })),
-	{desc: prometheus.NewDesc("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "Total number of single-bit volatile ECC errors.", deviceLabels, nil),
-		kind: prometheus.CounterValue, value: unlessErrors(missErrors[0], func(s gres.Sample) float64 { return float64(s.CorrectedErrors) })},
-	{desc: prometheus.NewDesc("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "Total number of double-bit volatile ECC errors.", deviceLabels, nil),
-		kind: prometheus.CounterValue, value: unlessErrors(missErrors[1], func(s gres.Sample) float64 { return float64(s.UncorrectedErrors) })},
+	counter("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "Total number of single-bit volatile ECC errors.",
+		unlessErrors(missErrors[0], func(s gres.Sample) float64 { return float64(s.CorrectedErrors) })),
+	counter("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "Total number of double-bit volatile ECC errors.",
+		unlessErrors(missErrors[1], func(s gres.Sample) float64 { return float64(s.UncorrectedErrors) })),
 }
 
 var (
-	xidDesc = prometheus.NewDesc("DCGM_FI_DEV_XID_ERRORS", "Value of the last XID error encountered.", deviceLabels, nil)
-	// Conditions of every kind, counted per device, so AMD RAS and thermal
-	// events are as visible as NVIDIA XIDs.
+	// Conditions of every kind, counted per device, so every vendor's
+	// faults are visible alike.
 	condDesc = prometheus.NewDesc("parity_device_conditions_total", "Health conditions reported by the driver, by kind and severity.",
 		append(slices.Clone(deviceLabels), "kind", "severity"), nil)
 	ageDesc = prometheus.NewDesc("parity_device_sample_age_seconds", "Seconds since the device was last sampled.", deviceLabels, nil)
@@ -107,11 +121,19 @@ type Collector struct {
 	devices map[string]gres.Device
 	order   []string // UUIDs in inventory order
 	samples map[string]gres.Sample
-	lastXID map[string]float64
+	named   map[namedKey]namedGauge // gauges the drivers name, by device
 	conds   map[condKey]uint64
 	cycle   time.Duration
 	cycles  uint64
 	fails   uint64
+}
+
+// namedKey is one driver-named gauge of one device.
+type namedKey struct{ uuid, name string }
+
+type namedGauge struct {
+	help  string
+	value float64
 }
 
 type condKey struct {
@@ -133,7 +155,7 @@ type CollectorOptions struct {
 // NewCollector serves the devices of inv.
 func NewCollector(inv gres.Inventory, o CollectorOptions) *Collector {
 	c := &Collector{host: o.Hostname, now: o.Now, holders: o.Holders, running: o.Running,
-		devices: map[string]gres.Device{}, samples: map[string]gres.Sample{}, lastXID: map[string]float64{}, conds: map[condKey]uint64{}}
+		devices: map[string]gres.Device{}, samples: map[string]gres.Sample{}, named: map[namedKey]namedGauge{}, conds: map[condKey]uint64{}}
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -155,8 +177,10 @@ func (c *Collector) Observe(samples []gres.Sample) {
 	}
 }
 
-// ObserveCondition counts a health condition; an XID also becomes the
-// device's last XID value, as dcgm-exporter reports it.
+// ObserveCondition counts a health condition and sets the gauge the driver
+// named in it, if any (an XID's last-XID gauge, as dcgm-exporter has it).
+// A name that is no valid metric name, or one of the collector's own
+// series, is dropped: a driver cannot break the scrape.
 func (c *Collector) ObserveCondition(cond gres.Condition) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -164,10 +188,8 @@ func (c *Collector) ObserveCondition(cond gres.Condition) {
 		return
 	}
 	c.conds[condKey{cond.UUID, cond.Kind, cond.Severity}]++
-	if cond.Kind == "xid" {
-		if v, err := strconv.ParseFloat(cond.Code, 64); err == nil {
-			c.lastXID[cond.UUID] = v
-		}
+	if m := cond.Metric; m.Name != "" && model.IsValidLegacyMetricName(m.Name) && !builtin(m.Name) {
+		c.named[namedKey{cond.UUID, m.Name}] = namedGauge{help: m.Help, value: m.Value}
 	}
 }
 
@@ -181,15 +203,10 @@ func (c *Collector) observeCycle(d time.Duration, failed bool) {
 	}
 }
 
-// Describe sends every descriptor.
-func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, m := range deviceMetrics {
-		ch <- m.desc
-	}
-	for _, d := range []*prometheus.Desc{xidDesc, condDesc, ageDesc, cycleDesc, cyclesDesc, failDesc, jobsDesc} {
-		ch <- d
-	}
-}
+// Describe sends nothing, which makes the collector unchecked: the gauges
+// drivers name are data that arrives with conditions, so no fixed list of
+// descriptors can hold them. Collect keeps names and labels consistent.
+func (c *Collector) Describe(chan<- *prometheus.Desc) {}
 
 // Collect renders the latest facts.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
@@ -218,9 +235,14 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			}
 			ch <- prometheus.MustNewConstMetric(ageDesc, prometheus.GaugeValue, now.Sub(s.Time).Seconds(), labels...)
 		}
-		if v, ok := c.lastXID[uuid]; ok {
-			ch <- prometheus.MustNewConstMetric(xidDesc, prometheus.GaugeValue, v, labels...)
-		}
+	}
+	for k, g := range c.named {
+		d := c.devices[k.uuid]
+		// Undescribed on purpose: the names are the drivers' data, known
+		// only as conditions arrive (the registry is not pedantic).
+		desc := prometheus.NewDesc(k.name, g.help, deviceLabels, nil)
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, g.value,
+			strconv.Itoa(d.Index), k.uuid, d.Vendor, d.Type, d.Name, c.host, jobLabel(holders, k.uuid))
 	}
 	for k, n := range c.conds {
 		d := c.devices[k.uuid]

@@ -40,7 +40,8 @@ func TestCollectorUsesDCGMNamesForEveryVendor(t *testing.T) {
 			Missing: []string{"power", "ras"}},
 		{UUID: "GPU-unknown", Time: epoch, UtilizationPct: 99},
 	})
-	c.ObserveCondition(gres.Condition{UUID: "GPU-aaaa", Kind: "xid", Code: "79", Severity: gres.SeverityFatal})
+	c.ObserveCondition(gres.Condition{UUID: "GPU-aaaa", Kind: "xid", Code: "79", Severity: gres.SeverityFatal,
+		Metric: gres.ConditionMetric{Name: "DCGM_FI_DEV_XID_ERRORS", Help: "Value of the last XID error encountered.", Value: 79}})
 	c.ObserveCondition(gres.Condition{UUID: "GPU-bbbb", Kind: "ras", Code: "umc", Severity: gres.SeverityWarning})
 	want := `
 # HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).
