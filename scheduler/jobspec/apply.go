@@ -7,6 +7,12 @@ import (
 )
 
 func applyNodes(b *builder, s setting) error {
+	if strings.TrimSpace(s.value) == "0" {
+		// sbatch takes -N 0 (the anchor printed NumNodes=0); Parity
+		// derives the count as for no -N.
+		b.req.Nodes = NodeRange{}
+		return nil
+	}
 	r, err := ParseNodes(s.value)
 	if err != nil {
 		return err

@@ -95,7 +95,7 @@ srun hostname
 
 func TestMemoryExclusion(t *testing.T) {
 	script := "#!/bin/sh\n#SBATCH --mem=1G\n"
-	req := mustParse(t, script, []string{"--mem-per-gpu=8G"}, nil, testOpts())
+	req := mustParse(t, script, []string{"--mem-per-gpu=8G", "--gpus=1"}, nil, testOpts())
 	if req.Mem != (Memory{Per: MemPerGPU, MB: 8192}) || req.Sources["mem"] != SourceCLI {
 		t.Errorf("CLI --mem-per-gpu must replace a directive --mem: %+v", req.Mem)
 	}
@@ -145,8 +145,10 @@ func TestWrapStdinAndScriptFile(t *testing.T) {
 		return []byte("#!/bin/bash\n#SBATCH -n 3\nsrun true\n"), dir + "/" + p, nil
 	}
 	req = mustParse(t, "", []string{"-D", "sub", "jobs/train.sh", "x"}, nil, opts)
-	if gotPath != "jobs/train.sh" || gotDir != "/home/alice/sub" || req.Name != "train.sh" || req.NTasks != 3 ||
-		req.WorkDir != "/home/alice/sub" || !slices.Equal(req.ScriptArgs, []string{"x"}) || req.ScriptFile != "/home/alice/sub/jobs/train.sh" {
+	// The script is read from the submit directory, -D or not, as sbatch
+	// reads it (the anchor: `sbatch -D /tmp b.sh` in /tmp/cw).
+	if gotPath != "jobs/train.sh" || gotDir != "/home/alice" || req.Name != "train.sh" || req.NTasks != 3 ||
+		req.WorkDir != "/home/alice/sub" || !slices.Equal(req.ScriptArgs, []string{"x"}) || req.ScriptFile != "/home/alice/jobs/train.sh" {
 		t.Errorf("script file: path %q dir %q name %q ntasks %d workdir %q file %q", gotPath, gotDir, req.Name, req.NTasks, req.WorkDir, req.ScriptFile)
 	}
 	if _, err := Parse(nil, []string{"job.sh"}, nil, testOpts()); err == nil {
@@ -232,8 +234,8 @@ func TestGetoptForms(t *testing.T) {
 	if req.Verbose != 2 || req.Switches != 3 || req.SwitchWait != Duration(time.Minute) || !req.Wait || !req.Requeue || !req.GetUserEnv || req.GetUserEnvArg != "10L" {
 		t.Errorf("SBATCH_* values: %+v", req)
 	}
-	req = mustParse(t, "#!/bin/sh\n#SBATCH --licenses=matlab:1 --hint=nomultithread\n", nil, nil, testOpts())
-	if req.Extra["licenses"] != "matlab:1" || req.Extra["hint"] != "nomultithread" || len(req.Warnings) != 2 {
+	req = mustParse(t, "#!/bin/sh\n#SBATCH --wckey=matlab --hint=nomultithread\n", nil, nil, testOpts())
+	if req.Extra["wckey"] != "matlab" || req.Extra["hint"] != "nomultithread" || len(req.Warnings) != 2 {
 		t.Errorf("accepted-but-not-enforced options: %v %v", req.Extra, req.Warnings)
 	}
 	req = mustParse(t, "#!/bin/sh\n#SLURM -N 1\n", nil, nil, testOpts())

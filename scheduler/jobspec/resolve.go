@@ -146,14 +146,14 @@ func (b *builder) validate() error {
 	if r.NTasksPerGPU > 0 {
 		v := strconv.Itoa(r.NTasksPerGPU)
 		switch {
-		case r.Nodes.Min != r.Nodes.Max:
-			return conflict("--ntasks-per-gpu", v, "ntasksPerGpu", "cannot be used with a node range (--nodes="+r.Nodes.String()+")")
 		case r.GPU.GPUsPerTask != "":
 			return conflict("--ntasks-per-gpu", v, "ntasksPerGpu", "cannot be used with --gpus-per-task")
 		case r.GPU.GPUsPerSocket != "":
 			return conflict("--ntasks-per-gpu", v, "ntasksPerGpu", "cannot be used with --gpus-per-socket")
 		case r.NTasksPerNode > 0:
 			return conflict("--ntasks-per-gpu", v, "ntasksPerGpu", "cannot be used with --ntasks-per-node")
+		case !r.GPU.asksGPUs() && !r.Explicit("nodes") && !r.Explicit("ntasks"):
+			return conflict("--ntasks-per-gpu", v, "ntasksPerGpu", "needs a GPU request (--gpus, --gres=gpu, --gpus-per-node...) or a node or task count (-N, -n)")
 		}
 	}
 	if r.GPU.GPUsPerSocket != "" && r.Extra["sockets-per-node"] == "" {
@@ -168,10 +168,66 @@ func (b *builder) validate() error {
 	if !r.Begin.IsZero() && !r.Deadline.IsZero() && r.Deadline.Before(r.Begin) {
 		return conflict("--deadline", FormatTime(r.Deadline, nil), "deadline", "is before --begin="+FormatTime(r.Begin, nil))
 	}
-	if r.Exclusive != "" && r.Oversubscribe {
-		return conflict("--exclusive", r.Exclusive, "exclusive", "cannot be used with --oversubscribe")
+	if r.Mem.Per == MemPerGPU && !r.GPU.asksGPUs() {
+		return conflict("--mem-per-gpu", FormatMemory(r.Mem.MB), "mem", "no GPU is requested (--gpus, --gres=gpu, --gpus-per-node...)")
+	}
+	if typed, untyped := r.GPU.typedAndUntyped(); typed != "" && untyped != "" {
+		return conflict(typed, "", "", "names a GPU type and "+untyped+" does not: give the type everywhere or nowhere (Slurm: with and without type identification)")
+	}
+	if l := r.Extra["licenses"]; l != "" {
+		// Parity defines no licenses, and Slurm refuses any on a
+		// cluster that defines none.
+		return conflict("--licenses", l, "extra.licenses", "invalid license specification: the cluster defines no licenses")
 	}
 	return nil
+}
+
+// asksGPUs reports whether any option requests GPUs.
+func (g GPUOptions) asksGPUs() bool {
+	return g.GPUs != "" || g.GPUsPerNode != "" || g.GPUsPerTask != "" || g.GPUsPerSocket != "" || gresNamesGPU(g.GRES)
+}
+
+func gresNamesGPU(gres string) bool {
+	for _, item := range strings.Split(gres, ",") {
+		if name, _, _ := strings.Cut(strings.TrimSpace(item), ":"); name == "gpu" {
+			return true
+		}
+	}
+	return false
+}
+
+// typedAndUntyped names one GPU option that gives a type (h100:2) and
+// one that does not (2), which Slurm refuses together; "" for none.
+func (g GPUOptions) typedAndUntyped() (typed, untyped string) {
+	note := func(opt string, hasType bool) {
+		switch {
+		case hasType && typed == "":
+			typed = opt
+		case !hasType && untyped == "":
+			untyped = opt
+		}
+	}
+	for _, o := range []struct{ opt, v string }{{"--gpus", g.GPUs}, {"--gpus-per-node", g.GPUsPerNode},
+		{"--gpus-per-task", g.GPUsPerTask}, {"--gpus-per-socket", g.GPUsPerSocket}} {
+		if o.v != "" {
+			note(o.opt, strings.Contains(o.v, ":"))
+		}
+	}
+	for _, item := range strings.Split(g.GRES, ",") {
+		parts := strings.Split(strings.TrimSpace(item), ":")
+		if parts[0] != "gpu" {
+			continue
+		}
+		// gpu, gpu:2 untyped; gpu:h100, gpu:h100:2 typed.
+		hasType := len(parts) == 3 || len(parts) == 2 && !isNumber(parts[1])
+		note("--gres", hasType)
+	}
+	return typed, untyped
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.Atoi(s)
+	return err == nil
 }
 
 // defaultFiles applies the output defaults: slurm-%j.out (slurm-%A_%a.out

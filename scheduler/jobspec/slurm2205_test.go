@@ -47,3 +47,21 @@ func TestChdirJoinedAsWritten(t *testing.T) {
 		}
 	}
 }
+
+// What sbatch 22.05 takes that Parity refused: on the anchor, each of
+// these submitted held with rc 0 (-N 0 showed NumNodes=0; the GPU-less
+// --ntasks-per-gpu ones NtasksPerTRES=1).
+func TestAcceptedAsSlurm2205Does(t *testing.T) {
+	for _, args := range [][]string{
+		{"-N", "0"},
+		{"--exclusive", "-s"},
+		{"--ntasks-per-gpu=1", "-N", "1-2", "-G", "2"},
+		{"--ntasks-per-gpu=1", "-N", "1"},
+		{"--ntasks-per-gpu=1", "-n", "2"},
+		{"--mem-per-gpu=1G", "--gres=gpu:1"},
+	} {
+		if _, err := Parse([]byte("#!/bin/bash\nhostname\n"), append(args, "run.sh"), nil, testOpts()); err != nil {
+			t.Errorf("Parse(%q): %v; Slurm accepts it", args, err)
+		}
+	}
+}

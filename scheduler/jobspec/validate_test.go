@@ -17,7 +17,7 @@ func TestBadInput(t *testing.T) {
 		want   []string // substrings of the message
 	}{
 		{"", []string{"-t", "abc"}, nil, []string{"--time", `"abc"`, "command line"}},
-		{"", []string{"--nodes=0"}, nil, []string{"--nodes", `"0"`}},
+		{"", []string{"--nodes=2-1"}, nil, []string{"--nodes", `"2-1"`}},
 		{"", []string{"-N", "4-2"}, nil, []string{"--nodes", `"4-2"`}},
 		{"", []string{"-n", "-1"}, nil, []string{"--ntasks", `"-1"`}},
 		{"", []string{"-c", "0"}, nil, []string{"--cpus-per-task", `"0"`}},
@@ -33,13 +33,19 @@ func TestBadInput(t *testing.T) {
 		{"", []string{"--gpus-per-task=2"}, nil, []string{"--gpus-per-task", `"2"`, "task count"}},
 		{"", []string{"--gres=gpu:2", "--gpus-per-node=2"}, nil, []string{"--gpus-per-node", `"2"`}},
 		{"", []string{"--ntasks-per-gpu=2", "--gpus-per-task=1", "-n", "2"}, nil, []string{"--ntasks-per-gpu", "--gpus-per-task"}},
-		{"", []string{"--ntasks-per-gpu=1", "-N", "1-2"}, nil, []string{"--ntasks-per-gpu", "node range"}},
+		// On the Slurm 22.05 anchor: "--ntasks-per-tres needs either a GRES GPU specification or a node/ntask
+		// specification"; "Requested mem_per_tres=gres:gpu:1024 but did not request any GPU"; "Invalid GRES
+		// specification (with and without type identification)"; "Invalid license specification".
+		{"", []string{"--ntasks-per-gpu=1"}, nil, []string{"--ntasks-per-gpu", "GPU request"}},
+		{"", []string{"--mem-per-gpu=1G", "-N", "1"}, nil, []string{"--mem-per-gpu", "no GPU"}},
+		{"", []string{"--gpus=2", "--gpus-per-node=h100:1"}, nil, []string{"--gpus", "--gpus-per-node", "type"}},
+		{"", []string{"--gpus=h100:2", "--gpus-per-task=1", "-n", "2"}, nil, []string{"--gpus", "--gpus-per-task", "type"}},
+		{"", []string{"-L", "foo"}, nil, []string{"--licenses", "foo", "license"}},
 		{"", []string{"--ntasks-per-gpu=1", "--ntasks-per-node=2"}, nil, []string{"--ntasks-per-gpu", "--ntasks-per-node"}},
 		{"", []string{"--gpus-per-socket=1"}, nil, []string{"--gpus-per-socket", "--sockets-per-node"}},
 		{"", []string{"--time=10", "--time-min=20"}, nil, []string{"--time-min", "00:20:00", "--time=00:10:00"}},
 		{"", []string{"--begin=2026-05-01", "--deadline=2026-04-01"}, nil, []string{"--deadline", "2026-04-01T00:00:00", "--begin"}},
 		{"", []string{"--cpus-per-task=2", "--cpus-per-gpu=4"}, nil, []string{"--cpus-per-gpu", `"4"`, "--cpus-per-task"}},
-		{"", []string{"--exclusive", "-s"}, nil, []string{"--exclusive", "--oversubscribe"}},
 		{"", []string{"--open-mode=sometimes"}, nil, []string{"--open-mode", `"sometimes"`}},
 		{"", []string{"--mail-type=LUNCH"}, nil, []string{"--mail-type", `"LUNCH"`}},
 		{"", []string{"--gres-flags=bogus"}, nil, []string{"--gres-flags", `"bogus"`}},
