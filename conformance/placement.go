@@ -23,7 +23,7 @@ func placementSpecs() []specDef {
 	a := reports.AreaPlacement
 	return []specDef{
 		{Area: a, ID: "placement/count-and-type", Name: "a job gets the GPU count and type it asked for", GPUs: true, Run: specCountAndType},
-		{Area: a, ID: "placement/island", Name: "a request no larger than an island lands on one NVLink/xGMI island", GPUs: true, Run: specIsland},
+		{Area: a, ID: "placement/island", Name: "a request no larger than an island lands on one fabric island (devices a fast fabric joins)", GPUs: true, Run: specIsland},
 		{Area: a, ID: "placement/numa-local-cpus", Name: "a job's CPUs are local to its GPUs", GPUs: true, Run: specNUMALocal},
 		{Area: a, ID: "placement/fewest-switches", Name: "a multi-node job spans the fewest leaf switches", Run: specFewestSwitches},
 		{Area: a, ID: "placement/gpu-drain", Name: "a drained GPU is never allocated", GPUs: true, Run: specGPUDrain},

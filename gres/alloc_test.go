@@ -23,7 +23,7 @@ func testInventory() Inventory {
 	for i := range inv.Devices {
 		for j := range inv.Devices {
 			if i != j && i/4 == j/4 {
-				inv.Devices[i].Links = append(inv.Devices[i].Links, Link{Peer: uuidOf(j), Kind: topology.LinkNVLink, Lanes: 6})
+				inv.Devices[i].Links = append(inv.Devices[i].Links, Link{Peer: uuidOf(j), Kind: "nvlink", Class: topology.ClassFabric, Lanes: 6})
 			}
 		}
 	}

@@ -17,12 +17,15 @@ type DeviceFile struct {
 // String renders the file as "path (major:minor)".
 func (f DeviceFile) String() string { return fmt.Sprintf("%s (%d:%d)", f.Path, f.Major, f.Minor) }
 
-// Link is a direct connection from a device to a peer device, by UUID.
+// Link is a direct connection from a device to a peer device, by UUID. Kind
+// is the driver's name for it, shown to people; Class and BandwidthGBps are
+// what placement weighs, so a new fabric needs no code outside its driver.
 type Link struct {
-	Peer          string            `json:"peer"`
-	Kind          topology.LinkKind `json:"kind"`
-	Lanes         int               `json:"lanes,omitempty"`
-	BandwidthGBps float64           `json:"bandwidthGBps,omitempty"`
+	Peer          string             `json:"peer"`
+	Kind          topology.LinkKind  `json:"kind"`
+	Class         topology.LinkClass `json:"class,omitempty"`
+	Lanes         int                `json:"lanes,omitempty"`
+	BandwidthGBps float64            `json:"bandwidthGBps,omitempty"`
 }
 
 // Device is one schedulable accelerator (a whole GPU, or a partition of one
@@ -99,7 +102,7 @@ func (inv Inventory) Graph() *topology.Graph {
 			if !ok || j < i {
 				continue // each symmetric pair is added once, from its lower end
 			}
-			g.AddLink(i, j, topology.Link{Kind: l.Kind, Lanes: l.Lanes, BandwidthGBps: l.BandwidthGBps})
+			g.AddLink(i, j, topology.Link{Kind: l.Kind, Class: l.Class, Lanes: l.Lanes, BandwidthGBps: l.BandwidthGBps})
 		}
 	}
 	return g
@@ -144,7 +147,8 @@ func Merge(invs ...Inventory) Inventory {
 }
 
 // Validate checks the invariants every driver's inventory must hold: unique
-// non-empty UUIDs, a GRES type, links only to known peers, and partitions
+// non-empty UUIDs, a GRES type, links only to known peers of a known class,
+// and partitions
 // whose parent exists.
 func (inv Inventory) Validate() error {
 	uuids := map[string]bool{}
@@ -164,6 +168,9 @@ func (inv Inventory) Validate() error {
 		for _, l := range d.Links {
 			if !uuids[l.Peer] {
 				return fmt.Errorf("gres: device %q links to unknown peer %q", d.UUID, l.Peer)
+			}
+			if _, err := topology.ParseLinkClass(string(l.Class)); err != nil {
+				return fmt.Errorf("gres: device %q link to %q: %w", d.UUID, l.Peer, err)
 			}
 		}
 		if d.Parent != "" && !uuids[d.Parent] {

@@ -13,7 +13,7 @@ func twoIslands(pairNUMA bool) (*Graph, []DeviceAttrs) {
 	for _, isle := range [][]int{{0, 1, 2, 3}, {4, 5, 6, 7}} {
 		for i, a := range isle {
 			for _, b := range isle[i+1:] {
-				g.AddLink(a, b, Link{Kind: LinkNVLink, Lanes: 4, BandwidthGBps: 100})
+				g.AddLink(a, b, Link{Kind: "nvlink", Class: ClassFabric, Lanes: 4, BandwidthGBps: 100})
 			}
 		}
 	}
@@ -87,7 +87,7 @@ func TestChooseDevicesLargeCandidateSetStaysBounded(t *testing.T) {
 	for i := range free {
 		free[i] = i
 		if i%8 != 0 {
-			g.AddLink(i-1, i, Link{Kind: LinkXGMI, BandwidthGBps: 64})
+			g.AddLink(i-1, i, Link{Kind: "xgmi", Class: ClassFabric, BandwidthGBps: 64})
 		}
 	}
 	got, ok := ChooseDevices(g, nil, free, 16)

@@ -171,8 +171,8 @@ func (d *Driver) readDevice(i, local int) (gres.Device, error) {
 func linkPairs(devs []gres.Device) {
 	for i := 0; i+1 < len(devs); i += 2 {
 		a, b := &devs[i], &devs[i+1]
-		a.Links = append(a.Links, gres.Link{Peer: b.UUID, Kind: topology.LinkPCIeSwitch, BandwidthGBps: 32})
-		b.Links = append(b.Links, gres.Link{Peer: a.UUID, Kind: topology.LinkPCIeSwitch, BandwidthGBps: 32})
+		a.Links = append(a.Links, gres.Link{Peer: b.UUID, Kind: topology.LinkPCIeSwitch, Class: topology.ClassPCIeSwitch, BandwidthGBps: 32})
+		b.Links = append(b.Links, gres.Link{Peer: a.UUID, Kind: topology.LinkPCIeSwitch, Class: topology.ClassPCIeSwitch, BandwidthGBps: 32})
 	}
 }
 

@@ -168,7 +168,7 @@ func gpuShape(gpus int) (*core.NodeShape, error) {
 		n := i * 2 / gpus
 		slots[i] = core.DeviceSlot{Type: "gpu", NUMA: n, LocalCPUs: numa[n].CPUs, Parent: -1}
 		for j := 0; j < i; j++ {
-			graph.AddLink(j, i, topology.Link{Kind: topology.LinkNVLink, Lanes: 18})
+			graph.AddLink(j, i, topology.Link{Class: topology.ClassFabric, Lanes: 18})
 		}
 	}
 	return core.NewNodeShape(topology.CPURange(0, cpus-1), 0, numa, slots, graph)

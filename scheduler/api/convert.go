@@ -38,7 +38,7 @@ func InventoryToProto(inv gres.Inventory) *pb.Inventory {
 			MemoryBytes: d.MemoryBytes, Files: filesToProto(d.Files), PcieSwitch: d.PCIeSwitch,
 			Parent: d.Parent, Partition: d.Partition, Attributes: d.Attributes}
 		for _, l := range d.Links {
-			pd.Links = append(pd.Links, &pb.DeviceLink{Peer: l.Peer, Kind: string(l.Kind), Lanes: int32(l.Lanes), BandwidthGbps: l.BandwidthGBps})
+			pd.Links = append(pd.Links, &pb.DeviceLink{Peer: l.Peer, Kind: string(l.Kind), Class: string(l.Class), Lanes: int32(l.Lanes), BandwidthGbps: l.BandwidthGBps})
 		}
 		out.Devices = append(out.Devices, pd)
 	}
@@ -69,7 +69,7 @@ func InventoryFromProto(p *pb.Inventory) (gres.Inventory, error) {
 			Files: filesFromProto(d.GetFiles()), PCIeSwitch: d.GetPcieSwitch(), Parent: d.GetParent(), Partition: d.GetPartition(),
 			Attributes: d.GetAttributes()}
 		for _, l := range d.GetLinks() {
-			gd.Links = append(gd.Links, gres.Link{Peer: l.GetPeer(), Kind: topology.LinkKind(l.GetKind()), Lanes: int(l.GetLanes()), BandwidthGBps: l.GetBandwidthGbps()})
+			gd.Links = append(gd.Links, gres.Link{Peer: l.GetPeer(), Kind: topology.LinkKind(l.GetKind()), Class: topology.LinkClass(l.GetClass()), Lanes: int(l.GetLanes()), BandwidthGBps: l.GetBandwidthGbps()})
 		}
 		inv.Devices = append(inv.Devices, gd)
 	}

@@ -18,10 +18,10 @@ func sampleInventory() gres.Inventory {
 		Devices: []gres.Device{
 			{UUID: "GPU-a", Vendor: "nvidia", Name: "H100", Type: "h100", Index: 0, PCIBusID: "0000:18:00.0", NUMANode: 0,
 				LocalCPUs: topology.CPURange(0, 15), MemoryBytes: 80 << 30, Files: []gres.DeviceFile{{Path: "/dev/nvidia0", Major: 195}},
-				Links: []gres.Link{{Peer: "GPU-b", Kind: topology.LinkNVLink, Lanes: 18, BandwidthGBps: 450}}, PCIeSwitch: "sw0",
+				Links: []gres.Link{{Peer: "GPU-b", Kind: "nvlink", Class: topology.ClassFabric, Lanes: 18, BandwidthGBps: 450}}, PCIeSwitch: "sw0",
 				Attributes: map[string]string{"arch": "hopper"}},
 			{UUID: "GPU-b", Vendor: "nvidia", Name: "H100", Type: "h100", Index: 1, NUMANode: 1, LocalCPUs: topology.CPURange(16, 31),
-				Links: []gres.Link{{Peer: "GPU-a", Kind: topology.LinkNVLink, Lanes: 18, BandwidthGBps: 450}}},
+				Links: []gres.Link{{Peer: "GPU-a", Kind: "nvlink", Class: topology.ClassFabric, Lanes: 18, BandwidthGBps: 450}}},
 			{UUID: "MIG-c", Vendor: "nvidia", Type: "1g.10gb", Index: 2, Parent: "GPU-b", Partition: "1g.10gb", LocalCPUs: topology.CPURange(16, 31)},
 		},
 		Host: &gres.Host{Hostname: "gpu001", CPUs: topology.CPURange(0, 31), Cores: 32, Sockets: 2, MemoryBytes: 512 << 30,

@@ -159,7 +159,7 @@ func inventory(node string, cpus, gpus int) gres.Inventory {
 		d := gres.Device{UUID: fmt.Sprintf("GPU-%s-%d", node, i), Vendor: "sim", Type: "h100", Index: i, LocalCPUs: all}
 		for k := range gpus {
 			if k != i {
-				d.Links = append(d.Links, gres.Link{Peer: fmt.Sprintf("GPU-%s-%d", node, k), Kind: topology.LinkNVLink, Lanes: 18})
+				d.Links = append(d.Links, gres.Link{Peer: fmt.Sprintf("GPU-%s-%d", node, k), Kind: "nvlink", Class: topology.ClassFabric, Lanes: 18})
 			}
 		}
 		inv.Devices = append(inv.Devices, d)

@@ -70,7 +70,7 @@ func islandsOfFour() *topology.Graph {
 	g := topology.NewGraph(8)
 	for i := 0; i < 8; i++ {
 		for j := i/4*4 + 0; j < i; j++ {
-			g.AddLink(j, i, topology.Link{Kind: topology.LinkNVLink, Lanes: 18})
+			g.AddLink(j, i, topology.Link{Kind: "nvlink", Class: topology.ClassFabric, Lanes: 18})
 		}
 	}
 	return g

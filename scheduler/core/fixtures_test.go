@@ -26,7 +26,7 @@ func inventory8(name, typ string) gres.Inventory {
 			LocalCPUs: topology.CPURange(numa*32, numa*32+31)}
 		for j := numa * 4; j < numa*4+4; j++ {
 			if j != i {
-				d.Links = append(d.Links, gres.Link{Peer: fmt.Sprintf("%s-gpu%d", name, j), Kind: topology.LinkNVLink, Lanes: 12})
+				d.Links = append(d.Links, gres.Link{Peer: fmt.Sprintf("%s-gpu%d", name, j), Kind: "nvlink", Class: topology.ClassFabric, Lanes: 12})
 			}
 		}
 		inv.Devices = append(inv.Devices, d)

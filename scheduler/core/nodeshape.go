@@ -157,6 +157,8 @@ func fingerprint(s *NodeShape) string {
 			b.WriteString(strconv.Itoa(l.Peer))
 			b.WriteByte(':')
 			b.WriteString(string(l.Kind))
+			b.WriteByte('/')
+			b.WriteString(string(l.Class)) // what placement weighs: shapes differing in it are not interchangeable
 			b.WriteByte(':')
 			b.WriteString(strconv.FormatFloat(l.BandwidthGBps+float64(l.Lanes), 'g', -1, 64))
 			b.WriteByte(',')

@@ -59,7 +59,7 @@ func (g *synth) shape(typ string) *NodeShape {
 		n := i * 2 / max(g.gpus, 1)
 		slots[i] = DeviceSlot{Type: typ, NUMA: n, LocalCPUs: numa[n].CPUs, Parent: -1}
 		for j := i / 4 * 4; j < i; j++ {
-			graph.AddLink(j, i, topology.Link{Kind: topology.LinkNVLink, Lanes: 18})
+			graph.AddLink(j, i, topology.Link{Class: topology.ClassFabric, Lanes: 18})
 		}
 	}
 	s, err := NewNodeShape(topology.CPURange(0, cpus-1), int64(max(g.gpus, 2))*128*1024, numa, slots, graph)

@@ -87,8 +87,8 @@ func TestDiscoverMI300X(t *testing.T) {
 					t.Errorf("device %d has %d links, want 7 (full xGMI mesh)", i, len(dev.Links))
 				}
 				for _, l := range dev.Links {
-					if l.Kind != topology.LinkXGMI || l.BandwidthGBps != 64 {
-						t.Errorf("device %d link %+v, want xgmi 64 GB/s", i, l)
+					if l.Kind != amd.LinkXGMI || l.Class != topology.ClassFabric || l.BandwidthGBps != 64 {
+						t.Errorf("device %d link %+v, want xgmi (fabric) 64 GB/s", i, l)
 					}
 				}
 			}
@@ -157,6 +157,28 @@ func TestDiscoverCPXPartitions(t *testing.T) {
 				t.Errorf("partition %d/%d memory %d NUMA %d", i, j, part.MemoryBytes, part.NUMANode)
 			}
 		}
+	}
+	// Partitions of one GPU share its package; those of different GPUs
+	// share the xGMI fabric.
+	byUUID := map[string]gres.Device{}
+	for _, d := range inv.Devices {
+		byUUID[d.UUID] = d
+	}
+	samePackage := 0
+	for _, d := range inv.Devices[4:] {
+		for _, l := range d.Links {
+			want := topology.ClassFabric
+			if byUUID[l.Peer].Parent == d.Parent {
+				want = topology.ClassSamePackage
+				samePackage++
+			}
+			if l.Class != want {
+				t.Errorf("partition %s link to %s is %q, want %q", d.UUID, l.Peer, l.Class, want)
+			}
+		}
+	}
+	if samePackage != 4*8*7 {
+		t.Errorf("%d same-package links, want each of the 32 partitions linked to its 7 siblings", samePackage)
 	}
 	// Partitions of different GPUs still share the xGMI fabric: the whole
 	// GPUs and the partitions each form one island.

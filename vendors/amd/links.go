@@ -7,6 +7,11 @@ import (
 	"github.com/parityhpc/parity/topology"
 )
 
+// LinkXGMI is the kind name of xGMI (Infinity Fabric) links: class
+// topology.ClassFabric between GPUs, topology.ClassSamePackage between
+// partitions of one GPU.
+const LinkXGMI topology.LinkKind = "xgmi"
+
 // collectLinks turns KFD xGMI io_links into symmetric device links. A link
 // between partitions of two different GPUs also links the two whole GPUs;
 // several partition pairs between the same GPUs count once, at the highest
@@ -68,7 +73,11 @@ func (b *builder) attachLinks() {
 		}
 		sort.Slice(peers, func(x, y int) bool { return pos[peers[x]] < pos[peers[y]] })
 		for _, p := range peers {
-			d.Links = append(d.Links, gres.Link{Peer: p, Kind: topology.LinkXGMI, BandwidthGBps: b.links[d.UUID][p]})
+			class := topology.ClassFabric
+			if b.wholeGPU(p) == b.wholeGPU(d.UUID) {
+				class = topology.ClassSamePackage
+			}
+			d.Links = append(d.Links, gres.Link{Peer: p, Kind: LinkXGMI, Class: class, BandwidthGBps: b.links[d.UUID][p]})
 		}
 	}
 }

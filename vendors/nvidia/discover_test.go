@@ -57,7 +57,7 @@ func TestDiscoverDGX(t *testing.T) {
 					t.Errorf("device %d has %d links, want 7 (one NVSwitch fabric)", i, len(d.Links))
 				}
 				for _, l := range d.Links {
-					if l.Kind != topology.LinkNVLink || l.Lanes != tc.lanes || l.BandwidthGBps != tc.bandwidth {
+					if l.Kind != nvidia.LinkNVLink || l.Class != topology.ClassFabric || l.Lanes != tc.lanes || l.BandwidthGBps != tc.bandwidth {
 						t.Errorf("device %d link %+v, want %d lanes %v GB/s", i, l, tc.lanes, tc.bandwidth)
 					}
 				}
@@ -133,7 +133,7 @@ func TestPCIeOnlyUsesCommonAncestor(t *testing.T) {
 		if want := "pcie:" + r.m.PCIBusID(i&^1); d.PCIeSwitch != want {
 			t.Errorf("gpu %d switch %q, want %q", i, d.PCIeSwitch, want)
 		}
-		if len(d.Links) != 1 || d.Links[0].Peer != r.m.UUIDs()[mate] || d.Links[0].Kind != topology.LinkPCIeSwitch {
+		if len(d.Links) != 1 || d.Links[0].Peer != r.m.UUIDs()[mate] || d.Links[0].Kind != topology.LinkPCIeSwitch || d.Links[0].Class != topology.ClassPCIeSwitch {
 			t.Errorf("gpu %d links %+v", i, d.Links)
 		}
 	}

@@ -10,6 +10,10 @@ import (
 	"github.com/parityhpc/parity/topology"
 )
 
+// LinkNVLink is the kind name of NVLink links, direct or through NVSwitch
+// (class topology.ClassFabric).
+const LinkNVLink topology.LinkKind = "nvlink"
+
 // lanes counts NVLink lanes to one remote end and their bandwidth.
 type lanes struct {
 	n  int
@@ -62,7 +66,7 @@ func (d *Driver) linkNVLink(gpus []*gpu) {
 		sort.Ints(peers)
 		for _, j := range peers {
 			l := links[i][j]
-			g.dev.Links = append(g.dev.Links, gres.Link{Peer: gpus[j].dev.UUID, Kind: topology.LinkNVLink, Lanes: l.n, BandwidthGBps: l.bw})
+			g.dev.Links = append(g.dev.Links, gres.Link{Peer: gpus[j].dev.UUID, Kind: LinkNVLink, Class: topology.ClassFabric, Lanes: l.n, BandwidthGBps: l.bw})
 		}
 	}
 }
@@ -185,7 +189,7 @@ func (d *Driver) linkPCIe(gpus []*gpu) {
 				first = j
 			}
 			if j != i && !nvl[i] && !nvl[j] {
-				g.dev.Links = append(g.dev.Links, gres.Link{Peer: gpus[j].dev.UUID, Kind: topology.LinkPCIeSwitch})
+				g.dev.Links = append(g.dev.Links, gres.Link{Peer: gpus[j].dev.UUID, Kind: topology.LinkPCIeSwitch, Class: topology.ClassPCIeSwitch})
 			}
 		}
 		g.dev.PCIeSwitch = fmt.Sprintf("pcie:%s", gpus[first].addr)

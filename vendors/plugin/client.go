@@ -122,7 +122,7 @@ func SocketPath(target string) (string, error) {
 // and Conn; Info is the adapter's, cached at the handshake. The connection
 // reconnects by itself if the adapter restarts. Close releases it.
 func Dial(ctx context.Context, target string, opts ...DialOption) (vendors.Driver, error) {
-	o := dialOptions{versions: []uint32{ProtocolVersion}, handshakeTimeout: 10 * time.Second,
+	o := dialOptions{versions: protocolVersions(), handshakeTimeout: 10 * time.Second,
 		callTimeout: 30 * time.Second, diagnoseTimeout: 10 * time.Minute, logger: slog.Default(), clientName: "parity"}
 	for _, opt := range opts {
 		opt(&o)
@@ -226,6 +226,9 @@ func (c *client) Discover(ctx context.Context) (gres.Inventory, error) {
 	inv, err := inventoryFromPB(resp.GetInventory())
 	if err != nil {
 		return gres.Inventory{}, fmt.Errorf("plugin: discover: adapter sent a malformed inventory: %w", err)
+	}
+	if c.version < 2 {
+		classifyV1Links(&inv)
 	}
 	if resp.GetInfo() != nil {
 		c.mu.Lock()

@@ -115,7 +115,8 @@ func deviceToPB(d gres.Device) (*pb.Device, error) {
 		if err != nil {
 			return nil, err
 		}
-		out.Links = append(out.Links, &pb.Link{Peer: l.Peer, Kind: string(l.Kind), Lanes: lanes, BandwidthGbps: l.BandwidthGBps})
+		out.Links = append(out.Links, &pb.Link{Peer: l.Peer, Kind: string(l.Kind), Class: string(l.Class),
+			Lanes: lanes, BandwidthGbps: l.BandwidthGBps})
 	}
 	return out, nil
 }
@@ -173,7 +174,11 @@ func deviceFromPB(d *pb.Device) (gres.Device, error) {
 		out.Attributes = maps.Clone(d.GetAttributes())
 	}
 	for _, l := range d.GetLinks() {
-		out.Links = append(out.Links, gres.Link{Peer: l.GetPeer(), Kind: topology.LinkKind(l.GetKind()),
+		class, err := topology.ParseLinkClass(l.GetClass())
+		if err != nil {
+			return gres.Device{}, fmt.Errorf("plugin: device %q link to %q: %w", d.GetUuid(), l.GetPeer(), err)
+		}
+		out.Links = append(out.Links, gres.Link{Peer: l.GetPeer(), Kind: topology.LinkKind(l.GetKind()), Class: class,
 			Lanes: int(l.GetLanes()), BandwidthGBps: l.GetBandwidthGbps()})
 	}
 	return out, nil
@@ -233,15 +238,21 @@ func conditionToPB(c gres.Condition) (*pb.Condition, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pb.Condition{Uuid: c.UUID, Time: timeToPB(c.Time), Kind: c.Kind, Code: c.Code, Severity: sev,
-		Message: c.Message, Action: c.Action}, nil
+	out := &pb.Condition{Uuid: c.UUID, Time: timeToPB(c.Time), Kind: c.Kind, Code: c.Code, Severity: sev,
+		Message: c.Message, Action: c.Action}
+	if m := c.Metric; m != (gres.ConditionMetric{}) {
+		out.Metric = &pb.ConditionMetric{Name: m.Name, Help: m.Help, Value: m.Value}
+	}
+	return out, nil
 }
 
 // conditionFromPB keeps an out-of-range severity as it is, so the driver
 // contract can see and report it rather than have it silently clamped.
 func conditionFromPB(c *pb.Condition) gres.Condition {
+	m := c.GetMetric()
 	return gres.Condition{UUID: c.GetUuid(), Time: timeFromPB(c.GetTime()), Kind: c.GetKind(), Code: c.GetCode(),
-		Severity: gres.Severity(c.GetSeverity()), Message: c.GetMessage(), Action: c.GetAction()}
+		Severity: gres.Severity(c.GetSeverity()), Message: c.GetMessage(), Action: c.GetAction(),
+		Metric: gres.ConditionMetric{Name: m.GetName(), Help: m.GetHelp(), Value: m.GetValue()}}
 }
 
 func diagnosisToPB(d gres.Diagnosis) (*pb.Diagnosis, error) {

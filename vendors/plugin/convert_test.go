@@ -26,7 +26,7 @@ func TestInventoryRoundTrip(t *testing.T) {
 	gpu := gres.Device{UUID: "G0", Vendor: "v", Name: "V 1", Type: "v1", Index: 0, PCIBusID: "0000:05:00.0",
 		NUMANode: 1, LocalCPUs: topology.NewCPUSet(8, 9, 10, 64, 130), MemoryBytes: 80 << 30,
 		Files:      []gres.DeviceFile{{Path: "/dev/v0", Major: 509, Minor: 0}},
-		Links:      []gres.Link{{Peer: "G1", Kind: topology.LinkXGMI, Lanes: 16, BandwidthGBps: 64.5}},
+		Links:      []gres.Link{{Peer: "G1", Kind: "zephyrlink", Class: topology.ClassFabric, Lanes: 16, BandwidthGBps: 64.5}},
 		PCIeSwitch: "sw0", Attributes: map[string]string{"serial": "S1", "arch": "x"}}
 	part := gres.Device{UUID: "G0-p1", Vendor: "v", Type: "v1.half", Index: 2, Parent: "G0", Partition: "half",
 		Files: []gres.DeviceFile{{Path: "/dev/v0p1", Major: 509, Minor: 128}}}
@@ -36,7 +36,7 @@ func TestInventoryRoundTrip(t *testing.T) {
 	}{
 		{"empty", gres.Inventory{Devices: []gres.Device{}}},
 		{"devices, partitions and a host", gres.Inventory{Vendor: "v", DriverVersion: "1.2", Devices: []gres.Device{gpu,
-			{UUID: "G1", Vendor: "v", Type: "v1", Index: 1, Links: []gres.Link{{Peer: "G0", Kind: topology.LinkXGMI}}}, part},
+			{UUID: "G1", Vendor: "v", Type: "v1", Index: 1, Links: []gres.Link{{Peer: "G0", Kind: "zephyrlink", Class: topology.ClassFabric}}}, part},
 			SharedFiles: []gres.DeviceFile{{Path: "/dev/vctl", Major: 509, Minor: 255}},
 			Host: &gres.Host{Hostname: "n1", CPUs: topology.CPURange(0, 15), Cores: 8, Sockets: 2, MemoryBytes: 1 << 40,
 				NUMA: []topology.NUMANode{{ID: 0, CPUs: topology.CPURange(0, 7), MemoryBytes: 1 << 39},
@@ -74,7 +74,7 @@ func TestValuesRoundTrip(t *testing.T) {
 			TemperatureC: 61.25, PowerW: 300.5, CorrectedErrors: 3, UncorrectedErrors: 4, Missing: []string{"power"}},
 			func(t *testing.T, in any) any { return sampleFromPB(sampleToPB(in.(gres.Sample))) }},
 		{"condition", gres.Condition{UUID: "G0", Time: at, Kind: "xid", Code: "79", Severity: gres.SeverityFatal,
-			Message: "gone", Action: "reboot"},
+			Message: "gone", Action: "reboot", Metric: gres.ConditionMetric{Name: "zx_last_fault", Help: "Last fault.", Value: 79}},
 			func(t *testing.T, in any) any {
 				c, err := conditionToPB(in.(gres.Condition))
 				if err != nil {
@@ -113,6 +113,8 @@ func TestMalformedWireValuesAreNamed(t *testing.T) {
 		{"device cpus", &pb.Inventory{Devices: []*pb.Device{{Uuid: "G0", LocalCpus: "3-x"}}}, `device "G0" local_cpus "3-x"`},
 		{"host cpus", &pb.Inventory{Host: &pb.Host{Cpus: "0-"}}, `host cpus "0-"`},
 		{"numa cpus", &pb.Inventory{Host: &pb.Host{Numa: []*pb.NUMANode{{Id: 1, Cpus: "a"}}}}, `numa node 1 cpus "a"`},
+		{"link class", &pb.Inventory{Devices: []*pb.Device{{Uuid: "G0", Links: []*pb.Link{{Peer: "G1", Class: "warp"}}}}},
+			`device "G0" link to "G1": topology: link class "warp"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -24,7 +24,12 @@ import (
 )
 
 // ProtocolVersion is the newest protocol version this package speaks.
-const ProtocolVersion uint32 = 1
+// Version 2 adds a link's class and a condition's driver-named metric; a
+// version 2 client and adapter still speak version 1 with older peers.
+const ProtocolVersion uint32 = 2
+
+// protocolVersions returns every version this package speaks, oldest first.
+func protocolVersions() []uint32 { return []uint32{1, ProtocolVersion} }
 
 // versionHeader carries the negotiated version on every call but Handshake.
 const versionHeader = "parity-plugin-version"
@@ -89,7 +94,7 @@ func Serve(ctx context.Context, socketPath string, d vendors.Driver, opts ...Ser
 	if d == nil {
 		return errors.New("plugin: serve: driver is nil")
 	}
-	o := serveOptions{versions: []uint32{ProtocolVersion}, logger: slog.Default(), grace: 5 * time.Second}
+	o := serveOptions{versions: protocolVersions(), logger: slog.Default(), grace: 5 * time.Second}
 	for _, opt := range opts {
 		opt(&o)
 	}

@@ -1885,12 +1885,15 @@ func (x *DeviceFile) GetMinor() uint32 {
 	return 0
 }
 
+// DeviceLink mirrors gres.Link: kind is the driver's name for the link,
+// class (a topology.LinkClass) and bandwidth are what placement weighs.
 type DeviceLink struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Peer          string                 `protobuf:"bytes,1,opt,name=peer,proto3" json:"peer,omitempty"`
 	Kind          string                 `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
 	Lanes         int32                  `protobuf:"varint,3,opt,name=lanes,proto3" json:"lanes,omitempty"`
 	BandwidthGbps float64                `protobuf:"fixed64,4,opt,name=bandwidth_gbps,json=bandwidthGbps,proto3" json:"bandwidth_gbps,omitempty"`
+	Class         string                 `protobuf:"bytes,5,opt,name=class,proto3" json:"class,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1951,6 +1954,13 @@ func (x *DeviceLink) GetBandwidthGbps() float64 {
 		return x.BandwidthGbps
 	}
 	return 0
+}
+
+func (x *DeviceLink) GetClass() string {
+	if x != nil {
+		return x.Class
+	}
+	return ""
 }
 
 // Device mirrors gres.Device.
@@ -3272,13 +3282,14 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"DeviceFile\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x14\n" +
 	"\x05major\x18\x02 \x01(\rR\x05major\x12\x14\n" +
-	"\x05minor\x18\x03 \x01(\rR\x05minor\"q\n" +
+	"\x05minor\x18\x03 \x01(\rR\x05minor\"\x87\x01\n" +
 	"\n" +
 	"DeviceLink\x12\x12\n" +
 	"\x04peer\x18\x01 \x01(\tR\x04peer\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x14\n" +
 	"\x05lanes\x18\x03 \x01(\x05R\x05lanes\x12%\n" +
-	"\x0ebandwidth_gbps\x18\x04 \x01(\x01R\rbandwidthGbps\"\xa2\x04\n" +
+	"\x0ebandwidth_gbps\x18\x04 \x01(\x01R\rbandwidthGbps\x12\x14\n" +
+	"\x05class\x18\x05 \x01(\tR\x05class\"\xa2\x04\n" +
 	"\x06Device\x12\x12\n" +
 	"\x04uuid\x18\x01 \x01(\tR\x04uuid\x12\x16\n" +
 	"\x06vendor\x18\x02 \x01(\tR\x06vendor\x12\x12\n" +

@@ -374,13 +374,19 @@ func (x *DeviceFile) GetMinor() uint32 {
 	return 0
 }
 
-// Link is gres.Link; kind is a topology.LinkKind ("nvlink", "xgmi", ...).
+// Link is gres.Link. kind is the driver's own name for the link, shown to
+// people; class (a topology.LinkClass: "same-package", "fabric",
+// "pcie-switch", "host-bridge", "network", or empty when unknown) and
+// bandwidth_gbps are what placement weighs. class is new in protocol
+// version 2: a version 1 adapter sends kind alone, and the client maps the
+// kinds version 1 knew to their class.
 type Link struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Peer          string                 `protobuf:"bytes,1,opt,name=peer,proto3" json:"peer,omitempty"`
 	Kind          string                 `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
 	Lanes         int32                  `protobuf:"varint,3,opt,name=lanes,proto3" json:"lanes,omitempty"`
 	BandwidthGbps float64                `protobuf:"fixed64,4,opt,name=bandwidth_gbps,json=bandwidthGbps,proto3" json:"bandwidth_gbps,omitempty"`
+	Class         string                 `protobuf:"bytes,5,opt,name=class,proto3" json:"class,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -441,6 +447,13 @@ func (x *Link) GetBandwidthGbps() float64 {
 		return x.BandwidthGbps
 	}
 	return 0
+}
+
+func (x *Link) GetClass() string {
+	if x != nil {
+		return x.Class
+	}
+	return ""
 }
 
 // Device is gres.Device; CPU sets use the Linux list syntax ("0-3,8").
@@ -1311,14 +1324,17 @@ func (*WatchHealthRequest) Descriptor() ([]byte, []int) {
 // Condition is gres.Condition; severity is gres.Severity's number
 // (0 info, 1 warning, 2 fatal).
 type Condition struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Uuid          string                 `protobuf:"bytes,1,opt,name=uuid,proto3" json:"uuid,omitempty"`
-	Time          *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=time,proto3" json:"time,omitempty"`
-	Kind          string                 `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
-	Code          string                 `protobuf:"bytes,4,opt,name=code,proto3" json:"code,omitempty"`
-	Severity      int32                  `protobuf:"varint,5,opt,name=severity,proto3" json:"severity,omitempty"`
-	Message       string                 `protobuf:"bytes,6,opt,name=message,proto3" json:"message,omitempty"`
-	Action        string                 `protobuf:"bytes,7,opt,name=action,proto3" json:"action,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Uuid     string                 `protobuf:"bytes,1,opt,name=uuid,proto3" json:"uuid,omitempty"`
+	Time     *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=time,proto3" json:"time,omitempty"`
+	Kind     string                 `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
+	Code     string                 `protobuf:"bytes,4,opt,name=code,proto3" json:"code,omitempty"`
+	Severity int32                  `protobuf:"varint,5,opt,name=severity,proto3" json:"severity,omitempty"`
+	Message  string                 `protobuf:"bytes,6,opt,name=message,proto3" json:"message,omitempty"`
+	Action   string                 `protobuf:"bytes,7,opt,name=action,proto3" json:"action,omitempty"`
+	// metric (protocol version 2) is the telemetry gauge the condition sets,
+	// named by the driver; absent when it names none.
+	Metric        *ConditionMetric `protobuf:"bytes,8,opt,name=metric,proto3" json:"metric,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1402,6 +1418,75 @@ func (x *Condition) GetAction() string {
 	return ""
 }
 
+func (x *Condition) GetMetric() *ConditionMetric {
+	if x != nil {
+		return x.Metric
+	}
+	return nil
+}
+
+// ConditionMetric is gres.ConditionMetric: a Prometheus gauge name, its
+// help text and the value the condition sets it to.
+type ConditionMetric struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Help          string                 `protobuf:"bytes,2,opt,name=help,proto3" json:"help,omitempty"`
+	Value         float64                `protobuf:"fixed64,3,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConditionMetric) Reset() {
+	*x = ConditionMetric{}
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConditionMetric) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConditionMetric) ProtoMessage() {}
+
+func (x *ConditionMetric) ProtoReflect() protoreflect.Message {
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConditionMetric.ProtoReflect.Descriptor instead.
+func (*ConditionMetric) Descriptor() ([]byte, []int) {
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ConditionMetric) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ConditionMetric) GetHelp() string {
+	if x != nil {
+		return x.Help
+	}
+	return ""
+}
+
+func (x *ConditionMetric) GetValue() float64 {
+	if x != nil {
+		return x.Value
+	}
+	return 0
+}
+
 type DiagnoseRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Uuid          string                 `protobuf:"bytes,1,opt,name=uuid,proto3" json:"uuid,omitempty"`
@@ -1412,7 +1497,7 @@ type DiagnoseRequest struct {
 
 func (x *DiagnoseRequest) Reset() {
 	*x = DiagnoseRequest{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[21]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1424,7 +1509,7 @@ func (x *DiagnoseRequest) String() string {
 func (*DiagnoseRequest) ProtoMessage() {}
 
 func (x *DiagnoseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[21]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1437,7 +1522,7 @@ func (x *DiagnoseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiagnoseRequest.ProtoReflect.Descriptor instead.
 func (*DiagnoseRequest) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{21}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DiagnoseRequest) GetUuid() string {
@@ -1465,7 +1550,7 @@ type DiagnosisTest struct {
 
 func (x *DiagnosisTest) Reset() {
 	*x = DiagnosisTest{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[22]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1477,7 +1562,7 @@ func (x *DiagnosisTest) String() string {
 func (*DiagnosisTest) ProtoMessage() {}
 
 func (x *DiagnosisTest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[22]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1490,7 +1575,7 @@ func (x *DiagnosisTest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiagnosisTest.ProtoReflect.Descriptor instead.
 func (*DiagnosisTest) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{22}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DiagnosisTest) GetName() string {
@@ -1527,7 +1612,7 @@ type Diagnosis struct {
 
 func (x *Diagnosis) Reset() {
 	*x = Diagnosis{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[23]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1539,7 +1624,7 @@ func (x *Diagnosis) String() string {
 func (*Diagnosis) ProtoMessage() {}
 
 func (x *Diagnosis) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[23]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1552,7 +1637,7 @@ func (x *Diagnosis) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Diagnosis.ProtoReflect.Descriptor instead.
 func (*Diagnosis) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{23}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Diagnosis) GetUuid() string {
@@ -1609,12 +1694,13 @@ const file_parity_plugin_v1_driver_proto_rawDesc = "" +
 	"DeviceFile\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x14\n" +
 	"\x05major\x18\x02 \x01(\rR\x05major\x12\x14\n" +
-	"\x05minor\x18\x03 \x01(\rR\x05minor\"k\n" +
+	"\x05minor\x18\x03 \x01(\rR\x05minor\"\x81\x01\n" +
 	"\x04Link\x12\x12\n" +
 	"\x04peer\x18\x01 \x01(\tR\x04peer\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x14\n" +
 	"\x05lanes\x18\x03 \x01(\x05R\x05lanes\x12%\n" +
-	"\x0ebandwidth_gbps\x18\x04 \x01(\x01R\rbandwidthGbps\"\xb1\x04\n" +
+	"\x0ebandwidth_gbps\x18\x04 \x01(\x01R\rbandwidthGbps\x12\x14\n" +
+	"\x05class\x18\x05 \x01(\tR\x05class\"\xb1\x04\n" +
 	"\x06Device\x12\x12\n" +
 	"\x04uuid\x18\x01 \x01(\tR\x04uuid\x12\x16\n" +
 	"\x06vendor\x18\x02 \x01(\tR\x06vendor\x12\x12\n" +
@@ -1689,7 +1775,7 @@ const file_parity_plugin_v1_driver_proto_rawDesc = "" +
 	" \x03(\tR\amissing\"D\n" +
 	"\x0eSampleResponse\x122\n" +
 	"\asamples\x18\x01 \x03(\v2\x18.parity.plugin.v1.SampleR\asamples\"\x14\n" +
-	"\x12WatchHealthRequest\"\xc5\x01\n" +
+	"\x12WatchHealthRequest\"\x80\x02\n" +
 	"\tCondition\x12\x12\n" +
 	"\x04uuid\x18\x01 \x01(\tR\x04uuid\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x12\n" +
@@ -1697,7 +1783,12 @@ const file_parity_plugin_v1_driver_proto_rawDesc = "" +
 	"\x04code\x18\x04 \x01(\tR\x04code\x12\x1a\n" +
 	"\bseverity\x18\x05 \x01(\x05R\bseverity\x12\x18\n" +
 	"\amessage\x18\x06 \x01(\tR\amessage\x12\x16\n" +
-	"\x06action\x18\a \x01(\tR\x06action\";\n" +
+	"\x06action\x18\a \x01(\tR\x06action\x129\n" +
+	"\x06metric\x18\b \x01(\v2!.parity.plugin.v1.ConditionMetricR\x06metric\"O\n" +
+	"\x0fConditionMetric\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04help\x18\x02 \x01(\tR\x04help\x12\x14\n" +
+	"\x05value\x18\x03 \x01(\x01R\x05value\";\n" +
 	"\x0fDiagnoseRequest\x12\x12\n" +
 	"\x04uuid\x18\x01 \x01(\tR\x04uuid\x12\x14\n" +
 	"\x05level\x18\x02 \x01(\x05R\x05level\"U\n" +
@@ -1731,7 +1822,7 @@ func file_parity_plugin_v1_driver_proto_rawDescGZIP() []byte {
 	return file_parity_plugin_v1_driver_proto_rawDescData
 }
 
-var file_parity_plugin_v1_driver_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_parity_plugin_v1_driver_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_parity_plugin_v1_driver_proto_goTypes = []any{
 	(*HandshakeRequest)(nil),      // 0: parity.plugin.v1.HandshakeRequest
 	(*HandshakeResponse)(nil),     // 1: parity.plugin.v1.HandshakeResponse
@@ -1754,12 +1845,13 @@ var file_parity_plugin_v1_driver_proto_goTypes = []any{
 	(*SampleResponse)(nil),        // 18: parity.plugin.v1.SampleResponse
 	(*WatchHealthRequest)(nil),    // 19: parity.plugin.v1.WatchHealthRequest
 	(*Condition)(nil),             // 20: parity.plugin.v1.Condition
-	(*DiagnoseRequest)(nil),       // 21: parity.plugin.v1.DiagnoseRequest
-	(*DiagnosisTest)(nil),         // 22: parity.plugin.v1.DiagnosisTest
-	(*Diagnosis)(nil),             // 23: parity.plugin.v1.Diagnosis
-	nil,                           // 24: parity.plugin.v1.Device.AttributesEntry
-	nil,                           // 25: parity.plugin.v1.Prepared.EnvEntry
-	(*timestamppb.Timestamp)(nil), // 26: google.protobuf.Timestamp
+	(*ConditionMetric)(nil),       // 21: parity.plugin.v1.ConditionMetric
+	(*DiagnoseRequest)(nil),       // 22: parity.plugin.v1.DiagnoseRequest
+	(*DiagnosisTest)(nil),         // 23: parity.plugin.v1.DiagnosisTest
+	(*Diagnosis)(nil),             // 24: parity.plugin.v1.Diagnosis
+	nil,                           // 25: parity.plugin.v1.Device.AttributesEntry
+	nil,                           // 26: parity.plugin.v1.Prepared.EnvEntry
+	(*timestamppb.Timestamp)(nil), // 27: google.protobuf.Timestamp
 }
 var file_parity_plugin_v1_driver_proto_depIdxs = []int32{
 	2,  // 0: parity.plugin.v1.HandshakeResponse.info:type_name -> parity.plugin.v1.Info
@@ -1767,37 +1859,38 @@ var file_parity_plugin_v1_driver_proto_depIdxs = []int32{
 	2,  // 2: parity.plugin.v1.DiscoverResponse.info:type_name -> parity.plugin.v1.Info
 	5,  // 3: parity.plugin.v1.Device.files:type_name -> parity.plugin.v1.DeviceFile
 	6,  // 4: parity.plugin.v1.Device.links:type_name -> parity.plugin.v1.Link
-	24, // 5: parity.plugin.v1.Device.attributes:type_name -> parity.plugin.v1.Device.AttributesEntry
+	25, // 5: parity.plugin.v1.Device.attributes:type_name -> parity.plugin.v1.Device.AttributesEntry
 	8,  // 6: parity.plugin.v1.Host.numa:type_name -> parity.plugin.v1.NUMANode
 	7,  // 7: parity.plugin.v1.Inventory.devices:type_name -> parity.plugin.v1.Device
 	5,  // 8: parity.plugin.v1.Inventory.shared_files:type_name -> parity.plugin.v1.DeviceFile
 	9,  // 9: parity.plugin.v1.Inventory.host:type_name -> parity.plugin.v1.Host
-	25, // 10: parity.plugin.v1.Prepared.env:type_name -> parity.plugin.v1.Prepared.EnvEntry
+	26, // 10: parity.plugin.v1.Prepared.env:type_name -> parity.plugin.v1.Prepared.EnvEntry
 	5,  // 11: parity.plugin.v1.Prepared.device_files:type_name -> parity.plugin.v1.DeviceFile
 	12, // 12: parity.plugin.v1.Prepared.mounts:type_name -> parity.plugin.v1.Mount
-	26, // 13: parity.plugin.v1.Sample.time:type_name -> google.protobuf.Timestamp
+	27, // 13: parity.plugin.v1.Sample.time:type_name -> google.protobuf.Timestamp
 	17, // 14: parity.plugin.v1.SampleResponse.samples:type_name -> parity.plugin.v1.Sample
-	26, // 15: parity.plugin.v1.Condition.time:type_name -> google.protobuf.Timestamp
-	22, // 16: parity.plugin.v1.Diagnosis.tests:type_name -> parity.plugin.v1.DiagnosisTest
-	0,  // 17: parity.plugin.v1.Driver.Handshake:input_type -> parity.plugin.v1.HandshakeRequest
-	3,  // 18: parity.plugin.v1.Driver.Discover:input_type -> parity.plugin.v1.DiscoverRequest
-	11, // 19: parity.plugin.v1.Driver.Prepare:input_type -> parity.plugin.v1.PrepareRequest
-	14, // 20: parity.plugin.v1.Driver.Release:input_type -> parity.plugin.v1.ReleaseRequest
-	16, // 21: parity.plugin.v1.Driver.Sample:input_type -> parity.plugin.v1.SampleRequest
-	19, // 22: parity.plugin.v1.Driver.WatchHealth:input_type -> parity.plugin.v1.WatchHealthRequest
-	21, // 23: parity.plugin.v1.Driver.Diagnose:input_type -> parity.plugin.v1.DiagnoseRequest
-	1,  // 24: parity.plugin.v1.Driver.Handshake:output_type -> parity.plugin.v1.HandshakeResponse
-	4,  // 25: parity.plugin.v1.Driver.Discover:output_type -> parity.plugin.v1.DiscoverResponse
-	13, // 26: parity.plugin.v1.Driver.Prepare:output_type -> parity.plugin.v1.Prepared
-	15, // 27: parity.plugin.v1.Driver.Release:output_type -> parity.plugin.v1.ReleaseResponse
-	18, // 28: parity.plugin.v1.Driver.Sample:output_type -> parity.plugin.v1.SampleResponse
-	20, // 29: parity.plugin.v1.Driver.WatchHealth:output_type -> parity.plugin.v1.Condition
-	23, // 30: parity.plugin.v1.Driver.Diagnose:output_type -> parity.plugin.v1.Diagnosis
-	24, // [24:31] is the sub-list for method output_type
-	17, // [17:24] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	27, // 15: parity.plugin.v1.Condition.time:type_name -> google.protobuf.Timestamp
+	21, // 16: parity.plugin.v1.Condition.metric:type_name -> parity.plugin.v1.ConditionMetric
+	23, // 17: parity.plugin.v1.Diagnosis.tests:type_name -> parity.plugin.v1.DiagnosisTest
+	0,  // 18: parity.plugin.v1.Driver.Handshake:input_type -> parity.plugin.v1.HandshakeRequest
+	3,  // 19: parity.plugin.v1.Driver.Discover:input_type -> parity.plugin.v1.DiscoverRequest
+	11, // 20: parity.plugin.v1.Driver.Prepare:input_type -> parity.plugin.v1.PrepareRequest
+	14, // 21: parity.plugin.v1.Driver.Release:input_type -> parity.plugin.v1.ReleaseRequest
+	16, // 22: parity.plugin.v1.Driver.Sample:input_type -> parity.plugin.v1.SampleRequest
+	19, // 23: parity.plugin.v1.Driver.WatchHealth:input_type -> parity.plugin.v1.WatchHealthRequest
+	22, // 24: parity.plugin.v1.Driver.Diagnose:input_type -> parity.plugin.v1.DiagnoseRequest
+	1,  // 25: parity.plugin.v1.Driver.Handshake:output_type -> parity.plugin.v1.HandshakeResponse
+	4,  // 26: parity.plugin.v1.Driver.Discover:output_type -> parity.plugin.v1.DiscoverResponse
+	13, // 27: parity.plugin.v1.Driver.Prepare:output_type -> parity.plugin.v1.Prepared
+	15, // 28: parity.plugin.v1.Driver.Release:output_type -> parity.plugin.v1.ReleaseResponse
+	18, // 29: parity.plugin.v1.Driver.Sample:output_type -> parity.plugin.v1.SampleResponse
+	20, // 30: parity.plugin.v1.Driver.WatchHealth:output_type -> parity.plugin.v1.Condition
+	24, // 31: parity.plugin.v1.Driver.Diagnose:output_type -> parity.plugin.v1.Diagnosis
+	25, // [25:32] is the sub-list for method output_type
+	18, // [18:25] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_parity_plugin_v1_driver_proto_init() }
@@ -1811,7 +1904,7 @@ func file_parity_plugin_v1_driver_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_parity_plugin_v1_driver_proto_rawDesc), len(file_parity_plugin_v1_driver_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
