@@ -17,19 +17,6 @@ import (
 	cstate "github.com/parityhpc/parity/scheduler/state"
 )
 
-// jobChange runs a checked change of one job through the writer: change
-// validates and mutates j (c.mu held) and returns the event to log (nil for
-// none) and what to do after the commit. The job's record is rewritten.
-func (c *Controller) jobChange(ctx context.Context, jid uint64, change func(id auth.Identity, j *job) (*pb.Event, func(), error)) (*pb.Job, error) {
-	return c.jobMutation(ctx, jid, func(id auth.Identity, j *job) ([]write, func(), error) {
-		ev, after, err := change(id, j)
-		if err != nil || ev == nil {
-			return nil, after, err
-		}
-		return c.record(ev), after, nil
-	})
-}
-
 // jobMutation runs a checked change of one job through the writer: change
 // validates and mutates j (c.mu held) and returns the writes that go with
 // it and what to do after the commit. The job's record is rewritten.

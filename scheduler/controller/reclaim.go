@@ -63,6 +63,14 @@ func (c *Controller) reclaimLocked(now time.Time) ([]write, []func()) {
 	return ws, afters
 }
 
+// flagLocked sets or clears a running job's warning (c.mu held); the
+// reclaimer only looks at running jobs, so a refusal is a bug to log.
+func (c *Controller) flagLocked(f cstate.Flag) {
+	if _, err := c.applyLocked(f); err != nil {
+		c.log.Error("reclaim: flag job", "job", f.Job, "err", err)
+	}
+}
+
 func (c *Controller) applyReclaimLocked(j *job, d healthcheck.ReclaimDecision, now time.Time) ([]write, func()) {
 	c.metrics.reclaims.WithLabelValues(string(d.Action), strconv.FormatBool(d.DryRun)).Inc()
 	ev := jobEvent(EventReclaim, j, actorReclaim)
@@ -81,11 +89,13 @@ func (c *Controller) applyReclaimLocked(j *job, d healthcheck.ReclaimDecision, n
 	switch d.Action {
 	case healthcheck.ReclaimWarn:
 		if !d.DryRun {
-			j.Reason, j.Detail, j.adminComment = ReasonIdleGPU, d.Reason, d.Reason
+			c.flagLocked(cstate.Flag{Job: j.Core.ID, Reason: ReasonIdleGPU, Detail: d.Reason})
+			j.adminComment = d.Reason
 		}
 	case healthcheck.ReclaimClear:
 		if !d.DryRun && j.Reason == ReasonIdleGPU {
-			j.Reason, j.Detail, j.adminComment = "None", "", ""
+			c.flagLocked(cstate.Flag{Job: j.Core.ID, Reason: ReasonIdleGPU, Clear: true})
+			j.adminComment = ""
 		}
 	case healthcheck.ReclaimNow:
 		gpus := float64(len(d.GPUs))

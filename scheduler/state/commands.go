@@ -82,6 +82,15 @@ type Placement struct {
 	QOS, Account string
 }
 
+// Flag sets a running job's reason to a policy's warning (idle GPUs that
+// will be reclaimed); with Clear it lifts the warning named by Reason, if
+// it is still the job's.
+type Flag struct {
+	Job            core.JobID
+	Reason, Detail string
+	Clear          bool
+}
+
 // Suspend stops a running job's processes where they are (scontrol
 // suspend); it keeps its allocation.
 type Suspend struct {
@@ -151,6 +160,7 @@ func (Cancel) command()    {}
 func (SignalJob) command() {}
 func (Requeue) command()   {}
 func (Update) command()    {}
+func (Flag) command()      {}
 func (Suspend) command()   {}
 func (Resume) command()    {}
 func (Stop) command()      {}

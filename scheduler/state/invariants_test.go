@@ -17,7 +17,7 @@ func genCommand(op, arg byte) Command {
 	id := core.JobID(arg%8 + 1)
 	users := []string{"alice", "bob", "root"}
 	by := users[int(arg>>3)%len(users)]
-	switch op % 13 {
+	switch op % 15 {
 	case 0, 1:
 		j := &Job{State: Pending, Core: core.Job{User: by, Partition: "p"}}
 		if arg&0x80 != 0 {
@@ -54,6 +54,15 @@ func genCommand(op, arg byte) Command {
 			mode = core.PreemptRequeue
 		}
 		return Preempt{Job: id, By: 99, Mode: mode, GraceEnd: epoch.Add(time.Duration(arg>>2) * time.Second)}
+	case 12:
+		limit := time.Duration(arg) * time.Minute
+		u := Update{Job: id, By: by, TimeLimit: &limit}
+		if arg&0x40 != 0 {
+			u.Place = &Placement{Partitions: []string{"p", "q"}, QOS: "high"}
+		}
+		return u
+	case 13:
+		return Flag{Job: id, Reason: "IdleGPU", Clear: arg&0x40 != 0}
 	}
 	states := []string{Completed, Failed, NodeFail, Timeout}
 	return End{Job: id, State: states[int(arg>>3)%len(states)], Actor: "agent", Except: "n0"}

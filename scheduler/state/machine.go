@@ -157,6 +157,8 @@ func (m *Machine[R]) Apply(cmd Command, now time.Time) ([]Effect, error) {
 		return m.requeue(c)
 	case Update:
 		return m.update(c)
+	case Flag:
+		return m.flag(c)
 	case Suspend:
 		return m.suspend(c, now)
 	case Resume:

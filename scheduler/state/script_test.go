@@ -243,6 +243,8 @@ func parseCommand(verb string, a args) (Command, error) {
 			u.Place = &Placement{Partitions: strings.Split(a.get("place"), ","), QOS: a.get("qos"), Account: a.get("account")}
 		}
 		return u, nil
+	case "flag":
+		return Flag{Job: a.id(), Reason: a.get("reason"), Detail: a.get("detail"), Clear: a.has("clear")}, nil
 	case "suspend":
 		return Suspend{Job: a.id(), By: a.get("by")}, nil
 	case "resume":

@@ -5,6 +5,22 @@ import (
 	"strings"
 )
 
+func (m *Machine[R]) flag(c Flag) ([]Effect, error) {
+	j, err := m.lookup(c.Job)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case j.State != Running:
+		return nil, refuse(ErrPrecondition, fmt.Sprintf("job %d is %s; only running jobs are flagged", c.Job, j.State))
+	case !c.Clear:
+		j.Reason, j.Detail = c.Reason, c.Detail
+	case j.Reason == c.Reason:
+		j.Reason, j.Detail = "None", ""
+	}
+	return nil, nil
+}
+
 func (m *Machine[R]) update(c Update) ([]Effect, error) {
 	j, err := m.lookup(c.Job)
 	if err != nil {
