@@ -69,3 +69,36 @@ func TestLiveStateMatchesTheStore(t *testing.T) {
 		}
 	}
 }
+
+// TestPreemptionSurvivesARestart: a victim in its grace time is loaded
+// back as the machine had it (mode, preemptor, grace end), and its grace
+// end still stops it.
+func TestPreemptionSurvivesARestart(t *testing.T) {
+	h := startController(t, preemptCluster("requeue", "30s"))
+	h.register("n1", 4)
+	alice := h.as("alice", auth.RoleUser)
+	low := h.submit(alice, gpuJob("low", 4))
+	h.pass()
+	high := gpuJob("high", 4)
+	high.Qos = "high"
+	h.submit(alice, high)
+	h.pass()
+	if j := h.job(low); j.GetPreemptEnd() == nil || j.GetState() != StateRunning {
+		t.Fatalf("victim after the preempting pass: %v", j)
+	}
+	dump := func() string {
+		h.c.mu.Lock()
+		defer h.c.mu.Unlock()
+		return h.c.st.m.Dump()
+	}
+	live := dump()
+	h.restart()
+	if loaded := dump(); loaded != live {
+		t.Fatalf("the state loaded from the store differs from the live one:\n%s\nlive:\n%s", loaded, live)
+	}
+	h.clock.Advance(31 * time.Second)
+	h.pass()
+	if j := h.job(low); j.GetState() != StateCompleting || !j.GetRequeuePending() {
+		t.Fatalf("victim past its grace end, after a restart: %v", j)
+	}
+}
