@@ -1,6 +1,7 @@
 package jobspec
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -32,7 +33,7 @@ func TestLongOptionAbbreviations(t *testing.T) {
 		{[]string{"--export-f=/dev/null"}, "", func(r *Request) bool { return r.Extra["export-file"] == "/dev/null" }},
 		// --cluster is an alias of --clusters (not a prefix of it and
 		// --cluster-constraint): the anchor answered as for --clusters.
-		{[]string{"--cluster=c1"}, "", func(r *Request) bool { return r.Extra["clusters"] == "c1" }},
+		{[]string{"--cluster=c1"}, "", func(r *Request) bool { return slices.Equal(r.Clusters, []string{"c1"}) }},
 		{[]string{"--cpus=2"}, "--cpus-per-task, --cpus-per-gpu", nil},
 		{[]string{"--par=gpu"}, "--partition, --parsable", nil},
 		{[]string{"--exc=n1"}, "--exclusive, --exclude", nil},

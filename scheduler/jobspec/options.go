@@ -83,6 +83,8 @@ func sbatchOptions() []*optionSpec {
 		{long: "get-user-env", arg: optionalArg, env: "SBATCH_GET_USER_ENV", field: "getUserEnv", apply: applyGetUserEnv},
 		{long: "mail-type", arg: requiredArg, field: "mailType", apply: applyMailType},
 		{long: "mail-user", arg: requiredArg, field: "mailUser", apply: setText(func(r *Request, v string) { r.MailUser = v })},
+		{long: "clusters", aliases: []string{"cluster"}, short: 'M', arg: requiredArg, env: "SBATCH_CLUSTERS", field: "clusters",
+			apply: setList(func(r *Request, v []string) { r.Clusters = v })},
 		{long: "comment", arg: requiredArg, field: "comment", apply: func(b *builder, s setting) error { b.req.Comment = s.value; return nil }},
 		{long: "parsable", arg: noArg, field: "parsable", apply: setFlag(func(r *Request) { r.Parsable = true })},
 		{long: "test-only", arg: noArg, field: "testOnly", apply: setFlag(func(r *Request) { r.TestOnly = true })},
@@ -104,7 +106,7 @@ func extraOptions() []*optionSpec {
 		arg   argKind
 		env   string
 	}
-	aliases := map[string][]string{"clusters": {"cluster"}}
+	aliases := map[string][]string{}
 	list := []ex{
 		{"licenses", 'L', requiredArg, ""}, {"wckey", 0, requiredArg, "SBATCH_WCKEY"}, {"tmp", 0, requiredArg, ""},
 		{"mincpus", 0, requiredArg, ""}, {"hint", 0, requiredArg, "SBATCH_HINT"}, {"distribution", 'm', requiredArg, "SBATCH_DISTRIBUTION"},
@@ -120,7 +122,7 @@ func extraOptions() []*optionSpec {
 		{"acctg-freq", 0, requiredArg, "SBATCH_ACCTG_FREQ"}, {"network", 0, requiredArg, "SBATCH_NETWORK"},
 		{"mem-bind", 0, requiredArg, "SBATCH_MEM_BIND"}, {"container", 0, requiredArg, "SBATCH_CONTAINER"},
 		{"container-id", 0, requiredArg, "SBATCH_CONTAINER_ID"}, {"core-spec", 'S', requiredArg, "SBATCH_CORE_SPEC"},
-		{"thread-spec", 0, requiredArg, "SBATCH_THREAD_SPEC"}, {"clusters", 'M', requiredArg, "SBATCH_CLUSTERS"},
+		{"thread-spec", 0, requiredArg, "SBATCH_THREAD_SPEC"},
 		{"cluster-constraint", 0, requiredArg, ""}, {"ignore-pbs", 0, noArg, "SBATCH_IGNORE_PBS"},
 		{"power", 0, requiredArg, "SBATCH_POWER"}, {"export-file", 0, requiredArg, ""}, {"mcs-label", 0, requiredArg, ""},
 		{"batch", 0, requiredArg, "SBATCH_BATCH"}, {"wait-all-nodes", 0, requiredArg, "SBATCH_WAIT_ALL_NODES"},

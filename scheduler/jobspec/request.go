@@ -129,6 +129,9 @@ type Request struct {
 	MailType []string `json:"mailType,omitempty"`
 	MailUser string   `json:"mailUser,omitempty"`
 	Comment  string   `json:"comment,omitempty"`
+	// Clusters is -M: the submitting client checks each names the
+	// controller's cluster (sbatch asks slurmdbd), and prints id;cluster.
+	Clusters []string `json:"clusters,omitempty"`
 
 	// Client behaviour: what sbatch prints and whether it waits.
 	Parsable  bool `json:"parsable,omitempty"`

@@ -23,9 +23,9 @@ const stampLayout = "2006-01-02T15:04:05"
 
 // HandOff runs a submission this package does not serve in a program
 // that does (parity-lite or parity, over gRPC), with the same arguments:
-// --wait, which polls the job, and a controller that serves TLS (--ca or
-// $PARITY_CA), which the lean client does not speak so as not to link
-// crypto/tls. req is the parsed request (its script, when it came from
+// --wait, which polls the job, -M, which asks the cluster its name, and
+// a controller that serves TLS (--ca or $PARITY_CA), which the lean
+// client does not speak so as not to link crypto/tls. req is the parsed request (its script, when it came from
 // standard input, has been read already). It returns the exit status.
 type HandOff func(ctx context.Context, args []string, req *jobspec.Request) int
 
@@ -48,7 +48,9 @@ func Run(ctx context.Context, args []string, env Env, stdout, stderr io.Writer, 
 	if err != nil {
 		return report(stderr, env.Voice, code, fmt.Errorf("submit: %w", err))
 	}
-	if !req.ParseOnly && (req.Wait || f.CA != "" || env.Getenv(clientenv.EnvCA) != "" || !plainAddr(controllerAddr(env, f))) {
+	// -M asks the controller its cluster's name, which the JSON endpoint
+	// does not serve.
+	if !req.ParseOnly && (req.Wait || len(req.Clusters) > 0 || f.CA != "" || env.Getenv(clientenv.EnvCA) != "" || !plainAddr(controllerAddr(env, f))) {
 		return handOff(ctx, args, req) // which prints the warnings
 	}
 	for _, w := range req.Warnings {

@@ -50,7 +50,8 @@ func TestRunHandsOff(t *testing.T) {
 		{name: "unix socket", vars: map[string]string{"PARITY_CONTROLLER": "unix:/run/parity.sock"}, args: []string{"--wrap", "x"}, handed: true, code: 4},
 		{name: "parse-only stays", args: []string{"--ca", "/x.pem", "--parse-only", "--wrap", "hostname"}, out: "wrap"},
 		{name: "help stays", args: []string{"--ca", "/x.pem", "--help"}, out: "Usage:\n  sbatch"},
-		{name: "warnings left to the hand-off", args: []string{"--ca", "/x.pem", "--licenses=matlab", "--wrap", "x"}, handed: true, code: 4},
+		{name: "warnings left to the hand-off", args: []string{"--ca", "/x.pem", "--hint=nomultithread", "--wrap", "x"}, handed: true, code: 4},
+		{name: "-M asks the cluster its name", args: []string{"-M", "c1", "--wrap", "x"}, handed: true, code: 4},
 		{name: "bad input stays", args: []string{"--ca", "/x.pem", "--time=abc", "--wrap", "x"}, code: 1},
 	}
 	for _, c := range cases {

@@ -69,7 +69,7 @@ func TestLeanSubmitMatchesGRPC(t *testing.T) {
 		{name: "submit parsable wrap", args: []string{"--parsable", "--wrap", "hostname"}},
 		{name: "submit json", args: []string{"--json", "-G", "2", "ok.sh"}},
 		{name: "submit quiet", args: []string{"-Q", "ok.sh"}},
-		{name: "accepted option warns", args: []string{"--licenses=matlab", "ok.sh"}},
+		{name: "accepted option warns", args: []string{"--hint=nomultithread", "ok.sh"}},
 		{name: "submit from stdin", stdin: "#!/bin/sh\n#SBATCH --gres=gpu:h100:2\nhostname\n", args: []string{"--parsable"}},
 		{name: "SBATCH_* honoured by the controller", vars: map[string]string{"SBATCH_PARTITION": "debug", "SBATCH_TIMELIMIT": "45"},
 			args: []string{"ok.sh"}, code: 1},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -62,6 +63,10 @@ func runSubmit(cmd *cobra.Command, env userEnv, args []string) error {
 		return fail(err)
 	}
 	defer s.close()
+	cluster, err := checkClusters(s, req.Clusters)
+	if err != nil {
+		return fail(err)
+	}
 	spec := format.Spec(req)
 	if req.TestOnly {
 		resp, err := s.c.SubmitTest(s.ctx, spec)
@@ -86,11 +91,17 @@ func runSubmit(cmd *cobra.Command, env userEnv, args []string) error {
 		fmt.Fprintln(errw, voiceOf(cmd).Warning("submit", w))
 	}
 	resp := &pb.SubmitResponse{JobId: id, Message: fmt.Sprintf("Submitted batch job %d", id), Warnings: got.GetWarnings()}
+	parsable := strconv.FormatUint(id, 10)
+	if cluster != "" {
+		// sbatch -M names the cluster it submitted to.
+		resp.Message += " on cluster " + cluster
+		parsable += ";" + cluster
+	}
 	switch {
 	case f.json:
 		err = writeMessageJSON(out, resp)
 	case req.Parsable:
-		_, err = fmt.Fprintln(out, id)
+		_, err = fmt.Fprintln(out, parsable)
 	case !req.Quiet:
 		_, err = fmt.Fprintln(out, resp.GetMessage())
 	}
@@ -147,4 +158,24 @@ func waitForJob(ctx context.Context, s *session, id uint64, fail func(error) err
 		case <-tick.C:
 		}
 	}
+}
+
+// checkClusters takes -M as sbatch does with one cluster known: each name
+// must be the controller's (Slurm 22.05 with slurmdbd refuses another
+// with "No cluster 'other' known by database."). It returns the cluster
+// submitted to, "" without -M.
+func checkClusters(s *session, names []string) (string, error) {
+	if len(names) == 0 {
+		return "", nil
+	}
+	info, err := s.c.Info(s.ctx)
+	if err != nil {
+		return "", s.fail(err)
+	}
+	for _, n := range names {
+		if n != info.GetName() {
+			return "", fmt.Errorf("No cluster '%s' known by database. (--clusters: this controller is cluster %s)", n, info.GetName())
+		}
+	}
+	return info.GetName(), nil
 }
