@@ -168,7 +168,12 @@ func (b *builder) validate() error {
 	if !r.Begin.IsZero() && !r.Deadline.IsZero() && r.Deadline.Before(r.Begin) {
 		return conflict("--deadline", FormatTime(r.Deadline, nil), "deadline", "is before --begin="+FormatTime(r.Begin, nil))
 	}
-	if r.Mem.Per == MemPerGPU && !r.GPU.asksGPUs() {
+	if err := b.checkGPUCounts(); err != nil {
+		return err
+	}
+	if r.Mem.Per == MemPerGPU && !r.GPU.asksGPUs() && r.NTasksPerGPU == 0 {
+		// --ntasks-per-gpu implies GPUs to sbatch: it takes the two
+		// together with no GPU option (seen on the anchor).
 		return conflict("--mem-per-gpu", FormatMemory(r.Mem.MB), "mem", "no GPU is requested (--gpus, --gres=gpu, --gpus-per-node...)")
 	}
 	if typed, untyped := r.GPU.typedAndUntyped(); typed != "" && untyped != "" {

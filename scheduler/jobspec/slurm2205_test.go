@@ -65,3 +65,33 @@ func TestAcceptedAsSlurm2205Does(t *testing.T) {
 		}
 	}
 }
+
+// GPU counts that contradict one another are refused before submitting,
+// as sbatch 22.05 refused each of these on the anchor (its words quoted).
+func TestGPUCountsAgreeAsSlurm2205Checks(t *testing.T) {
+	cases := []struct {
+		args  []string
+		slurm string
+	}{
+		{[]string{"--gpus=2", "--gpus-per-node=4"}, "Failed to ensure --gpus >= --gres=gpu/--gpus-per-node >= --gpus-per-socket"},
+		{[]string{"--gpus=6", "--gres=gpu:4"}, "--gpus is not multiple of --gres=gpu/--gpus-per-node"},
+		{[]string{"--gpus=1", "--gpus-per-task=2", "-n", "1"}, "Failed to ensure --gpus >= --gres=gpu/--gpus-per-node >= --gpus-per-socket"},
+		{[]string{"--gpus=3", "--gpus-per-task=2"}, "--gpus not multiple of --gpus-per-task"},
+		{[]string{"--gpus=4", "--gpus-per-task=1", "-n", "2"}, "number of requested tasks differ from -n/--ntasks"},
+		{[]string{"--gpus=33", "--gpus-per-task=1", "--ntasks-per-node=8"}, "number of requested tasks differ from -n/--ntasks"},
+		{[]string{"--gpus=1", "-N", "2"}, "--gpus < -N"},
+		{[]string{"--gres=gpu:3", "--gpus-per-task=2"}, "--gpus-per-task used without either --gpus or -n/--ntasks is not allowed"},
+		{[]string{"--gpus-per-node=4", "--gpus-per-task=1", "--ntasks-per-node=2"}, "tasks per node differ from --ntasks-per-node"},
+	}
+	for _, tc := range cases {
+		if _, err := Parse([]byte("#!/bin/bash\nhostname\n"), append(tc.args, "run.sh"), nil, testOpts()); err == nil {
+			t.Errorf("Parse(%q) accepted; Slurm refuses it: %s", tc.args, tc.slurm)
+		}
+	}
+	for _, ok := range [][]string{{"--gpus=8", "--gpus-per-node=4"}, {"--gpus=4", "--gpus-per-task=2", "-n", "2"},
+		{"--mem-per-gpu=1G", "--ntasks-per-gpu=1", "-N", "1"}} {
+		if _, err := Parse([]byte("#!/bin/bash\nhostname\n"), append(ok, "run.sh"), nil, testOpts()); err != nil {
+			t.Errorf("Parse(%q): %v; Slurm accepts it", ok, err)
+		}
+	}
+}
