@@ -131,6 +131,10 @@ type Usage struct {
 	// log keeps what was added, when a limiter may ask for a policy
 	// ledger (built on first use, then kept up to date).
 	logging bool
+	// tracked is false when nothing reads the tallies (no limiter and no
+	// QOS GPU limit): every running job and start would fill three maps
+	// for nothing (a tenth of a small replay pass).
+	tracked bool
 	log     []usageEntry
 	ledgers []ledgerSlot
 }
@@ -149,6 +153,9 @@ func (u *Usage) Account(account string) Tally { return u.account[account] }
 func (u *Usage) UserQOS(user, qos string) Tally { return u.userQOS[[2]string{user, qos}] }
 
 func (u *Usage) add(j *Job, t Tally) {
+	if !u.tracked {
+		return
+	}
 	if u.logging {
 		u.log = append(u.log, usageEntry{j, t})
 		for _, s := range u.ledgers {

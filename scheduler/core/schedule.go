@@ -135,8 +135,10 @@ func prepare(snap *Snapshot, cfg Config, now time.Time) (*pass, []pendingJob, []
 		fitGen: make([]uint32, c.n), capGen: make([]uint32, c.n), scratch: make([]capacity, c.n)}
 	p.quota = make([]int, snap.Switches.Len())
 	p.usage.logging = len(cfg.Limits) > 0
+	p.usage.tracked = p.usage.logging
 	for i, q := range snap.QOS {
 		p.qos[q.Name] = i
+		p.usage.tracked = p.usage.tracked || q.MaxGPUsPerUser > 0
 	}
 	p.applyRunning()
 	p.st.finishInit()
