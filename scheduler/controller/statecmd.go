@@ -57,10 +57,10 @@ func loggedEvent(l cstate.Logged) *pb.Event {
 }
 
 // effectsLocked turns effects into the writes that go with their command
-// (decision-log records, in order; events returns them for callers that
-// add to them before they are encoded, so it is nil unless asked for) and
-// the after func that carries out the rest once it is committed (c.mu
-// held). Launch, Account and Requeued are the callers' own.
+// (its decision-log records, in order) and the after func that carries out
+// the rest once it is committed, nil when there is none (c.mu held).
+// Launch, Account and Requeued are the callers' own: what they need (the
+// launch order's record, the ledger line) is the controller's still.
 func (c *Controller) effectsLocked(effects []cstate.Effect) ([]write, func()) {
 	var ws []write
 	var later []cstate.Effect
