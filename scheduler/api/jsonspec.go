@@ -32,6 +32,7 @@ func JobSpecFromJSON(s *jsonapi.JobSpec) *pb.JobSpec {
 		MailType: s.MailType, MailUser: s.MailUser, Script: s.Script, Env: s.Env, Workdir: s.Workdir,
 		Output: s.Output, Error: s.Error, Input: s.Input, OpenMode: s.OpenMode, GetUserEnv: s.GetUserEnv,
 		Argv: s.Argv, Interactive: s.Interactive, Partitions: s.Partitions, Command: s.Command,
+		NtasksPerGpu: s.NTasksPerGPU, Mincpus: s.MinCPUs, Oversubscribe: s.Oversubscribe, KillOnInvalidDepGiven: s.KillOnInvalidDepGiven,
 	}
 }
 

@@ -84,14 +84,23 @@ func (b *builder) deriveNodes() error {
 	return nil
 }
 
-// deriveTasks sets the task count when -n was not given: tasks per node
-// times nodes, or one per node.
+// deriveTasks sets the task count when -n was not given: tasks per GPU
+// times the GPUs asked for (Slurm: --gpus=h100:2 --ntasks-per-gpu=2 is
+// NumTasks=4), tasks per node times nodes, or one per node.
 func (b *builder) deriveTasks() {
 	r := b.req
 	if r.Explicit("ntasks") {
 		return
 	}
 	nodes := max(r.Nodes.Min, 1)
+	gpus := gpuCount(r.GPU.GPUs, false)
+	if gpus == 0 {
+		gpus = max(gpuCount(r.GPU.GPUsPerNode, false), gpuCount(r.GPU.GRES, true)) * nodes
+	}
+	if r.NTasksPerGPU > 0 && gpus > 0 {
+		r.NTasks, r.Sources["ntasks"] = gpus*r.NTasksPerGPU, "derived from --ntasks-per-gpu"
+		return
+	}
 	if r.NTasksPerNode > 0 {
 		r.NTasks, r.Sources["ntasks"] = nodes*r.NTasksPerNode, "derived from --ntasks-per-node"
 		return

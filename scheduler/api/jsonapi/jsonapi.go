@@ -1,6 +1,7 @@
 package jsonapi
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -119,6 +120,11 @@ type JobSpec struct {
 	Partitions []string `json:"partitions,omitempty"`
 	// Command is the batch script's file (scontrol's Command=).
 	Command string `json:"command,omitempty"`
+	// Options scontrol shows as sbatch took them.
+	NTasksPerGPU          int32 `json:"ntasksPerGpu,omitempty"`
+	MinCPUs               int32 `json:"mincpus,omitempty"`
+	Oversubscribe         bool  `json:"oversubscribe,omitempty"`
+	KillOnInvalidDepGiven bool  `json:"killOnInvalidDepGiven,omitempty"`
 }
 
 // firstOf is a list's first element, or "".
@@ -151,6 +157,10 @@ func FromRequest(r *jobspec.Request) *JobSpec {
 		Hold: r.Hold, Requeue: r.Requeue, NoKill: r.NoKill, Comment: r.Comment, MailType: r.MailType, MailUser: r.MailUser,
 		Script: string(r.Script), Env: r.Env, Workdir: r.WorkDir, Output: r.Output, Error: r.Error, Input: r.Input,
 		OpenMode: r.OpenMode, GetUserEnv: r.GetUserEnv, Argv: r.ScriptArgs, Command: r.ScriptFile,
+		NTasksPerGPU: int32(r.NTasksPerGPU), Oversubscribe: r.Oversubscribe, KillOnInvalidDepGiven: r.Explicit("killOnInvalidDep"),
+	}
+	if n, err := strconv.Atoi(r.Extra["mincpus"]); err == nil && n > 0 {
+		s.MinCPUs = int32(n)
 	}
 	switch {
 	case r.Mem.IsZero():

@@ -226,9 +226,17 @@ type JobSpec struct {
 	Partitions []string `protobuf:"bytes,52,rep,name=partitions,proto3" json:"partitions,omitempty"`
 	// command is the file the batch script was read from, absolute
 	// (scontrol's Command=); empty for --wrap and a script on stdin.
-	Command       string `protobuf:"bytes,53,opt,name=command,proto3" json:"command,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Command string `protobuf:"bytes,53,opt,name=command,proto3" json:"command,omitempty"`
+	// Options scontrol shows as sbatch took them: --ntasks-per-gpu
+	// (NtasksPerTRES), --mincpus (MinCPUsNode), --oversubscribe
+	// (OverSubscribe=YES), and whether --kill-on-invalid-dep was given at
+	// all (KillOInInvalidDependent=Yes or No; absent otherwise).
+	NtasksPerGpu          int32 `protobuf:"varint,54,opt,name=ntasks_per_gpu,json=ntasksPerGpu,proto3" json:"ntasks_per_gpu,omitempty"`
+	Mincpus               int32 `protobuf:"varint,55,opt,name=mincpus,proto3" json:"mincpus,omitempty"`
+	Oversubscribe         bool  `protobuf:"varint,56,opt,name=oversubscribe,proto3" json:"oversubscribe,omitempty"`
+	KillOnInvalidDepGiven bool  `protobuf:"varint,57,opt,name=kill_on_invalid_dep_given,json=killOnInvalidDepGiven,proto3" json:"kill_on_invalid_dep_given,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *JobSpec) Reset() {
@@ -630,6 +638,34 @@ func (x *JobSpec) GetCommand() string {
 		return x.Command
 	}
 	return ""
+}
+
+func (x *JobSpec) GetNtasksPerGpu() int32 {
+	if x != nil {
+		return x.NtasksPerGpu
+	}
+	return 0
+}
+
+func (x *JobSpec) GetMincpus() int32 {
+	if x != nil {
+		return x.Mincpus
+	}
+	return 0
+}
+
+func (x *JobSpec) GetOversubscribe() bool {
+	if x != nil {
+		return x.Oversubscribe
+	}
+	return false
+}
+
+func (x *JobSpec) GetKillOnInvalidDepGiven() bool {
+	if x != nil {
+		return x.KillOnInvalidDepGiven
+	}
+	return false
 }
 
 // NodeAlloc is what a job holds on one node.
@@ -3066,7 +3102,7 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\vGRESRequest\x12,\n" +
 	"\aper_job\x18\x01 \x03(\v2\x13.parity.v1.GRESTermR\x06perJob\x12.\n" +
 	"\bper_node\x18\x02 \x03(\v2\x13.parity.v1.GRESTermR\aperNode\x12.\n" +
-	"\bper_task\x18\x03 \x03(\v2\x13.parity.v1.GRESTermR\aperTask\"\xdd\r\n" +
+	"\bper_task\x18\x03 \x03(\v2\x13.parity.v1.GRESTermR\aperTask\"\xfd\x0e\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aaccount\x18\x02 \x01(\tR\aaccount\x12\x1c\n" +
@@ -3133,7 +3169,11 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\n" +
 	"partitions\x184 \x03(\tR\n" +
 	"partitions\x12\x18\n" +
-	"\acommand\x185 \x01(\tR\acommand\x1a6\n" +
+	"\acommand\x185 \x01(\tR\acommand\x12$\n" +
+	"\x0entasks_per_gpu\x186 \x01(\x05R\fntasksPerGpu\x12\x18\n" +
+	"\amincpus\x187 \x01(\x05R\amincpus\x12$\n" +
+	"\roversubscribe\x188 \x01(\bR\roversubscribe\x128\n" +
+	"\x19kill_on_invalid_dep_given\x189 \x01(\bR\x15killOnInvalidDepGiven\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"j\n" +

@@ -136,7 +136,7 @@ func jobRecord(j *pb.Job, o ShowOptions) record {
 		[]kv{{"Socks/Node", "*"}, {"NtasksPerN:B:S:C", strconv.Itoa(int(s.GetNtasksPerNode())) + ":0:*:*"}, {"CoreSpec", "*"}},
 		[]kv{{"MinCPUsNode", strconv.Itoa(minCPUsNode(s))}, minMemoryKV(s), {"MinTmpDiskNode", "0"}},
 		reservationLine(s),
-		[]kv{{"OverSubscribe", map[bool]string{true: "NO", false: "OK"}[s.GetExclusive()]}, {"Contiguous", b01(s.GetContiguous())},
+		[]kv{{"OverSubscribe", overSubscribe(s)}, {"Contiguous", b01(s.GetContiguous())},
 			{"Licenses", "(null)"}, {"Network", "(null)"}},
 		[]kv{{"Command", orNull(s.GetCommand())}},
 		[]kv{{"WorkDir", orNull(s.GetWorkdir())}},

@@ -72,7 +72,20 @@ func numNodes(j *pb.Job) string {
 // minCPUsNode is the CPUs one node must have: a task's CPUs times the
 // tasks per node asked for.
 func minCPUsNode(s *pb.JobSpec) int {
-	return max(int(s.GetCpusPerTask()), 1) * max(int(s.GetNtasksPerNode()), 1)
+	return max(int(s.GetMincpus()), max(int(s.GetCpusPerTask()), 1)*max(int(s.GetNtasksPerNode()), 1))
+}
+
+// overSubscribe is scontrol's OverSubscribe and squeue's %h: YES for
+// --oversubscribe (even with --exclusive, as Slurm prints it), NO for
+// --exclusive, OK otherwise.
+func overSubscribe(s *pb.JobSpec) string {
+	switch {
+	case s.GetOversubscribe():
+		return "YES"
+	case s.GetExclusive():
+		return "NO"
+	}
+	return "OK"
 }
 
 // jobTRES is scontrol's TRES: the allocation of a started job, else what
@@ -156,8 +169,8 @@ func perTRESLine(j *pb.Job) []kv {
 	if m := s.GetMemPerGpuMb(); m > 0 {
 		line = append(line, kv{"MemPerTres", "gres:gpu:" + strconv.FormatInt(m, 10)})
 	}
-	if s.GetKillOnInvalidDep() {
-		line = append(line, kv{"KillOInInvalidDependent", "Yes"})
+	if s.GetKillOnInvalidDep() || s.GetKillOnInvalidDepGiven() {
+		line = append(line, kv{"KillOInInvalidDependent", map[bool]string{true: "Yes", false: "No"}[s.GetKillOnInvalidDep()]})
 	}
 	for _, t := range []kv{{"TresPerJob", tresPerJob(s)}, {"TresPerNode", TRESPerNode(s)}, {"TresPerTask", tresPerTask(s)}} {
 		if t.v != "" {
@@ -166,6 +179,9 @@ func perTRESLine(j *pb.Job) []kv {
 	}
 	if types := mailTypes(s.GetMailType()); types != "" {
 		line = append(line, kv{"MailUser", cmp0(s.GetMailUser(), j.GetUser())}, kv{"MailType", types})
+	}
+	if n := s.GetNtasksPerGpu(); n > 0 {
+		line = append(line, kv{"NtasksPerTRES", strconv.Itoa(int(n))})
 	}
 	return line
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/jobspec"
 )
 
 // anchorNodes are the Slurm anchor's nodes as Parity lists them (64000
@@ -94,5 +95,31 @@ func TestSqueueAsSlurm2205Prints(t *testing.T) {
 	want := "73_[1,3,5,7,9%3]|1,3,5,7,9%3|JobHeldUser|(JobHeldUser)|0.00000000000000|n/a|||*:*:*|0|(null)|*"
 	if got := strings.TrimSpace(b.String()); got != want {
 		t.Errorf("squeue -o:\n got %s\nwant %s", got, want)
+	}
+}
+
+// sbatch options scontrol shows travel to the controller and print as
+// on the anchor: `sbatch --hold --gpus=h100:2 --ntasks-per-gpu=2
+// --mincpus=4 -s --kill-on-invalid-dep=no` showed NumTasks=4 NumCPUs=4
+// MinCPUsNode=4 OverSubscribe=YES KillOInInvalidDependent=No
+// NtasksPerTRES=2 (compat corpus cases g0279, g0011, g0029, g0004).
+func TestSbatchOptionsScontrolShows(t *testing.T) {
+	req, err := jobspec.Parse([]byte("#!/bin/bash\nhostname\n"),
+		[]string{"--gpus=h100:2", "--ntasks-per-gpu=2", "--mincpus=4", "-s", "--kill-on-invalid-dep=no", "job.sh"}, nil,
+		jobspec.ParseOptions{Now: t0, User: "root", SubmitDir: "/tmp/cw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := &pb.Job{Id: 90, User: "root", State: "PENDING", Hold: "user", Partition: "gpu", Spec: Spec(req)}
+	var b strings.Builder
+	if err := ShowJobs(&b, []*pb.Job{j}, ShowOptions{Env: env, OneLiner: true, Nodes: anchorNodes()}); err != nil {
+		t.Fatal(err)
+	}
+	got := pairs(t, b.String(), true)[0]
+	for k, v := range map[string]string{"NumTasks": "4", "NumCPUs": "4", "MinCPUsNode": "4", "OverSubscribe": "YES",
+		"KillOInInvalidDependent": "No", "NtasksPerTRES": "2", "TresPerJob": "gres:gpu:h100:2"} {
+		if got[k] != v {
+			t.Errorf("%s=%q, want %q\n%s", k, got[k], v, b.String())
+		}
 	}
 }

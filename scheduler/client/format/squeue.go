@@ -130,7 +130,7 @@ func jobColumns(e Env) map[byte]column[*pb.Job] {
 		'Z': text("WORK_DIR", func(j *pb.Job) string { return j.GetSpec().GetWorkdir() }),
 		'o': text("COMMAND", func(j *pb.Job) string { return j.GetSpec().GetCommand() }),
 		'k': text("COMMENT", func(j *pb.Job) string { return j.GetSpec().GetComment() }),
-		'h': {"OVER_SUBSCRIBE", func(j *pb.Job) string { return map[bool]string{true: "NO", false: "OK"}[j.GetSpec().GetExclusive()] }},
+		'h': {"OVER_SUBSCRIBE", func(j *pb.Job) string { return overSubscribe(j.GetSpec()) }},
 		'c': {"MIN_CPUS", func(j *pb.Job) string { return strconv.Itoa(minCPUsNode(j.GetSpec())) }},
 		'B': {"EXEC_HOST", func(j *pb.Job) string { return cmp.Or(j.GetBatchHost(), "n/a") }},
 		'n': {"REQ_NODES", func(j *pb.Job) string { return jobspec.CompressHostlist(j.GetSpec().GetNodelist()) }},
