@@ -150,7 +150,9 @@ func TestSettleLostSteps(t *testing.T) {
 	c := &Controller{st: newState(cstate.Limits{}), now: func() time.Time { return time.Unix(100, 0) }}
 	running := &pb.JobStep{Id: 1, State: StateRunning}
 	done := &pb.JobStep{Id: 0, State: StateCompleted}
-	c.st.jobs[7] = &job{steps: []*pb.JobStep{done, running}}
+	if err := c.st.m.Restore(&job{Job: cstate.Job{Core: core.Job{ID: 7}, State: StateFailed}, steps: []*pb.JobStep{done, running}}); err != nil {
+		t.Fatal(err)
+	}
 	c.settleLostStepsLocked()
 	got := c.st.jobs[7].steps
 	if got[0] != done || got[1].GetState() != StateCancelled || got[1].GetReason() != "controller restarted" || got[1].GetEndTime().GetSeconds() != 100 {
