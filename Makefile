@@ -80,7 +80,8 @@ devices: build
 # compares the committed corpus (what `unit` checks). compat-record
 # re-records the corpus; compat-floors rewrites the agreement go test
 # holds Parity to (say why in the commit).
-COMPAT = $(GO) run ./cmd/internal/compat/compatcmd -anchor ../shared/tools/slurm-anchor
+ANCHOR ?= ../shared/tools/slurm-anchor
+COMPAT = $(GO) run ./cmd/internal/compat/compatcmd -anchor $(ANCHOR)
 compat:
 	$(COMPAT) $(COMPATFLAGS)
 
