@@ -139,8 +139,10 @@ type Usage struct {
 	ledgers []ledgerSlot
 }
 
-func newUsage() *Usage {
-	return &Usage{user: map[string]Tally{}, account: map[string]Tally{}, userQOS: map[[2]string]Tally{}}
+// track makes the tallies' maps: only a pass that reads them fills them.
+func (u *Usage) track() {
+	u.tracked = true
+	u.user, u.account, u.userQOS = map[string]Tally{}, map[string]Tally{}, map[[2]string]Tally{}
 }
 
 // User returns what the user's running jobs hold.

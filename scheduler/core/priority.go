@@ -48,7 +48,7 @@ func (p *pass) rank(pend []pendingJob) {
 		maxQOS = max(maxQOS, q.Priority)
 	}
 	bases := newBaseIndex(len(p.shapes))
-	assocFS := assocFactors{}
+	var assocFS assocFactors
 	now := time.Unix(c.now, 0)
 	p.prio = make([]jobPrio, len(pend))
 	for i, pj := range pend {

@@ -39,13 +39,19 @@ func (x *baseIndex) add(k prioKey, b *factorBase) {
 // assocFactors caches each association's fair-share factor by account,
 // then user: two string-keyed lookups take the map's fast path, where one
 // keyed by an [account, user] pair hashed and compared it generically.
-type assocFactors map[string]map[string]float64
+type assocFactors map[string]map[string]float64 // nil until first used
 
-func (a assocFactors) factor(account, user string, fs map[string]float64) float64 {
-	users := a[account]
+func (a *assocFactors) factor(account, user string, fs map[string]float64) float64 {
+	if fs == nil {
+		return 0 // no fair-share tree: every factor is 0
+	}
+	if *a == nil {
+		*a = assocFactors{}
+	}
+	users := (*a)[account]
 	if users == nil {
 		users = map[string]float64{}
-		a[account] = users
+		(*a)[account] = users
 	}
 	f, ok := users[user]
 	if !ok {

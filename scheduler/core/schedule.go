@@ -130,15 +130,18 @@ func prepare(snap *Snapshot, cfg Config, now time.Time) (*pass, []pendingJob, []
 	cfg = normalise(cfg)
 	c := newCluster(snap, cfg, now)
 	p := &pass{c: c, cfg: cfg, st: newState(c), topo: newTopoIndex(snap.Switches), shapeIdx: newShapeIndex(),
-		statics: map[staticKey]bitset{}, staticErr: map[staticKey]string{}, usage: newUsage(), qos: map[string]int{},
+		statics: map[staticKey]bitset{}, staticErr: map[staticKey]string{}, usage: &Usage{}, qos: map[string]int{},
 		parts: make([]partState, len(snap.Partitions)), plan: &Plan{Now: now},
 		fitGen: make([]uint32, c.n), capGen: make([]uint32, c.n), scratch: make([]capacity, c.n)}
 	p.quota = make([]int, snap.Switches.Len())
 	p.usage.logging = len(cfg.Limits) > 0
-	p.usage.tracked = p.usage.logging
+	track := p.usage.logging
 	for i, q := range snap.QOS {
 		p.qos[q.Name] = i
-		p.usage.tracked = p.usage.tracked || q.MaxGPUsPerUser > 0
+		track = track || q.MaxGPUsPerUser > 0
+	}
+	if track {
+		p.usage.track()
 	}
 	p.applyRunning()
 	p.st.finishInit()

@@ -148,7 +148,9 @@ func (st *state) take(n int, cpus cpuBits, mem int64, mask uint64, end int64, jo
 	if end < forever {
 		// Drained devices stay out of service when their holder ends.
 		st.rels[n] = append(st.rels[n], release{t: end, cpus: taken, job: job, mem: mem, mask: mask &^ st.c.drained[n]})
-		st.relAdded = append(st.relAdded, nodeRelease{t: end, node: int32(n), idx: int32(len(st.rels[n]) - 1)})
+		if !st.relDirty { // a rebuild will list it anyway
+			st.relAdded = append(st.relAdded, nodeRelease{t: end, node: int32(n), idx: int32(len(st.rels[n]) - 1)})
+		}
 	}
 }
 
@@ -168,7 +170,11 @@ func (st *state) addHold(n int, h hold) {
 // position, for the expected-start sweep.
 func (st *state) releases() []nodeRelease {
 	if st.relDirty {
-		st.allRels = st.allRels[:0]
+		total := 0
+		for _, rs := range st.rels {
+			total += len(rs)
+		}
+		st.allRels = slices.Grow(st.allRels[:0], total)
 		for n, rs := range st.rels {
 			for i, r := range rs {
 				st.allRels = append(st.allRels, nodeRelease{t: r.t, node: int32(n), idx: int32(i)})
@@ -180,7 +186,7 @@ func (st *state) releases() []nodeRelease {
 	}
 	if len(st.relAdded) > 0 {
 		slices.SortFunc(st.relAdded, compareReleases)
-		st.relSpare = mergeReleases(st.relSpare[:0], st.allRels, st.relAdded)
+		st.relSpare = mergeReleases(slices.Grow(st.relSpare[:0], len(st.allRels)+len(st.relAdded)), st.allRels, st.relAdded)
 		st.allRels, st.relSpare = st.relSpare, st.allRels
 		st.relAdded = st.relAdded[:0]
 	}
