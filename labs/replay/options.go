@@ -140,6 +140,7 @@ func (o *Options) schedulerConfig() (core.Config, error) {
 		cfg = *o.Scheduler
 	}
 	cfg.Backfill = o.Policy.backfill()
+	cfg.SkipExpectedStarts = true // the replay reads only the starts
 	if o.Policy == PolicyConservative && cfg.MaxReservations == 0 {
 		switch {
 		case o.MaxReservations > 0:

@@ -49,6 +49,11 @@ type Config struct {
 	Limits []Limiter
 	// Preempt configures preemption (off by default).
 	Preempt PreemptConfig
+	// SkipExpectedStarts leaves waiting jobs' expected starts
+	// (Decision.ExpectedStart, squeue --start) uncomputed, for callers
+	// that never show them: a trace replay makes tens of thousands of
+	// passes and reads only the starts.
+	SkipExpectedStarts bool
 	// unshared turns off the work a pass shares between jobs and shapes
 	// (memoised sweeps), so tests can check the shared path gives the very
 	// same plan as computing everything for itself.

@@ -28,7 +28,9 @@ func (p *pass) run(pend []pendingJob, bad []badRequest) {
 		}
 		p.decide(d, j, pj, bad)
 	}
-	p.estimateAll(waiting)
+	if !p.cfg.SkipExpectedStarts {
+		p.estimateAll(waiting)
+	}
 	plan.Warnings = append(plan.Warnings, p.c.warnings...)
 	plan.Stats = p.stats
 }

@@ -74,3 +74,33 @@ func TestPropertySharedWorkSamePlan(t *testing.T) {
 		}
 	})
 }
+
+// TestSkipExpectedStartsChangesOnlyEstimates: skipping expected starts
+// leaves every start, reservation and reason as it was and only the
+// waiting jobs' expected starts unknown.
+func TestSkipExpectedStartsChangesOnlyEstimates(t *testing.T) {
+	snap, cfg, now := SyntheticCluster(2, 40, 8, 400, 80)
+	full := Schedule(snap, cfg, now)
+	cfg.SkipExpectedStarts = true
+	lean := Schedule(snap, cfg, now)
+	if !reflect.DeepEqual(full.Starts, lean.Starts) || !reflect.DeepEqual(full.Reservations, lean.Reservations) {
+		t.Fatal("skipping expected starts changed the starts or reservations")
+	}
+	known := 0
+	for i := range full.Decisions {
+		f, l := full.Decisions[i], lean.Decisions[i]
+		if f.Action == ActionPending && f.StartKnown {
+			known++
+			if l.StartKnown {
+				t.Fatalf("job %d: expected start computed although skipped", f.Job)
+			}
+			f.ExpectedStart, f.StartKnown = time.Time{}, false
+		}
+		if !reflect.DeepEqual(f, l) {
+			t.Fatalf("job %d: decision differs beyond its expected start:\nfull %+v\nlean %+v", f.Job, f, l)
+		}
+	}
+	if known == 0 {
+		t.Fatal("the workload has no waiting job with an expected start: the test checks nothing")
+	}
+}
