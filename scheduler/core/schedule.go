@@ -330,18 +330,6 @@ func (p *pass) resolveAll() ([]pendingJob, []badRequest) {
 	return pend, bad
 }
 
-// shapeOf returns the index of the key's shape, building it on first use.
-func (p *pass) shapeOf(key shapeKey, j *Job) int32 {
-	h := key.hash()
-	if si := p.shapeIdx.find(h, &key, p.shapes); si >= 0 {
-		return si
-	}
-	si := int32(len(p.shapes))
-	p.shapes = append(p.shapes, p.buildShape(key, j))
-	p.shapeIdx.add(h, si)
-	return si
-}
-
 // shapeTally is what one job of the shape asks for, counted once per
 // shape: every job of it asks for the same, and an exclusive shape's
 // count scans its eligible nodes.

@@ -11,6 +11,18 @@ type shapeIndex struct {
 	next []int32 // by shape index: the next shape with the same hash, -1 none
 }
 
+// shapeOf returns the index of the key's shape, building it on first use.
+func (p *pass) shapeOf(key shapeKey, j *Job) int32 {
+	h := key.hash()
+	if si := p.shapeIdx.find(h, &key, p.shapes); si >= 0 {
+		return si
+	}
+	si := int32(len(p.shapes))
+	p.shapes = append(p.shapes, p.buildShape(key, j))
+	p.shapeIdx.add(h, si)
+	return si
+}
+
 func newShapeIndex() shapeIndex { return shapeIndex{head: map[uint64]int32{}} }
 
 // find returns the index of the shape with key k (hash h), or -1.
