@@ -122,3 +122,21 @@ func TestSubmitCPUsPerNodeNamesTheOption(t *testing.T) {
 		}
 	}
 }
+
+// A held job asking for more nodes than its one partition has is taken:
+// on the Slurm 22.05 anchor (4 nodes), `sbatch --hold --parsable -N 5
+// j.sh` printed a job id (compat corpus: 11 cases). Unheld, Parity still
+// refuses it, and a partition among several is still dropped for it.
+func TestSubmitHeldJobMoreNodesThanItsPartition(t *testing.T) {
+	h := startController(t, noQOSCluster)
+	h.register("n1", 8)
+	h.register("n2", 8)
+	alice := h.as("alice", auth.RoleUser)
+	id := h.submit(alice, &pb.JobSpec{Nodes: 3, Hold: true, Script: "#!/bin/sh\n"})
+	if j := h.job(id); j.GetState() != StatePending {
+		t.Fatalf("held -N 3 on 2 nodes: %s, want PENDING", j.GetState())
+	}
+	if _, err := alice.Submit(context.Background(), &pb.JobSpec{Nodes: 3, Script: "#!/bin/sh\n"}); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("unheld -N 3 on 2 nodes: %v, want InvalidArgument", err)
+	}
+}

@@ -58,13 +58,17 @@ func (c *Controller) resolveSpec(user string, s *pb.JobSpec, capsOf func(*config
 	if len(names) == 1 {
 		part, _ := cfg.Partition(names[0])
 		s.Partition, s.Partitions = names[0], nil
-		return nil, checkInPartition(cfg, s, part, capsOf(part))
+		// Held in its one partition, a job asking for more nodes than the
+		// partition has is taken, as Slurm 22.05 takes it (-N 5 on the
+		// anchor's 4 nodes); where it lists several, such a partition is
+		// still dropped.
+		return nil, checkInPartition(cfg, s, part, capsOf(part), s.GetHold())
 	}
 	var kept, notes []string
 	var errs []error
 	for _, name := range names {
 		part, _ := cfg.Partition(name)
-		if err := checkInPartition(cfg, s, part, capsOf(part)); err != nil {
+		if err := checkInPartition(cfg, s, part, capsOf(part), false); err != nil {
 			errs = append(errs, err)
 			notes = append(notes, fmt.Sprintf("partition %s dropped: %s", name, status.Convert(err).Message()))
 			continue
@@ -138,12 +142,12 @@ func joinMessages(errs []error) string {
 // checkInPartition rejects what can never run in the partition: a time
 // limit over its MaxTime, more nodes than it has or allows, nodes or
 // features outside it, GPUs none of its nodes (or all of them) offer.
-func checkInPartition(cfg *config.Cluster, s *pb.JobSpec, part *config.Partition, caps partCaps) error {
+func checkInPartition(cfg *config.Cluster, s *pb.JobSpec, part *config.Partition, caps partCaps, moreNodesOK bool) error {
 	if t := s.GetTimeLimitSeconds(); part.MaxTime > 0 && (t == -1 || time.Duration(t)*time.Second > part.MaxTime) {
 		return invalid("--time", fmtSeconds(t), "requested time limit is invalid (missing or exceeds some limit): partition %s allows at most %s", part.Name, fmtSeconds(int64(part.MaxTime/time.Second)))
 	}
 	if n := int(s.GetNodes()); n > 0 {
-		if n > len(part.NodeNames) {
+		if n > len(part.NodeNames) && !moreNodesOK {
 			return invalid("--nodes", n, "node count specification invalid: partition %s has %d node(s)", part.Name, len(part.NodeNames))
 		}
 		if part.MaxNodes > 0 && n > part.MaxNodes {
