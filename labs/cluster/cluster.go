@@ -54,6 +54,8 @@ type Options struct {
 	// Clock, when set, is the controller's clock, which Cluster.Advance
 	// moves forward (nil: the host's clock, which cannot be advanced).
 	Clock *Clock
+	// Preemption defines PreemptQOS, whose jobs preempt the others.
+	Preemption bool
 }
 
 // SampleInterval is how often a lab node's agent samples its devices
@@ -92,6 +94,7 @@ type Cluster struct {
 	log       *slog.Logger
 	wrap      func(node string, d vendors.Driver) vendors.Driver
 	templates map[string]presets.Template
+	preempt   bool // Options.Preemption
 	ctl       *controller.Controller
 	key       auth.Key
 	mu        sync.Mutex
@@ -126,7 +129,7 @@ func Up(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{Lab: opts.Lab, Dir: dir, log: log, nodes: map[string]*Node{},
-		CgroupRoot: croot, wrap: opts.WrapDriver, templates: opts.Templates, Clock: opts.Clock}
+		CgroupRoot: croot, wrap: opts.WrapDriver, templates: opts.Templates, Clock: opts.Clock, preempt: opts.Preemption}
 	users := append([]string{"root", "admin", "nobody"}, opts.Users...)
 	if err := c.startController(ctx, append([]string{"root", "admin"}, opts.Admins...), users, opts.MetricsAddr); err != nil {
 		return nil, err
@@ -150,7 +153,7 @@ func (c *Cluster) startController(ctx context.Context, admins, users []string, m
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return err
 	}
-	text := controllerYAML(c.Lab, stateDir, admins, users)
+	text := controllerYAML(c.Lab, stateDir, admins, users, c.preempt)
 	path := filepath.Join(c.Dir, "cluster.yaml")
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		return err

@@ -10,9 +10,15 @@ import (
 // ExemptAccount is the lab account whose jobs idle-GPU reclamation leaves alone.
 const ExemptAccount = "lab-exempt"
 
+// PreemptQOS is the QOS of a lab started with Options.Preemption whose
+// jobs may preempt jobs of the default QOS (cancelling them at once), so
+// preemption can be watched end to end.
+const PreemptQOS = "lab-preempt"
+
 // controllerYAML renders the lab as a cluster configuration, so a lab's
-// controller reads exactly what an operator's would.
-func controllerYAML(lab *labfile.Lab, stateDir string, admins, users []string) string {
+// controller reads exactly what an operator's would. preempt adds the
+// preempting QOS (see PreemptQOS).
+func controllerYAML(lab *labfile.Lab, stateDir string, admins, users []string, preempt bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "cluster: %s\n", lab.Name)
 	fmt.Fprintf(&b, "controller:\n  listen: 127.0.0.1:0\n  stateDir: %q\n", stateDir)
@@ -22,6 +28,13 @@ func controllerYAML(lab *labfile.Lab, stateDir string, admins, users []string) s
 	// the Slurm anchor they are compared with sets MaxJobCount=200000.
 	b.WriteString("maxJobCount: 200000\n")
 	b.WriteString("scheduler:\n  interval: 1s\n")
+	if preempt {
+		// Only jobs that ask for PreemptQOS preempt. Opt-in, because a
+		// cluster that defines QOS refuses a --qos it does not know,
+		// where one without QOS ignores it (as Slurm without accounting).
+		b.WriteString("  preemptType: qos\n  preemptMode: cancel\n")
+		fmt.Fprintf(&b, "qos:\n  - name: normal\n  - name: %s\n    priority: 100\n    preempt: [normal]\n", PreemptQOS)
+	}
 	us := strings.Join(quoteAll(users), ", ")
 	fmt.Fprintf(&b, "accounts:\n  - name: lab\n    users: [%s]\n  - name: %s\n    users: [%s]\n", us, ExemptAccount, us)
 	// A lab acts on idle GPUs within seconds, not hours, so the

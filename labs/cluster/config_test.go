@@ -1,0 +1,55 @@
+package cluster
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/parityhpc/parity/labs/labfile"
+	"github.com/parityhpc/parity/scheduler/config"
+)
+
+// TestControllerYAMLPreemption checks that only a lab started with
+// Options.Preemption defines QOS (and so validates --qos), and that its
+// preempting QOS may preempt the default one, cancelling at once.
+func TestControllerYAMLPreemption(t *testing.T) {
+	lab, err := labfile.Builtin("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		preempt bool
+		want    []string // QOS names
+		typ     string
+	}{
+		{name: "off", preempt: false, want: []string{config.DefaultQOS}, typ: ""},
+		{name: "on", preempt: true, want: []string{config.DefaultQOS, PreemptQOS}, typ: "qos"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			text := controllerYAML(lab, dir, []string{"root"}, []string{"root"}, tt.preempt)
+			cfg, err := config.Parse(filepath.Join(dir, "cluster.yaml"), []byte(text))
+			if err != nil {
+				t.Fatalf("parse the lab's config: %v\n%s", err, text)
+			}
+			var names []string
+			for _, q := range cfg.QOS {
+				names = append(names, q.Name)
+				if q.Name == PreemptQOS && !slices.Equal(q.Preempt, []string{config.DefaultQOS}) {
+					t.Errorf("QOS %s preempts %v, want [%s]", q.Name, q.Preempt, config.DefaultQOS)
+				}
+			}
+			if !slices.Equal(names, tt.want) {
+				t.Errorf("QOS = %v, want %v", names, tt.want)
+			}
+			if cfg.Scheduler.PreemptType != tt.typ {
+				t.Errorf("preemptType = %q, want %q", cfg.Scheduler.PreemptType, tt.typ)
+			}
+			if tt.preempt && cfg.Scheduler.PreemptMode != "cancel" {
+				t.Errorf("preemptMode = %q, want cancel", cfg.Scheduler.PreemptMode)
+			}
+		})
+	}
+}
