@@ -147,10 +147,13 @@ func optionErr(s setting, err error) error {
 // /tmp/cw/b.sh).
 func (b *builder) loadScript(script []byte, cli []setting, positional []string) ([]byte, error) {
 	r := b.req
-	wrap, workDir := "", b.opts.SubmitDir
+	wrap, workDir, chdir := "", b.opts.SubmitDir, ""
 	for _, s := range cli {
-		if s.spec.long == "wrap" {
+		switch s.spec.long {
+		case "wrap":
 			wrap = s.value
+		case "chdir":
+			chdir = joinDir(b.opts.SubmitDir, s.value)
 		}
 	}
 	switch {
@@ -169,7 +172,7 @@ func (b *builder) loadScript(script []byte, cli []setting, positional []string) 
 			if err != nil {
 				return nil, fmt.Errorf("jobspec: read batch script %s: %w", r.ScriptPath, err)
 			}
-			script, r.ScriptFile = data, found
+			script, r.ScriptFile = data, b.commandPath(r.ScriptPath, chdir, found)
 		}
 	case script == nil:
 		if b.opts.ReadStdin == nil {
@@ -190,6 +193,22 @@ func (b *builder) loadScript(script []byte, cli []setting, positional []string) 
 	}
 	r.Script = script
 	return script, nil
+}
+
+// commandPath is the script's path as sbatch records it (scontrol's
+// Command=): with -D on the command line sbatch looks for a relative
+// script in that directory, keeping <dir>/<script> when a file is there
+// and the path as written when not (the anchor: `-D .` gave
+// /tmp/cw/./job.sh, `-D /tmp` gave job.sh); otherwise the file read.
+func (b *builder) commandPath(script, chdir, found string) string {
+	if chdir == "" || path.IsAbs(script) || b.opts.ReadFile == nil {
+		return found
+	}
+	candidate := strings.TrimSuffix(chdir, "/") + "/" + script
+	if _, err := b.opts.ReadFile(candidate); err == nil {
+		return candidate
+	}
+	return script
 }
 
 func scriptErr(name, why string) error {

@@ -1,6 +1,7 @@
 package jobspec
 
 import (
+	"io/fs"
 	"slices"
 	"testing"
 )
@@ -92,6 +93,37 @@ func TestGPUCountsAgreeAsSlurm2205Checks(t *testing.T) {
 		{"--mem-per-gpu=1G", "--ntasks-per-gpu=1", "-N", "1"}} {
 		if _, err := Parse([]byte("#!/bin/bash\nhostname\n"), append(ok, "run.sh"), nil, testOpts()); err != nil {
 			t.Errorf("Parse(%q): %v; Slurm accepts it", ok, err)
+		}
+	}
+}
+
+// Command= as sbatch records it with -D on the command line: on the
+// anchor in /tmp/cw, `sbatch -D . job.sh` showed Command=/tmp/cw/./job.sh
+// and `sbatch -D /tmp job.sh` (no /tmp/job.sh) Command=job.sh; without
+// -D, or -D in a directive, the file read (/tmp/cw/job.sh).
+func TestCommandPathWithChdir(t *testing.T) {
+	opts := testOpts()
+	opts.ReadScript = func(p, dir string) ([]byte, string, error) { return []byte("#!/bin/bash\nhostname\n"), dir + "/" + p, nil }
+	opts.ReadFile = func(p string) ([]byte, error) {
+		if p == opts.SubmitDir+"/./job.sh" {
+			return nil, nil
+		}
+		return nil, fs.ErrNotExist
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-D", ".", "job.sh"}, opts.SubmitDir + "/./job.sh"},
+		{[]string{"-D", "/tmp", "job.sh"}, "job.sh"},
+		{[]string{"job.sh"}, opts.SubmitDir + "/job.sh"},
+	} {
+		req, err := Parse(nil, tc.args, nil, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if req.ScriptFile != tc.want {
+			t.Errorf("%q: Command %q, want %q", tc.args, req.ScriptFile, tc.want)
 		}
 	}
 }
