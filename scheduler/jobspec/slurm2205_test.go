@@ -103,7 +103,9 @@ func TestGPUCountsAgreeAsSlurm2205Checks(t *testing.T) {
 // -D, or -D in a directive, the file read (/tmp/cw/job.sh).
 func TestCommandPathWithChdir(t *testing.T) {
 	opts := testOpts()
-	opts.ReadScript = func(p, dir string) ([]byte, string, error) { return []byte("#!/bin/bash\nhostname\n"), dir + "/" + p, nil }
+	opts.ReadScript = func(p, dir string) ([]byte, string, error) {
+		return []byte("#!/bin/bash\nhostname\n"), dir + "/" + p, nil
+	}
 	opts.ReadFile = func(p string) ([]byte, error) {
 		if p == opts.SubmitDir+"/./job.sh" {
 			return nil, nil
