@@ -194,9 +194,10 @@ func showJobs(s *session, asJSON bool, o format.ShowOptions, w io.Writer, id str
 	if asJSON {
 		return writeMessagesJSON(w, "jobs", jobs)
 	}
-	// The nodes name -d's GPUs, and the memory a job asking for none
-	// gets (a whole node's, which TRES= shows as Slurm does).
-	if o.Details || slices.ContainsFunc(jobs, noMemoryAsked) {
+	// The nodes name -d's GPUs, the memory a job asking for none gets (a
+	// whole node's, which TRES= shows as Slurm does) and the CPUs a node
+	// holds (NumNodes of a job whose tasks need several).
+	if o.Details || slices.ContainsFunc(jobs, notStarted) {
 		nodes, err := s.c.ListNodes(s.ctx, nil)
 		if err != nil {
 			return s.fail(err)
@@ -209,12 +210,8 @@ func showJobs(s *session, asJSON bool, o format.ShowOptions, w io.Writer, id str
 	return format.ShowJobs(w, jobs, o)
 }
 
-// noMemoryAsked reports a job that has not started and asked for no
-// memory per node, CPU or GPU.
-func noMemoryAsked(j *pb.Job) bool {
-	sp := j.GetSpec()
-	return len(j.GetAlloc()) == 0 && sp.GetMemPerNodeMb() <= 0 && sp.GetMemPerCpuMb() <= 0 && sp.GetMemPerGpuMb() <= 0
-}
+// notStarted reports a job holding no nodes yet.
+func notStarted(j *pb.Job) bool { return len(j.GetAlloc()) == 0 }
 
 // systemUsers resolves job owners through the login node's user database
 // (shared with the compute nodes, as Slurm assumes), each name once.

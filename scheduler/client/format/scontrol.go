@@ -127,7 +127,7 @@ func jobRecord(j *pb.Job, o ShowOptions) record {
 		r = append(r, []kv{{"BatchHost", j.GetBatchHost()}})
 	}
 	r = append(r,
-		[]kv{{"NumNodes", numNodes(j)}, {"NumCPUs", strconv.Itoa(CPUCount(j))},
+		[]kv{{"NumNodes", numNodes(j, o.nodeCPUs(j))}, {"NumCPUs", strconv.Itoa(CPUCount(j))},
 			{"NumTasks", strconv.Itoa(max(int(s.GetNtasks()), 1))}, {"CPUs/Task", strconv.Itoa(max(int(s.GetCpusPerTask()), 1))},
 			{"ReqB:S:C:T", "0:0:*:*"}},
 		[]kv{{"TRES", jobTRES(j, o.nodeMemory(j))}},
@@ -318,6 +318,18 @@ func (o ShowOptions) nodeMemory(j *pb.Job) int64 {
 		}
 	}
 	return mem
+}
+
+// nodeCPUs is the CPUs of the largest node in the job's partition, 0
+// when the nodes are unknown.
+func (o ShowOptions) nodeCPUs(j *pb.Job) int {
+	cpus := 0
+	for _, n := range o.Nodes {
+		if slices.Contains(n.GetPartitions(), Partition(j)) {
+			cpus = max(cpus, int(n.GetCpus()))
+		}
+	}
+	return cpus
 }
 
 func cmpTS(a, b *timestamppb.Timestamp) *timestamppb.Timestamp {

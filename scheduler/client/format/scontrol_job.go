@@ -58,11 +58,28 @@ func dependencyText(j *pb.Job) string {
 }
 
 // numNodes is scontrol's NumNodes: the allocated count, else a requested
-// -N as min-max (Slurm prints "1-1" for -N 1), else the derived count.
-func numNodes(j *pb.Job) string {
+// -N as min-max (Slurm prints "1-1" for -N 1), else the count the
+// request implies: as many nodes as its tasks need at nodeCPUs each (0
+// when unknown) and as --ntasks-per-node spreads -n (Slurm: -n 64 on
+// 16-CPU nodes is NumNodes=4).
+func numNodes(j *pb.Job, nodeCPUs int) string {
 	s := j.GetSpec()
 	// A count -w implies (as many as it names) is not a -N.
 	derived := int(s.GetNodes()) == len(s.GetNodelist()) && s.GetMaxNodes() == s.GetNodes()
+	if len(j.GetAlloc()) == 0 && (s.GetNodes() <= 0 || derived) {
+		n := NodeCount(j)
+		// --ntasks-per-node says how many a node takes; otherwise as
+		// many as its CPUs fit (tasks do not split across nodes; a task
+		// wider than a node is left to the count).
+		fit := int(s.GetNtasksPerNode())
+		if fit == 0 {
+			fit = nodeCPUs / max(int(s.GetCpusPerTask()), 1)
+		}
+		if fit > 0 {
+			n = max(n, ceilDiv(taskCount(s), fit))
+		}
+		return strconv.Itoa(n)
+	}
 	if len(j.GetAlloc()) > 0 || s.GetNodes() <= 0 || derived {
 		return strconv.Itoa(NodeCount(j))
 	}
@@ -294,3 +311,5 @@ func endTimeCode(e Env) func(*pb.Job) string {
 		return Stamp(j.GetEndTime(), e.loc(), "N/A")
 	}
 }
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -58,6 +58,10 @@ func TestShowJobAsSlurm2205Prints(t *testing.T) {
 			MemPerCpuMb: 1000, Ntasks: 4, Begin: begin}),
 			map[string]string{"NumNodes": "2", "TRES": "cpu=4,mem=4000M,node=2,billing=4", "EligibleTime": "2025-06-02T10:00:00",
 				"StartTime": "2025-06-02T10:00:00"}, nil},
+		{"-n 64 (compat g1010)", held(83, &pb.JobSpec{Ntasks: 64}), map[string]string{"NumNodes": "4", "NumCPUs": "64",
+			"TRES": "cpu=64,mem=62.50G,node=1,billing=64"}, nil},
+		{"--ntasks-per-node 1 --ntasks=4 (compat g0522)", held(84, &pb.JobSpec{Ntasks: 4, NtasksPerNode: 1}),
+			map[string]string{"NumNodes": "4"}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
