@@ -112,7 +112,7 @@ func NewLab(ctx context.Context, opts LabOptions) (*LabTarget, error) {
 	// labs/cluster roots each instance's cgroups by its directory, so
 	// parallel runs of the same lab keep out of each other's groups.
 	c, err := cluster.Up(ctx, cluster.Options{Lab: opts.Lab, Dir: filepath.Join(t.dir, "lab"), Shim: opts.Shim,
-		Logger: opts.Logger, WrapDriver: opts.WrapDriver, Templates: opts.Templates, Clock: cluster.NewClock(nil)})
+		Logger: opts.Logger, WrapDriver: opts.WrapDriver, Templates: opts.Templates, Clock: cluster.NewClock(nil), Preemption: true})
 	if err != nil {
 		t.removeDir()
 		return nil, fmt.Errorf("conformance: start lab %s: %w", opts.Lab.Name, err)

@@ -29,11 +29,11 @@ type specDef struct {
 
 // areaOrder is the order areas run and are reported in.
 var areaOrder = []string{reports.AreaPlacement, reports.AreaIsolation, reports.AreaAccounting,
-	reports.AreaHealth, reports.AreaDriverContract, AreaMultiNode, AreaSteps, AreaTelemetry, AreaRequeue, AreaCgroupV2}
+	reports.AreaHealth, reports.AreaDriverContract, AreaMultiNode, AreaSteps, AreaTelemetry, AreaRequeue, AreaPreempt, AreaCgroupV2}
 
 // allSpecs lists every spec of the suite.
 func allSpecs() []specDef {
-	return slices.Concat(placementSpecs(), isolationSpecs(), accountingSpecs(), healthSpecs(), contractSpecs(), multiNodeSpecs(), stepSpecs(), telemetrySpecs(), requeueSpecs(), cgroupV2Specs())
+	return slices.Concat(placementSpecs(), isolationSpecs(), accountingSpecs(), healthSpecs(), contractSpecs(), multiNodeSpecs(), stepSpecs(), telemetrySpecs(), requeueSpecs(), preemptSpecs(), cgroupV2Specs())
 }
 
 func specByID(id string) (specDef, bool) {
