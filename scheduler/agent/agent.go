@@ -342,37 +342,6 @@ func (a *Agent) sample(ctx context.Context) {
 	a.sampleOnJumps(ctx, loop)
 }
 
-// sampleOnJumps runs the telemetry loop on its interval and also at once
-// after each jump of the node's clock, followed by a heartbeat: the
-// samples a jump produces carry the new time, and reach the controller
-// before anything waiting for a heartbeat at that time goes on.
-func (a *Agent) sampleOnJumps(ctx context.Context, loop *telemetry.Loop) {
-	iv := loop.Interval
-	if iv <= 0 {
-		iv = time.Second
-	}
-	t := time.NewTicker(iv)
-	defer t.Stop()
-	var buf []gres.Sample
-	for {
-		jumped := false
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-a.cfg.ClockJumps:
-			jumped = true
-		}
-		var err error
-		if buf, err = loop.Cycle(ctx, buf[:0]); err != nil && ctx.Err() == nil {
-			a.log.Warn("device sampling failed", "err", err)
-		}
-		if jumped {
-			a.heartbeatNow()
-		}
-	}
-}
-
 func (a *Agent) keepSamples(samples []gres.Sample) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
