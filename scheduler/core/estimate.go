@@ -70,17 +70,7 @@ func (p *pass) sweep(sh *shape, from int64, skip int32, pick bool) (int64, []int
 func (p *pass) sweepReleases(sh *shape, from int64, skip int32, pick bool, iv []ivEvent, horizon int64) (int64, []int32, bool) {
 	st := p.st
 	k := int(sh.nodes)
-	p.gen++
-	gen := p.gen
-	fit := p.fit[:0]
-	// Nodes without holds that fit with what is free now.
-	p.eachCandidate(sh, func(n int) bool {
-		if !st.drop.has(n) && p.dynReason(sh, n, capacity{st.freeCPUs[n], st.freeMem[n], st.freeMask[n]}) == FilterOK {
-			p.fitGen[n] = gen
-			fit = append(fit, int32(n))
-		}
-		return true
-	})
+	fit, gen := p.fitNow(sh)
 	rels := st.releases()
 	ri, ii, active := 0, 0, 0
 	t := from
@@ -111,6 +101,23 @@ func (p *pass) sweepReleases(sh *shape, from int64, skip int32, pick bool, iv []
 		}
 		t = next
 	}
+}
+
+// fitNow starts a sweep: it lists the nodes without holds that fit the
+// shape with what is free now, marking them with a new generation.
+func (p *pass) fitNow(sh *shape) ([]int32, uint32) {
+	st := p.st
+	p.gen++
+	gen := p.gen
+	fit := p.fit[:0]
+	p.eachCandidate(sh, func(n int) bool {
+		if !st.drop.has(n) && p.dynReason(sh, n, capacity{st.freeCPUs[n], st.freeMem[n], st.freeMask[n]}) == FilterOK {
+			p.fitGen[n] = gen
+			fit = append(fit, int32(n))
+		}
+		return true
+	})
+	return fit, gen
 }
 
 // firstOfDrops returns the earliest start before bound at which one

@@ -46,16 +46,7 @@ func (p *pass) memoStart(sh *shape, from int64, iv []ivEvent, horizon int64) (t 
 // start fits whatever the nodes with holds allow.
 func (p *pass) fitSteps(sh *shape, horizon int64) []fitStep {
 	st, now := p.st, p.c.now
-	p.gen++
-	gen := p.gen
-	fit := p.fit[:0]
-	p.eachCandidate(sh, func(n int) bool {
-		if !st.drop.has(n) && p.dynReason(sh, n, capacity{st.freeCPUs[n], st.freeMem[n], st.freeMask[n]}) == FilterOK {
-			p.fitGen[n] = gen
-			fit = append(fit, int32(n))
-		}
-		return true
-	})
+	fit, gen := p.fitNow(sh)
 	k := int(sh.nodes)
 	steps := []fitStep{{now, int32(len(fit))}}
 	for _, r := range st.releases() {
