@@ -59,7 +59,10 @@ func (p *pass) rank(pend []pendingJob) {
 			in := policy.JobFactorsInput{Nodes: int(k.nodes), CPUs: int(k.nodes), PartitionFactor: ratio(p.partFactor(k.part), maxPart),
 				QOSFactor: ratio(p.qosPriority(j.QOS), maxQOS)}
 			if sh != nil {
-				in.CPUs, in.TRES = int(sh.need.cpus)*int(sh.nodes), jobTRES(sh)
+				in.CPUs = int(sh.need.cpus) * int(sh.nodes)
+				if totals.TRES != nil {
+					in.TRES = jobTRES(sh)
+				}
 			}
 			base = &factorBase{b: policy.JobPriority(cfg, in, 0, totals, now), wAge: cfg.Weights.Age, wFS: cfg.Weights.FairShare}
 			bases.add(k, base)
@@ -99,11 +102,18 @@ func unit(v float64) float64 {
 	return min(v, 1)
 }
 
+// totals are the cluster's sizes for the job-size and TRES factors; the
+// TRES map is built only when TRES weights are set (policy.JobPriority
+// reads it only then).
 func (p *pass) totals() policy.ClusterTotals {
 	c := p.c
 	nodes := c.usable.count()
-	t := policy.ClusterTotals{Nodes: nodes, CPUs: c.totalCPUs, TRES: map[string]float64{
-		"cpu": float64(c.totalCPUs), "mem": float64(c.totalMem), "node": float64(nodes), "gres/gpu": float64(c.totalGPUs[""])}}
+	t := policy.ClusterTotals{Nodes: nodes, CPUs: c.totalCPUs}
+	if len(p.cfg.Priority.Weights.TRES) == 0 {
+		return t
+	}
+	t.TRES = map[string]float64{
+		"cpu": float64(c.totalCPUs), "mem": float64(c.totalMem), "node": float64(nodes), "gres/gpu": float64(c.totalGPUs[""])}
 	for typ, n := range c.totalGPUs {
 		if typ != "" {
 			t.TRES["gres/gpu:"+typ] = float64(n)

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"math"
 	"reflect"
 	"testing"
@@ -147,9 +148,17 @@ func TestQueueOrder(t *testing.T) {
 
 // TestPriorityMatchesPolicy: the per-job breakdown equals a direct
 // policy.JobPriority call with the job's inputs, factor for factor.
+// With TRES weights and without (the pass then builds no TRES maps).
 func TestPriorityMatchesPolicy(t *testing.T) {
+	for _, tres := range []map[string]float64{nil, {"cpu": 300, "mem": 100, "gres/gpu": 2000, "gres/gpu:h100": 500}} {
+		t.Run(fmt.Sprintf("tres=%d", len(tres)), func(t *testing.T) { priorityMatchesPolicy(t, tres) })
+	}
+}
+
+func priorityMatchesPolicy(t *testing.T, tres map[string]float64) {
 	snap, cfg, now := SyntheticCluster(7, 40, 8, 300, 30)
 	cfg.Priority.Weights.QOS = 500
+	cfg.Priority.Weights.TRES = tres
 	snap.Jobs[len(snap.Jobs)-1].Nice = 250
 	p, pend, bad, err := prepare(&snap, cfg, now)
 	if err != nil {
