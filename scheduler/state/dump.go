@@ -24,6 +24,7 @@ func (m *Machine[R]) Dump() string {
 	for _, id := range ids {
 		writeJob(&b, m.jobs[id].Lifecycle())
 	}
+	m.dumpNodes(&b)
 	return b.String()
 }
 
@@ -146,6 +147,15 @@ func String(e Effect) string {
 		return fmt.Sprintf("finished job=%d state=%s", e.Job, e.State)
 	case Requeued:
 		return fmt.Sprintf("requeued job=%d run=%d", e.Job, e.Run)
+	case NodeLogged:
+		s := fmt.Sprintf("log %s node=%s actor=%s", e.Kind, e.Node, e.Actor)
+		if e.Reason != "" {
+			s += fmt.Sprintf(" reason=%q", e.Reason)
+		}
+		if len(e.Devices) > 0 {
+			s += " devices=" + strings.Join(e.Devices, ",")
+		}
+		return s
 	}
 	return fmt.Sprintf("%T", e)
 }

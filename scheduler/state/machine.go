@@ -33,11 +33,13 @@ type Machine[R Entry] struct {
 	nextID core.JobID
 	held   holdings
 	limits Limits
+	// nodes are the configured nodes' administrative state, by name.
+	nodes map[string]*Node
 }
 
 // New returns an empty machine whose first job gets id 1.
 func New[R Entry](l Limits) *Machine[R] {
-	return &Machine[R]{jobs: map[core.JobID]R{}, nextID: 1, held: holdings{}, limits: l}
+	return &Machine[R]{jobs: map[core.JobID]R{}, nextID: 1, held: holdings{}, limits: l, nodes: map[string]*Node{}}
 }
 
 // SetLimits replaces the limits (a config reload).
@@ -173,6 +175,16 @@ func (m *Machine[R]) Apply(cmd Command, now time.Time) ([]Effect, error) {
 		return m.start(c, now)
 	case End:
 		return m.end(c, now)
+	case SetNode:
+		return m.setNode(c, now)
+	case DrainGPUs:
+		return m.drainGPUs(c)
+	case HealthDrain:
+		return m.healthDrain(c, now)
+	case HealthResume:
+		return m.healthResume(c, now)
+	case HealthHold:
+		return m.healthHold(c)
 	}
 	return nil, fmt.Errorf("%w: command %T", ErrInvalid, cmd)
 }

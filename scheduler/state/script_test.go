@@ -88,7 +88,7 @@ func (s *script) run(line string) string {
 			return "now " + stamp(s.now)
 		}
 	}
-	if err == nil && (verb == "split" || verb == "fault") {
+	if err == nil && (verb == "split" || verb == "fault" || verb == "node") {
 		return s.direct(verb, args)
 	}
 	var cmd Command
@@ -132,6 +132,8 @@ func (s *script) direct(verb string, a args) string {
 			return "no such job"
 		}
 		j.FaultReason, j.FaultState = a.get("reason"), a.get("state")
+	case "node":
+		s.m.AddNode(a.get("name"))
 	}
 	return strings.TrimRight(s.m.Dump(), "\n")
 }
@@ -268,11 +270,28 @@ func parseCommand(verb string, a args) (Command, error) {
 			}
 		}
 		return Start{Job: a.id(), Partition: a.get("partition"), TimeLimit: limit, Alloc: allocs}, nil
+	case "set-node":
+		return SetNode{Node: a.get("node"), By: a.get("by"), Reason: a.get("reason"), State: NodeState(a.get("state")), IfUp: a.has("if-up")}, nil
+	case "drain-gpus":
+		return DrainGPUs{Node: a.get("node"), By: a.get("by"), Reason: a.get("reason"), Devices: splitList(a.get("devices")), Resume: a.has("resume")}, nil
+	case "health-drain":
+		return HealthDrain{Node: a.get("node"), Device: a.get("device"), Reason: a.get("reason"), Capped: a.has("capped")}, nil
+	case "health-resume":
+		return HealthResume{Node: a.get("node"), Device: a.get("device")}, nil
+	case "health-hold":
+		return HealthHold{Node: a.get("node"), Device: a.get("device"), Reason: a.get("reason")}, nil
 	case "end":
 		return End{Job: a.id(), State: a.get("state"), Reason: a.get("reason"), ExitCode: a.int32("exit"), Signal: a.int32("sig"),
 			Actor: a.get("actor"), Except: a.get("except"), Requeue: a.has("requeue"), Hold: a.has("hold")}, nil
 	}
 	return nil, fmt.Errorf("unknown verb %q", verb)
+}
+
+func splitList(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
 }
 
 // parseAlloc reads FormatAlloc's form: node:cpus:dev+dev/….
