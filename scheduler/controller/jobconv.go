@@ -1,12 +1,14 @@
 package controller
 
 import (
+	"cmp"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/parityhpc/parity/scheduler/api"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/config"
 	"github.com/parityhpc/parity/scheduler/core"
 	cstate "github.com/parityhpc/parity/scheduler/state"
 	"github.com/parityhpc/parity/topology"
@@ -19,7 +21,8 @@ func coreJob(id core.JobID, user string, s *pb.JobSpec, submit time.Time) (core.
 	if err != nil {
 		return core.Job{}, err
 	}
-	j := core.Job{ID: id, Name: s.GetName(), User: user, Account: s.GetAccount(), QOS: s.GetQos(), Partition: s.GetPartition(),
+	j := core.Job{ID: id, Name: s.GetName(), User: user, Account: cmp.Or(s.GetAccount(), config.DefaultAccount),
+		QOS: cmp.Or(s.GetQos(), config.DefaultQOS), Partition: s.GetPartition(),
 		State: core.JobPending, Nodes: int(s.GetNodes()), Tasks: int(s.GetNtasks()), TasksPerNode: int(s.GetNtasksPerNode()),
 		CPUsPerTask: int(s.GetCpusPerTask()), CPUsPerGPU: int(s.GetCpusPerGpu()),
 		MemPerCPUMB: s.GetMemPerCpuMb(), MemPerGPUMB: s.GetMemPerGpuMb(), GRES: jr,

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -210,7 +211,8 @@ func (c *Controller) updateCommand(id auth.Identity, j *job, req *pb.UpdateJobRe
 			if trial, err = c.repartition(j, req); err != nil {
 				return cmd, nil, err
 			}
-			cmd.Place = &cstate.Placement{Partitions: specPartitions(trial), QOS: trial.Qos, Account: trial.Account}
+			cmd.Place = &cstate.Placement{Partitions: specPartitions(trial),
+				QOS: cmp.Or(trial.Qos, config.DefaultQOS), Account: cmp.Or(trial.Account, config.DefaultAccount)}
 		}
 	}
 	return cmd, trial, nil

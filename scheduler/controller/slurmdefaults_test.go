@@ -48,6 +48,39 @@ func TestSubmitIgnoresQOSWhenNoneDefined(t *testing.T) {
 	}
 }
 
+// On the Slurm 22.05 anchor without accounting, a job submitted with no
+// --account and no --qos showed Account=(null) QOS=(null), --account=foo
+// showed Account=foo and --qos=high QOS=(null); with slurmdbd (a user with
+// a default account) the defaults showed, Account=root QOS=normal. The
+// spec keeps what such a cluster would show, while the job is charged
+// internally to the default account and QOS as before.
+func TestSubmitKeepsDefaultedAccountAndQOSOutOfSpec(t *testing.T) {
+	tests := []struct {
+		name, cluster, account, qos        string
+		specAccount, specQOS, acct, jobQOS string
+	}{
+		{"no accounting, defaulted", noQOSCluster, "", "", "", "", "default", "normal"},
+		{"no accounting, asked for", noQOSCluster, "foo", "high", "foo", "", "foo", "normal"},
+		{"accounting, defaulted", testCluster, "", "", "bio", "normal", "bio", "normal"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := startController(t, tc.cluster)
+			carol := h.as("carol", auth.RoleUser)
+			id := h.submit(carol, &pb.JobSpec{Name: "a", Partition: "gpu", Account: tc.account, Qos: tc.qos, Hold: true, Script: "#!/bin/sh\n"})
+			j, err := h.as("root", auth.RoleAdmin).GetJob(context.Background(), id, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := j.GetSpec()
+			if s.GetAccount() != tc.specAccount || s.GetQos() != tc.specQOS || j.GetAccount() != tc.acct || j.GetQos() != tc.jobQOS {
+				t.Errorf("spec account %q qos %q, job account %q qos %q; want %q %q, %q %q", s.GetAccount(), s.GetQos(),
+					j.GetAccount(), j.GetQos(), tc.specAccount, tc.specQOS, tc.acct, tc.jobQOS)
+			}
+		})
+	}
+}
+
 // A held job no node can run is accepted and, once released, pends with
 // Reason=BadConstraints; unheld, it is refused. On the Slurm 22.05 anchor
 // (nodes of 16 CPUs, 64000 MB, 8 h100): `sbatch --hold --parsable <opt>

@@ -35,11 +35,15 @@ func (c *Controller) resolveSpec(user string, s *pb.JobSpec, capsOf func(*config
 	if err := c.resolveAccount(user, s); err != nil {
 		return nil, err
 	}
-	if s.GetQos() == "" || noQOSDefined(cfg) {
+	switch {
+	case noQOSDefined(cfg):
 		// A cluster that defines no QOS is Slurm without accounting
-		// enforcement, which ignores --qos: every job gets the default.
+		// enforcement, which ignores --qos: the spec keeps none (shown as
+		// (null)) and coreJob gives the job the default internally.
+		s.Qos = ""
+	case s.GetQos() == "":
 		s.Qos = config.DefaultQOS
-	} else if !cfg.HasQOS(s.GetQos()) {
+	case !cfg.HasQOS(s.GetQos()):
 		return nil, invalid("--qos", s.GetQos(), "invalid qos specification")
 	}
 	switch wd := s.GetWorkdir(); {
@@ -173,9 +177,9 @@ func checkInPartition(cfg *config.Cluster, s *pb.JobSpec, part *config.Partition
 
 func (c *Controller) resolveAccount(user string, s *pb.JobSpec) error {
 	if len(c.cfg.Accounts) == 0 {
-		if s.GetAccount() == "" {
-			s.Account = config.DefaultAccount
-		}
+		// No associations: Slurm without accounting keeps an account only
+		// where one was asked for, so the spec stays as submitted (a
+		// defaulted one is shown as (null)); coreJob charges the default.
 		return nil
 	}
 	// The user's account list is built only for an error: this runs on

@@ -109,7 +109,7 @@ func jobRecord(j *pb.Job, o ShowOptions) record {
 	r := record{
 		jobIDLine(j, id),
 		userLine(j.GetUser(), o),
-		{{"Priority", strconv.FormatInt(int64(j.GetPriority()+0.5), 10)}, {"Nice", strconv.Itoa(int(s.GetNice()))}, {"Account", j.GetAccount()}, {"QOS", j.GetQos()}},
+		{{"Priority", strconv.FormatInt(int64(j.GetPriority()+0.5), 10)}, {"Nice", strconv.Itoa(int(s.GetNice()))}, {"Account", Account(j)}, {"QOS", QOS(j)}},
 		{{"JobState", JobState(j)}, {"Reason", reason}, {"Dependency", dependencyText(j)}},
 		{{"Requeue", b01(s.GetRequeue())}, {"Restarts", strconv.Itoa(int(j.GetRestarts()))}, {"BatchFlag", b01(!s.GetInteractive())}, {"Reboot", "0"},
 			{"ExitCode", fmt.Sprintf("%d:%d", j.GetExitCode(), j.GetExitSignal())}},
