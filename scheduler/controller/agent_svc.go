@@ -56,15 +56,22 @@ func (s *agentService) Register(ctx context.Context, req *pb.RegisterRequest) (*
 			c.log.Warn("node inventory unusable", "node", n.name, "err", err)
 		}
 		c.trackNodeLocked(n, &inv, now)
-		if short := expectationShortfall(n, &inv); short != "" && !n.drain {
-			n.drain, n.reason, n.reasonUser, n.reasonTime = true, short, "scheduler", now
-			ev.Verdict = short
+		if short := expectationShortfall(n, &inv); short != "" {
+			effects, err := c.applyLocked(cstate.SetNode{Node: n.name, By: "scheduler", Reason: short, State: cstate.NodeDrain, IfUp: true})
+			if err != nil {
+				return nil, nil, err
+			}
+			if len(effects) > 0 {
+				ev.Verdict = short
+			}
 		}
 		clear(c.st.caps)
 		wasRegistered := n.registered
 		n.registered, n.lastHeartbeat = true, now
-		if n.down && n.reason == "Not responding" {
-			n.down, n.reason, n.reasonUser = false, "", ""
+		if n.Down && n.Reason == cstate.ReasonNotResponding {
+			if _, err := c.applyLocked(cstate.SetNode{Node: n.name, By: "scheduler", State: cstate.NodeBack}); err != nil {
+				return nil, nil, err
+			}
 			ev.Detail = "returned to service after not responding"
 		}
 		var ws []write

@@ -11,11 +11,12 @@ import (
 	"github.com/parityhpc/parity/healthcheck"
 	"github.com/parityhpc/parity/scheduler/api"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	cstate "github.com/parityhpc/parity/scheduler/state"
 )
 
 // actorHealth is who the health policy acts as in node reasons and the
 // decision log; a drain it did not set is never undone by it (NHC's rule).
-const actorHealth = "health"
+const actorHealth = cstate.ActorHealth
 
 // healthState is the controller's health and reclamation policy state,
 // guarded by c.mu. It lives outside state so a reload after a failed
@@ -69,9 +70,9 @@ func (c *Controller) trackNodeLocked(n *node, inv *gres.Inventory, now time.Time
 		return
 	}
 	for _, u := range uuids {
-		if n.gpuDrainBy[u] == actorHealth {
+		if n.GPUDrainBy[u] == actorHealth {
 			_, _ = tr.ObserveCondition(gres.Condition{UUID: u, Time: now, Kind: "restored", Severity: gres.SeverityFatal,
-				Message: n.gpuDrain[u]}, now)
+				Message: n.GPUDrain[u]}, now)
 		}
 	}
 	c.health.trackers[n.name] = tr
@@ -145,8 +146,8 @@ func (c *Controller) observeHeartbeatLocked(n *node, req *pb.HeartbeatRequest, n
 // gpuHealth fills a GPU's health fields for the API (c.mu held).
 func (c *Controller) gpuHealth(n *node, g *pb.GPU, now time.Time) {
 	g.HealthExempt = n.healthExempt[g.Uuid]
-	if _, ok := n.gpuDrain[g.Uuid]; ok {
-		g.DrainedBy = n.gpuDrainBy[g.Uuid]
+	if _, ok := n.GPUDrain[g.Uuid]; ok {
+		g.DrainedBy = n.GPUDrainBy[g.Uuid]
 	}
 	tr := c.health.trackers[n.name]
 	if tr == nil {
@@ -205,12 +206,12 @@ func (c *Controller) adminResumeLocked(n *node, uuids []string, user string, now
 // deviceDrained reports whether a device is drained, itself or through
 // the GPU it is a partition of.
 func (n *node) deviceDrained(uuid string) bool {
-	if _, ok := n.gpuDrain[uuid]; ok {
+	if _, ok := n.GPUDrain[uuid]; ok {
 		return true
 	}
 	if n.inv != nil {
 		if d, ok := n.inv.Device(uuid); ok && d.Parent != "" {
-			_, ok := n.gpuDrain[d.Parent]
+			_, ok := n.GPUDrain[d.Parent]
 			return ok
 		}
 	}
@@ -220,7 +221,7 @@ func (n *node) deviceDrained(uuid string) bool {
 // drainedDevices lists the drained devices for the scheduler, with the
 // partitions of drained GPUs, sorted; nil when none.
 func (n *node) drainedDevices() []string {
-	if len(n.gpuDrain) == 0 {
+	if len(n.GPUDrain) == 0 {
 		return nil
 	}
 	var out []string
@@ -231,7 +232,7 @@ func (n *node) drainedDevices() []string {
 			}
 		}
 	}
-	for u := range n.gpuDrain {
+	for u := range n.GPUDrain {
 		if !slices.Contains(out, u) {
 			out = append(out, u)
 		}

@@ -3,9 +3,9 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/parityhpc/parity/gres"
@@ -131,89 +131,73 @@ func (a *healthApply) note(d healthcheck.Decision, kind, verdict string) *pb.Eve
 	return ev
 }
 
-// capped reports whether the cluster-wide drain cap stops this drain, and
-// otherwise counts it.
-func (a *healthApply) capped(d healthcheck.Decision) bool {
+// capped reports whether the cluster-wide drain cap is reached (the
+// drains of the last hour), without counting a drain.
+func (a *healthApply) capped() bool {
 	h, limit := a.c.health, a.c.cfg.Health.MaxDrainsPerHour
 	cut := a.now.Add(-time.Hour)
 	h.drains = slices.DeleteFunc(h.drains, func(t time.Time) bool { return !t.After(cut) })
-	if limit <= 0 || len(h.drains) < limit {
-		h.drains = append(h.drains, a.now)
+	return limit > 0 && len(h.drains) >= limit
+}
+
+// command applies a health drain, resume or hold through the machine: a
+// change marks the node's record for writing and logs the decision as
+// kind; an operator's drain kept, or the cap reached, is logged instead.
+func (a *healthApply) command(d healthcheck.Decision, cmd cstate.Command) bool {
+	effects, err := a.c.st.m.Apply(cmd, a.now)
+	var se *cstate.Error
+	switch {
+	case errors.As(err, &se) && errors.Is(err, cstate.ErrExhausted):
+		a.skip[d.UUID] = true
+		a.c.metrics.drainCapped.Inc()
+		limit := a.c.cfg.Health.MaxDrainsPerHour
+		ev := a.note(d, EventAlert, fmt.Sprintf("drain cap reached: %d automatic drains in the last hour (limit %d); not drained", len(a.c.health.drains), limit))
+		ev.Detail = "would " + string(d.Action) + "; an admin must decide"
+		a.c.log.Warn("health: drain cap reached", "node", a.n.name, "device", d.UUID, "reason", d.Reason, "drains", len(a.c.health.drains))
+		return false
+	case errors.As(err, &se):
+		a.note(d, EventHealth, se.Msg)
+		return false
+	case err != nil:
+		a.c.log.Error("health: node command", "node", a.n.name, "err", err)
 		return false
 	}
-	a.skip[d.UUID] = true
-	a.c.metrics.drainCapped.Inc()
-	ev := a.note(d, EventAlert, fmt.Sprintf("drain cap reached: %d automatic drains in the last hour (limit %d); not drained", len(h.drains), limit))
-	ev.Detail = "would " + string(d.Action) + "; an admin must decide"
-	a.c.log.Warn("health: drain cap reached", "node", a.n.name, "device", d.UUID, "reason", d.Reason, "drains", len(h.drains))
-	return true
+	a.dirty = true
+	for _, e := range effects {
+		if l, ok := e.(cstate.NodeLogged); ok {
+			a.note(d, l.Kind, "")
+			return true
+		}
+	}
+	if _, hold := cmd.(cstate.HealthHold); !hold {
+		a.note(d, EventHealth, "")
+	}
+	return false
 }
 
 func (a *healthApply) drainGPU(d healthcheck.Decision) {
-	n := a.n
-	if _, drained := n.gpuDrain[d.UUID]; drained && n.gpuDrainBy[d.UUID] != actorHealth {
-		a.note(d, EventHealth, "already drained by "+orUnknown(n.gpuDrainBy[d.UUID])+": kept")
-		return
+	if a.command(d, cstate.HealthDrain{Node: a.n.name, Device: d.UUID, Reason: d.Reason, Capped: a.capped()}) {
+		a.c.health.drains = append(a.c.health.drains, a.now)
+		a.c.log.Warn("health: GPU drained", "node", a.n.name, "device", d.UUID, "reason", d.Reason)
 	}
-	if a.capped(d) {
-		return
-	}
-	if n.gpuDrain == nil {
-		n.gpuDrain = map[string]string{}
-	}
-	if n.gpuDrainBy == nil {
-		n.gpuDrainBy = map[string]string{}
-	}
-	n.gpuDrain[d.UUID], n.gpuDrainBy[d.UUID] = "health: "+d.Reason, actorHealth
-	a.dirty = true
-	a.note(d, EventDrain, "")
-	a.c.log.Warn("health: GPU drained", "node", n.name, "device", d.UUID, "reason", d.Reason)
 }
 
 func (a *healthApply) drainNode(d healthcheck.Decision) {
-	n := a.n
-	if n.drain && n.reasonUser != actorHealth {
-		a.note(d, EventHealth, "node already drained by "+orUnknown(n.reasonUser)+": kept")
-		return
+	if a.command(d, cstate.HealthDrain{Node: a.n.name, Reason: d.Reason, Capped: a.capped()}) {
+		a.c.health.drains = append(a.c.health.drains, a.now)
+		a.c.log.Warn("health: node drained", "node", a.n.name, "reason", d.Reason)
 	}
-	if a.capped(d) {
-		return
-	}
-	n.drain, n.reason, n.reasonUser, n.reasonTime = true, "health: "+d.Reason, actorHealth, a.now
-	a.dirty = true
-	a.note(d, EventDrain, "")
-	a.c.log.Warn("health: node drained", "node", n.name, "reason", d.Reason)
 }
 
 func (a *healthApply) resumeGPU(d healthcheck.Decision) {
-	n := a.n
-	if _, drained := n.gpuDrain[d.UUID]; drained && n.gpuDrainBy[d.UUID] != actorHealth {
-		a.note(d, EventHealth, "drained by "+orUnknown(n.gpuDrainBy[d.UUID])+": left drained")
-		return
+	if a.command(d, cstate.HealthResume{Node: a.n.name, Device: d.UUID}) {
+		a.c.log.Info("health: GPU resumed", "node", a.n.name, "device", d.UUID, "reason", d.Reason)
 	}
-	if _, drained := n.gpuDrain[d.UUID]; !drained {
-		a.note(d, EventHealth, "")
-		return
-	}
-	delete(n.gpuDrain, d.UUID)
-	delete(n.gpuDrainBy, d.UUID)
-	a.dirty = true
-	a.note(d, EventResume, "")
-	a.c.log.Info("health: GPU resumed", "node", n.name, "device", d.UUID, "reason", d.Reason)
 }
 
 func (a *healthApply) resumeNode(d healthcheck.Decision) {
-	n := a.n
-	switch {
-	case !n.drain:
-		a.note(d, EventHealth, "")
-	case n.reasonUser != actorHealth:
-		a.note(d, EventHealth, "drained by "+orUnknown(n.reasonUser)+": left drained")
-	default:
-		n.drain, n.reason, n.reasonUser, n.reasonTime = false, "", "", a.now
-		a.dirty = true
-		a.note(d, EventResume, "")
-		a.c.log.Info("health: node resumed", "node", n.name, "reason", d.Reason)
+	if a.command(d, cstate.HealthResume{Node: a.n.name}) {
+		a.c.log.Info("health: node resumed", "node", a.n.name, "reason", d.Reason)
 	}
 }
 
@@ -230,14 +214,10 @@ func (a *healthApply) diagnose(d healthcheck.Decision) {
 
 // hold keeps a flapping device drained until an admin resumes it.
 func (a *healthApply) hold(d healthcheck.Decision) {
-	n := a.n
-	if n.gpuDrainBy[d.UUID] == actorHealth {
-		n.gpuDrain[d.UUID] = "health: held: " + d.Reason
-		a.dirty = true
-	}
+	a.command(d, cstate.HealthHold{Node: a.n.name, Device: d.UUID, Reason: d.Reason})
 	a.c.metrics.healthHeld.Inc()
 	a.note(d, EventAlert, "held: an admin must resume it")
-	a.c.log.Warn("health: device held for flapping", "node", n.name, "device", d.UUID, "reason", d.Reason)
+	a.c.log.Warn("health: device held for flapping", "node", a.n.name, "device", d.UUID, "reason", d.Reason)
 }
 
 // requeueJobs stops the running jobs on the failed GPU (or on the whole
@@ -308,13 +288,6 @@ func holdsAny(j *job, node string, uuids map[string]bool) bool {
 		}
 	}
 	return false
-}
-
-func orUnknown(s string) string {
-	if strings.TrimSpace(s) == "" {
-		return "an admin"
-	}
-	return s
 }
 
 // evaluateHealthLocked advances every tracker's clock (silent devices

@@ -307,7 +307,7 @@ func TestHealthDrainSurvivesRestartAndStillNeedsDiagnosis(t *testing.T) {
 }
 
 func TestJobsOnASliceOfAFailedGPUAreAffected(t *testing.T) {
-	n := &node{name: "n1", inv: &gres.Inventory{Devices: []gres.Device{
+	n := &node{name: "n1", Node: &cstate.Node{Name: "n1"}, inv: &gres.Inventory{Devices: []gres.Device{
 		{UUID: "GPU-a"}, {UUID: "MIG-a0", Parent: "GPU-a"}, {UUID: "MIG-a1", Parent: "GPU-a"}, {UUID: "GPU-b"}, {UUID: "MIG-b0", Parent: "GPU-b"}}}}
 	jobOn := func(node string, devs ...string) *job {
 		return &job{Job: cstate.Job{Core: core.Job{Alloc: []core.NodeAlloc{{Node: node, Devices: devs}}}}}
@@ -332,7 +332,7 @@ func TestJobsOnASliceOfAFailedGPUAreAffected(t *testing.T) {
 		})
 	}
 	// Draining a GPU keeps the scheduler off its slices too.
-	n.gpuDrain = map[string]string{"GPU-a": "health: xid 48", "MIG-b0": "bad slice"}
+	n.GPUDrain = map[string]string{"GPU-a": "health: xid 48", "MIG-b0": "bad slice"}
 	if got, want := n.drainedDevices(), []string{"GPU-a", "MIG-a0", "MIG-a1", "MIG-b0"}; !slices.Equal(got, want) {
 		t.Fatalf("drained devices %v, want %v", got, want)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/parityhpc/parity/scheduler/accounting"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/policy"
+	cstate "github.com/parityhpc/parity/scheduler/state"
 )
 
 // maintain runs the periodic upkeep through the writer: nodes silent for
@@ -66,7 +67,7 @@ func (c *Controller) maintain(ctx context.Context) error {
 // the timeout (or never re-registered since this controller started while
 // jobs ran there).
 func (c *Controller) checkSilentLocked(n *node, now time.Time) ([]write, []func()) {
-	if n.down {
+	if n.Down {
 		return nil, nil
 	}
 	silentSince := n.lastHeartbeat
@@ -79,15 +80,18 @@ func (c *Controller) checkSilentLocked(n *node, now time.Time) ([]write, []func(
 	if now.Sub(silentSince) <= c.cfg.NodeDownTimeout {
 		return nil, nil
 	}
-	n.down, n.reason, n.reasonUser, n.reasonTime = true, "Not responding", "scheduler", now
+	if _, err := c.st.m.Apply(cstate.SetNode{Node: n.name, By: "scheduler", Reason: cstate.ReasonNotResponding, State: cstate.NodeDown}, now); err != nil {
+		c.log.Error("node state", "node", n.name, "err", err)
+		return nil, nil
+	}
 	ws, afters := c.failNodeJobsLocked(n, "node "+n.name+" not responding")
 	nw, err := n.write()
 	if err == nil {
 		ws = append(ws, nw)
 	}
-	ws = append(ws, c.record(&pb.Event{Kind: EventDown, Node: n.name, Actor: "scheduler", Reason: n.reason,
+	ws = append(ws, c.record(&pb.Event{Kind: EventDown, Node: n.name, Actor: "scheduler", Reason: n.Reason,
 		Detail: "silent since " + silentSince.UTC().Format(time.RFC3339)})...)
-	c.log.Warn("node state", "node", n.name, "state", "DOWN", "reason", n.reason)
+	c.log.Warn("node state", "node", n.name, "state", "DOWN", "reason", n.Reason)
 	return ws, afters
 }
 

@@ -34,9 +34,9 @@ func (n *node) responding(now time.Time, interval time.Duration) bool {
 // coreState is the node's state as the scheduler sees it.
 func (n *node) coreState(now time.Time, interval time.Duration) core.NodeState {
 	switch {
-	case n.down || !n.registered:
+	case n.Down || !n.registered:
 		return core.NodeDown
-	case n.drain:
+	case n.Drain:
 		return core.NodeDrain
 	case !n.responding(now, interval):
 		return core.NodeDown
@@ -69,7 +69,7 @@ func (c *Controller) nodeUsage(n *node) (cpus int, mem int64, held map[string]co
 // nodeProto renders a node for the API (c.mu held).
 func (c *Controller) nodeProto(n *node) *pb.Node {
 	now := c.now()
-	p := &pb.Node{Name: n.name, Reason: n.reason, ReasonUser: n.reasonUser, ReasonTime: api.Timestamp(n.reasonTime),
+	p := &pb.Node{Name: n.name, Reason: n.Reason, ReasonUser: n.ReasonUser, ReasonTime: api.Timestamp(n.ReasonTime),
 		Features: n.spec.Features, Partitions: c.cfg.PartitionsOf(n.name), Registered: n.registered,
 		LastHeartbeat: api.Timestamp(n.lastHeartbeat)}
 	cpus, mem, held := c.nodeUsage(n)
@@ -92,7 +92,7 @@ func (c *Controller) nodeProto(n *node) *pb.Node {
 	if n.inv != nil {
 		for _, d := range n.inv.Devices {
 			g := &pb.GPU{Uuid: d.UUID, Type: d.Type, Index: int32(d.Index), State: "idle", Parent: d.Parent}
-			if r, ok := n.gpuDrain[d.UUID]; ok {
+			if r, ok := n.GPUDrain[d.UUID]; ok {
 				g.State, g.DrainReason = "drain", r
 			}
 			if id, ok := held[d.UUID]; ok {
@@ -104,7 +104,7 @@ func (c *Controller) nodeProto(n *node) *pb.Node {
 	}
 	base := "IDLE"
 	switch {
-	case n.down:
+	case n.Down:
 		base = "DOWN"
 	case !n.registered:
 		base = "UNKNOWN"
@@ -114,14 +114,14 @@ func (c *Controller) nodeProto(n *node) *pb.Node {
 		base = "MIXED"
 	}
 	p.State = base
-	if n.drain {
+	if n.Drain {
 		p.Flags = append(p.Flags, "DRAIN")
 	}
 	notResp := n.registered && !n.responding(now, c.cfg.HeartbeatInterval)
 	if notResp {
 		p.Flags = append(p.Flags, "NOT_RESPONDING")
 	}
-	p.DisplayState = displayState(base, n.drain, notResp || !n.registered)
+	p.DisplayState = displayState(base, n.Drain, notResp || !n.registered)
 	return p
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/parityhpc/parity/scheduler/api"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	cstate "github.com/parityhpc/parity/scheduler/state"
 	"github.com/parityhpc/parity/topology"
 )
 
@@ -163,70 +164,73 @@ func (s *nodesService) Update(ctx context.Context, req *pb.UpdateNodeRequest) (*
 	return out, nil
 }
 
-// updateNodeLocked applies one node's change and returns its writes.
+// updateNodeLocked applies one node's change as a command and returns
+// its writes (the node's record, the decision-log record, the ends of a
+// downed node's jobs) and what to do once they are committed.
 func (c *Controller) updateNodeLocked(n *node, state, reason string, devices []string, user string) ([]write, []func(), error) {
-	now := c.now()
-	ev := &pb.Event{Node: n.name, Actor: user, Reason: reason}
-	var afters []func()
-	var ws []write
+	var cmd cstate.Command
+	detail, fields := "", map[string]string(nil)
 	if len(devices) > 0 {
 		uuids, err := resolveDevices(n, devices)
 		if err != nil {
 			return nil, nil, err
 		}
-		ev.Fields = map[string]string{"devices": strings.Join(uuids, ",")}
+		fields = map[string]string{"devices": strings.Join(uuids, ",")}
 		switch state {
-		case "DRAIN", "DOWN":
-			ev.Kind = EventDrain
-			if n.gpuDrain == nil {
-				n.gpuDrain = map[string]string{}
-			}
-			if n.gpuDrainBy == nil {
-				n.gpuDrainBy = map[string]string{}
-			}
-			for _, u := range uuids {
-				n.gpuDrain[u], n.gpuDrainBy[u] = reason, user
-			}
 		case "EXEMPT", "UNEXEMPT":
+			ev := &pb.Event{Node: n.name, Actor: user, Reason: reason, Fields: fields}
 			c.exemptLocked(n, uuids, state == "EXEMPT", ev)
+			ws, err := c.nodeWrites(n, ev)
+			return ws, nil, err
+		case "DRAIN", "DOWN":
+			cmd = cstate.DrainGPUs{Node: n.name, By: user, Reason: reason, Devices: uuids}
 		default:
-			ev.Kind = EventResume
-			for _, u := range uuids {
-				delete(n.gpuDrain, u)
-				delete(n.gpuDrainBy, u)
-			}
-			ev.Detail = c.adminResumeLocked(n, uuids, user, now)
+			cmd = cstate.DrainGPUs{Node: n.name, By: user, Reason: reason, Devices: uuids, Resume: true}
 		}
 	} else {
-		switch state {
-		case "DRAIN":
-			ev.Kind = EventDrain
-			n.drain = true
-			n.reason, n.reasonUser, n.reasonTime = reason, user, now
-		case "DOWN":
-			ev.Kind = EventDown
-			n.down = true
-			n.reason, n.reasonUser, n.reasonTime = reason, user, now
-			ws, afters = c.failNodeJobsLocked(n, "node "+n.name+" set DOWN: "+reason)
-		case "UNDRAIN":
-			ev.Kind = EventResume
-			n.drain = false
-			if !n.down {
-				n.reason, n.reasonUser = "", ""
-			}
-		default: // RESUME, IDLE
-			ev.Kind = EventResume
-			n.drain, n.down = false, false
-			n.reason, n.reasonUser, n.reasonTime = "", "", now
+		ns := cstate.NodeState(state)
+		if ns == "IDLE" {
+			ns = cstate.NodeResume
 		}
+		cmd = cstate.SetNode{Node: n.name, By: user, Reason: reason, State: ns}
 	}
-	nw, err := n.write()
+	effects, err := c.applyLocked(cmd)
 	if err != nil {
 		return nil, nil, err
 	}
-	ws = append(ws, nw)
-	ws = append(ws, c.record(ev)...)
-	return ws, afters, nil
+	if d, ok := cmd.(cstate.DrainGPUs); ok && d.Resume {
+		detail = c.adminResumeLocked(n, d.Devices, user, c.now())
+	}
+	var ws []write
+	var afters []func()
+	if s, ok := cmd.(cstate.SetNode); ok && s.State == cstate.NodeDown {
+		ws, afters = c.failNodeJobsLocked(n, "node "+n.name+" set DOWN: "+reason)
+	}
+	var ev *pb.Event
+	for _, e := range effects {
+		if l, ok := e.(cstate.NodeLogged); ok {
+			ev = &pb.Event{Kind: l.Kind, Node: l.Node, Actor: l.Actor, Reason: l.Reason, Detail: detail, Fields: fields}
+		}
+	}
+	nw, err := c.nodeWrites(n, ev)
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(ws, nw...), afters, nil
+}
+
+// nodeWrites is a node's record and, when ev is set, its decision-log
+// record.
+func (c *Controller) nodeWrites(n *node, ev *pb.Event) ([]write, error) {
+	nw, err := n.write()
+	if err != nil {
+		return nil, err
+	}
+	ws := []write{nw}
+	if ev != nil {
+		ws = append(ws, c.record(ev)...)
+	}
+	return ws, nil
 }
 
 // resolveDevices maps UUIDs or local indices to the node's device UUIDs.

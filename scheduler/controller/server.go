@@ -213,7 +213,7 @@ func (c *Controller) reloadLocked() error {
 	st := newState(cstate.Limits{MaxJobCount: c.cfg.JobLimits.MaxJobCount})
 	old := c.st
 	for _, name := range c.cfg.NodeNames() {
-		n := &node{name: name, spec: c.cfg.NodeSpec(name), jobs: map[core.JobID]struct{}{}, orders: newOrderQueue()}
+		n := &node{name: name, spec: c.cfg.NodeSpec(name), Node: st.m.AddNode(name), jobs: map[core.JobID]struct{}{}, orders: newOrderQueue()}
 		if old != nil {
 			if o := old.nodes[name]; o != nil {
 				n.orders, n.registered, n.lastHeartbeat, n.samples, n.conditions = o.orders, o.registered, o.lastHeartbeat, o.samples, o.conditions

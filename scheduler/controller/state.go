@@ -91,17 +91,14 @@ type node struct {
 	// registered is set once the agent registered since this controller started.
 	registered    bool
 	lastHeartbeat time.Time
-	drain, down   bool
-	reason        string
-	reasonUser    string
-	reasonTime    time.Time
-	gpuDrain      map[string]string // uuid → reason
-	gpuDrainBy    map[string]string // uuid → who drained it (a user, or actorHealth)
-	healthExempt  map[string]bool   // uuids whose health decisions are logged, not applied
-	jobs          map[core.JobID]struct{}
-	samples       map[string]gres.Sample
-	conditions    []gres.Condition
-	orders        *orderQueue
+	// Node is the node's administrative state (drained, down, drained
+	// GPUs): the state machine's record, which only its commands change.
+	*cstate.Node
+	healthExempt map[string]bool // uuids whose health decisions are logged, not applied
+	jobs         map[core.JobID]struct{}
+	samples      map[string]gres.Sample
+	conditions   []gres.Condition
+	orders       *orderQueue
 }
 
 // state is everything the controller knows; guarded by Controller.mu.

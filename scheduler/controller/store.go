@@ -15,6 +15,7 @@ import (
 	"github.com/parityhpc/parity/gres"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/core"
+	cstate "github.com/parityhpc/parity/scheduler/state"
 )
 
 // Buckets of the state file.
@@ -137,8 +138,8 @@ type nodeRecord struct {
 }
 
 func (n *node) write() (write, error) {
-	b, err := json.Marshal(nodeRecord{Drain: n.drain, Down: n.down, Reason: n.reason, ReasonUser: n.reasonUser,
-		ReasonTime: n.reasonTime, GPUDrain: n.gpuDrain, GPUDrainBy: n.gpuDrainBy, Exempt: n.healthExempt, Inventory: n.inv})
+	b, err := json.Marshal(nodeRecord{Drain: n.Drain, Down: n.Down, Reason: n.Reason, ReasonUser: n.ReasonUser,
+		ReasonTime: n.ReasonTime, GPUDrain: n.GPUDrain, GPUDrainBy: n.GPUDrainBy, Exempt: n.healthExempt, Inventory: n.inv})
 	if err != nil {
 		return write{}, fmt.Errorf("controller: encode node %s: %w", n.name, err)
 	}
@@ -198,8 +199,11 @@ func (s *store) load(st *state, nodes func(name string) *node) error {
 			if err := json.Unmarshal(v, &rec); err != nil {
 				return fmt.Errorf("node %s: %w", k, err)
 			}
-			n.drain, n.down, n.reason, n.reasonUser, n.reasonTime = rec.Drain, rec.Down, rec.Reason, rec.ReasonUser, rec.ReasonTime
-			n.gpuDrain, n.gpuDrainBy, n.healthExempt = rec.GPUDrain, rec.GPUDrainBy, rec.Exempt
+			if err := st.m.RestoreNode(cstate.Node{Name: n.name, Drain: rec.Drain, Down: rec.Down, Reason: rec.Reason, ReasonUser: rec.ReasonUser,
+				ReasonTime: rec.ReasonTime, GPUDrain: rec.GPUDrain, GPUDrainBy: rec.GPUDrainBy}); err != nil {
+				return err
+			}
+			n.healthExempt = rec.Exempt
 			if rec.Inventory != nil {
 				n.setInventory(rec.Inventory)
 			}

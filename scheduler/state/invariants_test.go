@@ -2,7 +2,10 @@ package state
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,7 +20,7 @@ func genCommand(op, arg byte) Command {
 	id := core.JobID(arg%8 + 1)
 	users := []string{"alice", "bob", "root"}
 	by := users[int(arg>>3)%len(users)]
-	switch op % 15 {
+	switch op % 17 {
 	case 0, 1:
 		j := &Job{State: Pending, Core: core.Job{User: by, Partition: "p"}}
 		if arg&0x80 != 0 {
@@ -63,6 +66,21 @@ func genCommand(op, arg byte) Command {
 		return u
 	case 13:
 		return Flag{Job: id, Reason: "IdleGPU", Clear: arg&0x40 != 0}
+	case 14:
+		node, states := fmt.Sprintf("n%d", arg>>7), []NodeState{NodeDrain, NodeDown, NodeUndrain, NodeResume, NodeBack}
+		if arg&0x40 != 0 {
+			return DrainGPUs{Node: node, By: by, Reason: "rma", Devices: []string{fmt.Sprintf("gpu%d", arg&1)}, Resume: arg&0x20 != 0}
+		}
+		return SetNode{Node: node, By: by, Reason: "maintenance", State: states[int(arg>>3)%len(states)], IfUp: arg&0x20 != 0}
+	case 15:
+		node, dev := fmt.Sprintf("n%d", arg>>7), []string{"", "gpu0", "gpu1"}[int(arg>>2)%3]
+		switch arg % 3 {
+		case 0:
+			return HealthDrain{Node: node, Device: dev, Reason: "xid 79", Capped: arg&0x40 != 0}
+		case 1:
+			return HealthResume{Node: node, Device: dev}
+		}
+		return HealthHold{Node: node, Device: dev, Reason: "flapping"}
 	}
 	states := []string{Completed, Failed, NodeFail, Timeout}
 	return End{Job: id, State: states[int(arg>>3)%len(states)], Actor: "agent", Except: "n0"}
@@ -106,13 +124,22 @@ func checkInvariants(t *testing.T, m *Machine[*Job], accepted map[core.JobID]boo
 // and the invariants; it returns the effects as text.
 func applyAll(t *testing.T, data []byte) (*Machine[*Job], []string) {
 	m := New[*Job](Limits{MaxJobCount: 12})
+	m.AddNode("n0")
+	m.AddNode("n1")
 	accepted := map[core.JobID]bool{}
 	now := epoch
 	var out []string
 	for i := 0; i+1 < len(data); i += 2 {
 		now = now.Add(time.Duration(data[i+1]%7) * time.Second)
-		before := m.Dump()
-		effects, err := m.Apply(genCommand(data[i], data[i+1]), now)
+		before, kept := m.Dump(), operatorDrains(m)
+		cmd := genCommand(data[i], data[i+1])
+		effects, err := m.Apply(cmd, now)
+		switch cmd.(type) {
+		case HealthDrain, HealthResume, HealthHold:
+			if after := operatorDrains(m); after != kept {
+				t.Fatalf("the health policy changed an operator's drain:\n%s\nto\n%s", kept, after)
+			}
+		}
 		if err != nil {
 			if after := m.Dump(); after != before {
 				t.Fatalf("a refused command (%v) changed the state:\n%s\nto\n%s", err, before, after)
@@ -131,6 +158,24 @@ func applyAll(t *testing.T, data []byte) (*Machine[*Job], []string) {
 		checkInvariants(t, m, accepted)
 	}
 	return m, out
+}
+
+// operatorDrains lists the drains of nodes and GPUs that are not the
+// health policy's, which its commands never change.
+func operatorDrains(m *Machine[*Job]) string {
+	var b strings.Builder
+	for _, name := range []string{"n0", "n1"} {
+		n := m.Node(name)
+		if n.Drain && n.ReasonUser != ActorHealth {
+			fmt.Fprintf(&b, "%s %q %s\n", name, n.Reason, n.ReasonUser)
+		}
+		for _, u := range slices.Sorted(maps.Keys(n.GPUDrain)) {
+			if n.GPUDrainBy[u] != ActorHealth {
+				fmt.Fprintf(&b, "%s/%s %q %s\n", name, u, n.GPUDrain[u], n.GPUDrainBy[u])
+			}
+		}
+	}
+	return b.String()
 }
 
 // FuzzCommands: any sequence of commands keeps the invariants.
@@ -176,6 +221,14 @@ func TestDeterminism(t *testing.T) {
 		}
 	}
 	restored.RestoreNextID(a.NextID())
+	for _, name := range []string{"n0", "n1"} {
+		cp := *a.Node(name)
+		cp.GPUDrain, cp.GPUDrainBy = maps.Clone(cp.GPUDrain), maps.Clone(cp.GPUDrainBy)
+		restored.AddNode(name)
+		if err := restored.RestoreNode(cp); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if restored.Dump() != a.Dump() {
 		t.Fatalf("restored state differs:\n%s\nwant\n%s", restored.Dump(), a.Dump())
 	}
