@@ -62,6 +62,10 @@ func TestSubmitKeepsDefaultedAccountAndQOSOutOfSpec(t *testing.T) {
 		{"no accounting, defaulted", noQOSCluster, "", "", "", "", "default", "normal"},
 		{"no accounting, asked for", noQOSCluster, "foo", "high", "foo", "", "foo", "normal"},
 		{"accounting, defaulted", testCluster, "", "", "bio", "normal", "bio", "normal"},
+		// Accounts without QOS of its own: --qos is still ignored, and the
+		// default shown as slurmdbd's Slurm shows it.
+		{"accounts only", noQOSCluster + "accounts:\n  - name: bio\n    users: [carol]\n", "", "high", "bio", "normal", "bio", "normal"},
+		{"QOS only", noQOSCluster + "qos:\n  - name: high\n", "", "", "default", "normal", "default", "normal"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

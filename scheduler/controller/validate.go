@@ -36,12 +36,13 @@ func (c *Controller) resolveSpec(user string, s *pb.JobSpec, capsOf func(*config
 		return nil, err
 	}
 	switch {
-	case noQOSDefined(cfg):
-		// A cluster that defines no QOS is Slurm without accounting
-		// enforcement, which ignores --qos: the spec keeps none (shown as
-		// (null)) and coreJob gives the job the default internally.
+	case noQOSDefined(cfg) && !withAccounting(cfg):
+		// Slurm without accounting ignores --qos: the spec keeps none
+		// (shown as (null)) and coreJob gives the job the default.
 		s.Qos = ""
-	case s.GetQos() == "":
+	case noQOSDefined(cfg) || s.GetQos() == "":
+		// A cluster with accounts but no QOS of its own still ignores
+		// --qos, and shows the default as slurmdbd's Slurm does.
 		s.Qos = config.DefaultQOS
 	case !cfg.HasQOS(s.GetQos()):
 		return nil, invalid("--qos", s.GetQos(), "invalid qos specification")
@@ -88,6 +89,13 @@ func (c *Controller) resolveSpec(user string, s *pb.JobSpec, capsOf func(*config
 		s.Partitions = kept
 	}
 	return notes, nil
+}
+
+// withAccounting reports a cluster that defines accounts or QOS of its
+// own: Slurm with slurmdbd, whose scontrol and squeue show the account and
+// QOS a job was given; without, they show only what was asked for.
+func withAccounting(cfg *config.Cluster) bool {
+	return len(cfg.Accounts) > 0 || !noQOSDefined(cfg)
 }
 
 // noQOSDefined reports a configuration with no qos section: only the
@@ -180,6 +188,9 @@ func (c *Controller) resolveAccount(user string, s *pb.JobSpec) error {
 		// No associations: Slurm without accounting keeps an account only
 		// where one was asked for, so the spec stays as submitted (a
 		// defaulted one is shown as (null)); coreJob charges the default.
+		if s.GetAccount() == "" && withAccounting(c.cfg) {
+			s.Account = config.DefaultAccount
+		}
 		return nil
 	}
 	// The user's account list is built only for an error: this runs on
