@@ -20,7 +20,8 @@ type Flags struct {
 }
 
 // ParseFlags validates and combines the GRES-related options of a job.
-// --gres=gpu… and --gpus-per-node are mutually exclusive, as in Slurm.
+// Where --gres=gpu… and --gpus-per-node are both given, --gres's count is
+// what the job gets, as in Slurm 22.05.
 // ntasks is the job's explicit task count (0 when unset); --gpus-per-task
 // needs one unless --gpus is also given.
 func ParseFlags(f Flags, ntasks int) (JobRequest, error) {
@@ -30,15 +31,16 @@ func ParseFlags(f Flags, ntasks int) (JobRequest, error) {
 		return JobRequest{}, err
 	}
 	if f.GPUsPerNode != "" {
-		if jr.PerNode.Count("gpu") > 0 {
-			return JobRequest{}, &SyntaxError{Field: "--gpus-per-node", Value: f.GPUsPerNode,
-				Reason: fmt.Sprintf("cannot be combined with --gres=%s", f.GRES)}
-		}
 		perNode, err := ParseGPUs("--gpus-per-node", f.GPUsPerNode)
 		if err != nil {
 			return JobRequest{}, err
 		}
-		jr.PerNode = append(jr.PerNode, perNode...)
+		if err := gresOverGPUsPerNode(f, jr.PerNode, perNode); err != nil {
+			return JobRequest{}, err
+		}
+		if jr.PerNode.Count("gpu") == 0 {
+			jr.PerNode = append(jr.PerNode, perNode...)
+		}
 	}
 	if jr.PerJob, err = ParseGPUs("--gpus", f.GPUs); err != nil {
 		return JobRequest{}, err
@@ -92,4 +94,30 @@ func (jr JobRequest) PerNodeGPUs(tasksPerNode int) []TypedCount {
 		}
 	}
 	return out
+}
+
+// gresOverGPUsPerNode checks --gpus-per-node beside --gres's GPU terms:
+// Slurm 22.05 takes both (scontrol shows TresPerNode=gres:gpu:1,gres:gpu:3)
+// and allocates what --gres asks, whichever comes first, but refuses a typed
+// count beside an untyped one ("Invalid GRES specification (with and without
+// type identification)").
+func gresOverGPUsPerNode(f Flags, gresTerms, perNode Requests) error {
+	typed := func(rs Requests) (some, untyped bool) {
+		for _, r := range rs {
+			if r.Name == "gpu" {
+				some, untyped = some || r.Type != "", untyped || r.Type == ""
+			}
+		}
+		return some, untyped
+	}
+	gTyped, gUntyped := typed(gresTerms)
+	if !gTyped && !gUntyped {
+		return nil
+	}
+	nTyped, nUntyped := typed(perNode)
+	if gTyped && nUntyped || gUntyped && nTyped {
+		return &SyntaxError{Field: "--gpus-per-node", Value: f.GPUsPerNode,
+			Reason: fmt.Sprintf("invalid GRES specification (with and without type identification): --gres=%s", f.GRES)}
+	}
+	return nil
 }

@@ -93,9 +93,6 @@ func TestParseFlags(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("PerNodeGPUs = %+v, want %+v", got, want)
 	}
-	if _, err := ParseFlags(Flags{GRES: "gpu:2", GPUsPerNode: "2"}, 0); err == nil || !strings.Contains(err.Error(), "--gpus-per-node") {
-		t.Errorf("--gres with --gpus-per-node: err = %v", err)
-	}
 	if _, err := ParseFlags(Flags{GPUsPerTask: "1"}, 0); err == nil || !strings.Contains(err.Error(), "task count") {
 		t.Errorf("--gpus-per-task without -n: err = %v", err)
 	}

@@ -31,7 +31,7 @@ func TestBadInput(t *testing.T) {
 		{"", []string{"--constraint=a&"}, nil, []string{"--constraint", `"a&"`}},
 		{"", []string{"--gres=gpu:x:y:z"}, nil, []string{"--gres", `"gpu:x:y:z"`}},
 		{"", []string{"--gpus-per-task=2"}, nil, []string{"--gpus-per-task", `"2"`, "task count"}},
-		{"", []string{"--gres=gpu:2", "--gpus-per-node=2"}, nil, []string{"--gpus-per-node", `"2"`}},
+		{"", []string{"--gres=gpu:2", "--gpus-per-node=h100:2"}, nil, []string{"--gpus-per-node", `"h100:2"`, "type identification"}},
 		{"", []string{"--ntasks-per-gpu=2", "--gpus-per-task=1", "-n", "2"}, nil, []string{"--ntasks-per-gpu", "--gpus-per-task"}},
 		// On the Slurm 22.05 anchor: "--ntasks-per-tres needs either a GRES GPU specification or a node/ntask
 		// specification"; "Requested mem_per_tres=gres:gpu:1024 but did not request any GPU"; "Invalid GRES
