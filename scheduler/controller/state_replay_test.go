@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,5 +101,41 @@ func TestPreemptionSurvivesARestart(t *testing.T) {
 	h.pass()
 	if j := h.job(low); j.GetState() != StateCompleting || !j.GetRequeuePending() {
 		t.Fatalf("victim past its grace end, after a restart: %v", j)
+	}
+}
+
+// TestNodeStateMatchesTheStore: an operator's GPU drain, node drain and
+// down go through the state machine, and the node records the controller
+// loads from its store are the ones it ran (state.Machine.Dump lists
+// them), so a reload after a failed commit or a restart keeps them.
+func TestNodeStateMatchesTheStore(t *testing.T) {
+	h := startController(t, testCluster)
+	ctx := context.Background()
+	h.register("n1", 4)
+	olga := h.as("olga", auth.RoleOperator)
+	for _, req := range []*pb.UpdateNodeRequest{
+		{Nodes: "n1", State: "DRAIN", Reason: "xid 79", Devices: []string{"0"}},
+		{Nodes: "n1", State: "DRAIN", Reason: "fan"},
+		{Nodes: "n2", State: "DOWN", Reason: "psu"},
+		{Nodes: "n1", State: "UNDRAIN"},
+	} {
+		if _, err := olga.UpdateNodes(ctx, req); err != nil {
+			t.Fatalf("%v: %v", req, err)
+		}
+	}
+	dump := func() string {
+		h.c.mu.Lock()
+		defer h.c.mu.Unlock()
+		return h.c.st.m.Dump()
+	}
+	live := dump()
+	for _, want := range []string{`node n1 up at=`, `gpu-drain=GPU-n1-0:"xid 79":olga`, `node n2 down reason="psu" by=olga`} {
+		if !strings.Contains(live, want) {
+			t.Errorf("the machine's nodes lack %q:\n%s", want, live)
+		}
+	}
+	h.restart()
+	if loaded := dump(); loaded != live {
+		t.Fatalf("the state loaded from the store differs from the live one:\n%s\nlive:\n%s", loaded, live)
 	}
 }
