@@ -21,33 +21,6 @@ func applyNodes(b *builder, s setting) error {
 	return nil
 }
 
-// applyMem sets one of the three exclusive memory options. A value from a
-// higher-precedence source replaces another kind set lower down (CLI beats
-// env beats directives); two kinds from the same source are an error.
-func applyMem(per MemPer) func(*builder, setting) error {
-	return func(b *builder, s setting) error {
-		mb, err := ParseMemory(s.value)
-		if err != nil {
-			return err
-		}
-		if cur := b.req.Mem; cur.Per != "" && cur.Per != per && b.memLevel == s.level {
-			return reason("--mem, --mem-per-cpu and --mem-per-gpu are mutually exclusive (" + memOption(cur.Per) + " is also given, " + b.req.Sources["mem"] + ")")
-		}
-		if per != MemPerNode && mb == 0 {
-			return reason("must be greater than 0")
-		}
-		b.req.Mem, b.memLevel = Memory{Per: per, MB: mb}, s.level
-		return nil
-	}
-}
-
-func memOption(p MemPer) string {
-	if p == MemPerNode {
-		return "--mem"
-	}
-	return "--mem-per-" + string(p)
-}
-
 func applyTime(b *builder, s setting) error {
 	d, err := ParseTimeLimit(s.value)
 	if err != nil {

@@ -50,9 +50,10 @@ func (o *ParseOptions) maxArraySize() int {
 // builder accumulates a Request while settings are applied in precedence
 // order.
 type builder struct {
-	req      *Request
-	opts     *ParseOptions
-	memLevel int
+	req  *Request
+	opts *ParseOptions
+	// mem holds each memory option's last value until resolveMem.
+	mem map[MemPer]memSetting
 }
 
 // warnf records a warning once: an option given in the script, an

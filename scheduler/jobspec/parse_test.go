@@ -60,7 +60,9 @@ srun hostname
 		{"partitions", "#SBATCH line 3", slices.Equal(req.Partitions, []string{"dirpart"})},
 		{"account", "SBATCH_ACCOUNT", req.Account == "envacct"},
 		{"timeLimit", SourceCLI, req.TimeLimit == Duration(2*time.Hour)},
-		{"mem", "SBATCH_MEM_PER_NODE", req.Mem == Memory{Per: MemPerNode, MB: 16384}},
+		// Another memory kind from SBATCH_* loses to the script's (anchor:
+		// MinMemoryCPU=2G with SBATCH_MEM_PER_NODE=16G).
+		{"mem", "#SBATCH line 4", req.Mem == Memory{Per: MemPerCPU, MB: 2048}},
 		{"output", "#SBATCH line 5", req.Output == "dir.out"},
 		{"error", "derived from --output", req.Error == "dir.out"},
 		{"gres", "#SBATCH line 6", req.GRES.PerNode.Count("gpu") == 2},
@@ -94,26 +96,47 @@ srun hostname
 }
 
 func TestMemoryExclusion(t *testing.T) {
-	script := "#!/bin/sh\n#SBATCH --mem=1G\n"
-	req := mustParse(t, script, []string{"--mem-per-gpu=8G", "--gpus=1"}, nil, testOpts())
-	if req.Mem != (Memory{Per: MemPerGPU, MB: 8192}) || req.Sources["mem"] != SourceCLI {
-		t.Errorf("CLI --mem-per-gpu must replace a directive --mem: %+v", req.Mem)
-	}
 	for _, tc := range []struct {
 		script string
 		args   []string
+		env    map[string]string
 		option string
 	}{
-		{"#!/bin/sh\n#SBATCH --mem=1G\n#SBATCH --mem-per-cpu=1G\n", nil, "--mem-per-cpu"},
-		{"#!/bin/sh\n", []string{"--mem=4G", "--mem-per-gpu=1G"}, "--mem-per-gpu"},
+		{"#!/bin/sh\n#SBATCH --mem=1G\n#SBATCH --mem-per-cpu=1G\n", nil, nil, "--mem-per-cpu"},
+		{"#!/bin/sh\n", []string{"--mem=4G", "--mem-per-gpu=1G"}, nil, "--mem-per-gpu"},
+		// The anchor refused a directive's kind beside another on the
+		// command line, in either order, and two kinds from SBATCH_*.
+		{"#!/bin/sh\n#SBATCH --mem=1G\n", []string{"--mem-per-gpu=8G", "--gpus=1"}, nil, "--mem-per-gpu"},
+		{"#!/bin/sh\n#SBATCH --mem-per-gpu=8000\n", []string{"--mem=4G", "--gpus=1"}, nil, "--mem-per-gpu"},
+		{"#!/bin/sh\n", nil, map[string]string{"SBATCH_MEM_PER_NODE": "1G", "SBATCH_MEM_PER_CPU": "2G"}, "--mem-per-cpu"},
 	} {
-		_, err := Parse([]byte(tc.script), tc.args, nil, testOpts())
+		_, err := Parse([]byte(tc.script), tc.args, tc.env, testOpts())
 		var oe *OptionError
 		if !errors.As(err, &oe) || oe.Option != tc.option || !strings.Contains(err.Error(), "mutually exclusive") {
 			t.Errorf("%q %q: error %v; want mutually exclusive on %s", tc.script, tc.args, err, tc.option)
 		}
 	}
-	req = mustParse(t, "#!/bin/sh\n", []string{"--mem=0"}, nil, testOpts())
+	// A kind from the script or the command line wins over SBATCH_*'s,
+	// whatever the order they are read in (anchor: SBATCH_MEM_PER_GPU=1G
+	// with "#SBATCH --mem=0" and no GPU was taken, MinMemoryNode=0).
+	for _, tc := range []struct {
+		script string
+		args   []string
+		env    map[string]string
+		want   Memory
+		source string
+	}{
+		{"#!/bin/sh\n#SBATCH --mem=0\n", nil, map[string]string{"SBATCH_MEM_PER_GPU": "1G"}, Memory{Per: MemPerNode}, "#SBATCH line 2"},
+		{"#!/bin/sh\n#SBATCH --mem-per-cpu=2G\n", nil, map[string]string{"SBATCH_MEM_PER_GPU": "1G"}, Memory{Per: MemPerCPU, MB: 2048}, "#SBATCH line 2"},
+		{"#!/bin/sh\n", []string{"--mem=1G"}, map[string]string{"SBATCH_MEM_PER_CPU": "2G"}, Memory{Per: MemPerNode, MB: 1024}, SourceCLI},
+		{"#!/bin/sh\n#SBATCH --mem=1G\n", nil, map[string]string{"SBATCH_MEM_PER_NODE": "2G"}, Memory{Per: MemPerNode, MB: 2048}, "SBATCH_MEM_PER_NODE"},
+	} {
+		req := mustParse(t, tc.script, tc.args, tc.env, testOpts())
+		if req.Mem != tc.want || req.Sources["mem"] != tc.source {
+			t.Errorf("%q %q %v: memory %+v from %q, want %+v from %q", tc.script, tc.args, tc.env, req.Mem, req.Sources["mem"], tc.want, tc.source)
+		}
+	}
+	req := mustParse(t, "#!/bin/sh\n", []string{"--mem=0"}, nil, testOpts())
 	if !req.Mem.AllOfNode() {
 		t.Errorf("--mem=0 must mean all memory: %+v", req.Mem)
 	}

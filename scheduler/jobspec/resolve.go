@@ -15,6 +15,9 @@ import (
 func (b *builder) finish(env map[string]string) error {
 	r := b.req
 	b.defaultName()
+	if err := b.resolveMem(); err != nil {
+		return err
+	}
 	if err := b.deriveNodes(); err != nil {
 		return err
 	}
