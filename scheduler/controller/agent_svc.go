@@ -155,10 +155,10 @@ func (s *agentService) Heartbeat(ctx context.Context, req *pb.HeartbeatRequest) 
 	}
 	if len(ds) > 0 {
 		if err := c.applyHealth(ctx, req.GetNode(), ds); err != nil {
-			// The agent sends the inputs again only as new events; the
-			// tracker already moved, so the next heartbeat's evaluation
-			// cannot repeat these decisions. Say so loudly.
-			c.log.Error("health decisions not applied", "node", req.GetNode(), "decisions", len(ds), "err", err)
+			// The agent sends the inputs again only as new events and
+			// the tracker already moved: the decisions wait for the
+			// node's next ones.
+			c.healthNotApplied(req.GetNode(), ds, err)
 		}
 	}
 	return resp, nil
@@ -176,7 +176,7 @@ func (c *Controller) heartbeat(ctx context.Context, req *pb.HeartbeatRequest) (*
 	}
 	now := c.now()
 	n.lastHeartbeat = now
-	ds := c.observeHeartbeatLocked(n, req, now)
+	ds := append(c.takePendingLocked(n.name), c.observeHeartbeatLocked(n, req, now)...)
 	resp := &pb.HeartbeatResponse{}
 	for _, r := range req.GetRunning() {
 		if why := c.unexpectedRunLocked(n, r); why != "" {

@@ -28,10 +28,43 @@ type healthState struct {
 	// drains are the times of automatic drains in the last hour, for the
 	// cluster-wide cap.
 	drains []time.Time
+	// pending are decisions by node whose commit failed: the tracker that
+	// made them has moved on and will not make them again, so they are
+	// applied again, first, with the node's next decisions.
+	pending map[string][]healthcheck.Decision
+}
+
+// maxPendingDecisions bounds the decisions kept for one node while its
+// commits fail; the oldest go first.
+const maxPendingDecisions = 256
+
+// takePendingLocked returns and forgets a node's decisions whose commit
+// failed (c.mu held).
+func (c *Controller) takePendingLocked(name string) []healthcheck.Decision {
+	ds := c.health.pending[name]
+	delete(c.health.pending, name)
+	return ds
+}
+
+// healthNotApplied keeps decisions whose commit failed for the node's
+// next ones; any other error (the caller gave up waiting) may still see
+// them committed, so they are not kept then.
+func (c *Controller) healthNotApplied(name string, ds []healthcheck.Decision, err error) {
+	c.log.Error("health decisions not applied", "node", name, "decisions", len(ds), "err", err)
+	if !errors.Is(err, ErrStore) || len(ds) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := append(c.health.pending[name], ds...)
+	if k := len(p) - maxPendingDecisions; k > 0 {
+		p = p[k:]
+	}
+	c.health.pending[name] = p
 }
 
 func newHealthState(c *Controller) (*healthState, error) {
-	h := &healthState{trackers: map[string]*healthcheck.Tracker{}}
+	h := &healthState{trackers: map[string]*healthcheck.Tracker{}, pending: map[string][]healthcheck.Decision{}}
 	if c.cfg.Health.Enabled {
 		if err := c.cfg.Health.Policy.Validate(); err != nil {
 			return nil, err

@@ -291,20 +291,25 @@ func holdsAny(j *job, node string, uuids map[string]bool) bool {
 }
 
 // evaluateHealthLocked advances every tracker's clock (silent devices
-// become unknown) and applies what that decides (c.mu held, in the writer).
-func (c *Controller) evaluateHealthLocked(now time.Time) ([]write, []func()) {
-	var ws []write
-	var afters []func()
+// become unknown) and applies what that decides, after the decisions of a
+// failed commit (c.mu held, in the writer); applied are the decisions by
+// node, kept again if this commit fails too.
+func (c *Controller) evaluateHealthLocked(now time.Time) (ws []write, afters []func(), applied map[string][]healthcheck.Decision) {
 	for _, name := range c.st.names {
-		tr := c.health.trackers[name]
-		if tr == nil {
+		ds := c.takePendingLocked(name)
+		if tr := c.health.trackers[name]; tr != nil {
+			ds = append(ds, tr.Evaluate(now)...)
+		}
+		if len(ds) == 0 {
 			continue
 		}
-		if ds := tr.Evaluate(now); len(ds) > 0 {
-			w, a := c.applyHealthLocked(c.st.nodes[name], ds)
-			ws = append(ws, w...)
-			afters = append(afters, a)
+		w, a := c.applyHealthLocked(c.st.nodes[name], ds)
+		ws = append(ws, w...)
+		afters = append(afters, a)
+		if applied == nil {
+			applied = map[string][]healthcheck.Decision{}
 		}
+		applied[name] = ds
 	}
-	return ws, afters
+	return ws, afters, applied
 }

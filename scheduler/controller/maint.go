@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
+	"github.com/parityhpc/parity/healthcheck"
 	"github.com/parityhpc/parity/scheduler/accounting"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/policy"
@@ -26,7 +29,8 @@ func (c *Controller) maintain(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.mutate(ctx, func() ([]write, func(), error) {
+	var health map[string][]healthcheck.Decision
+	err = c.mutate(ctx, func() ([]write, func(), error) {
 		ws := evWrites
 		var afters []func()
 		for _, name := range c.st.names {
@@ -45,7 +49,8 @@ func (c *Controller) maintain(ctx context.Context) error {
 		}
 		iw, ia := c.expireInteractiveLocked(now)
 		ws, afters = append(ws, iw...), append(afters, ia...)
-		hw, ha := c.evaluateHealthLocked(now)
+		hw, ha, applied := c.evaluateHealthLocked(now)
+		health = applied
 		rw, ra := c.reclaimLocked(now)
 		ws = append(append(ws, hw...), rw...)
 		afters = append(append(afters, ha...), ra...)
@@ -61,6 +66,12 @@ func (c *Controller) maintain(ctx context.Context) error {
 			}
 		}, nil
 	})
+	if err != nil {
+		for _, name := range slices.Sorted(maps.Keys(health)) {
+			c.healthNotApplied(name, health[name], err)
+		}
+	}
+	return err
 }
 
 // checkSilentLocked takes a node DOWN when its agent has been silent past
