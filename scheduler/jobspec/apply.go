@@ -144,10 +144,22 @@ func applyArray(b *builder, s setting) error {
 	return nil
 }
 
+// applyDependency keeps the text: sbatch passes --dependency on as given
+// and only the last value is checked (anchor: "#SBATCH -d bogus" with
+// --dependency=singleton on the command line was taken), in resolveDependency.
 func applyDependency(b *builder, s setting) error {
+	b.dependency = s
+	return nil
+}
+
+func (b *builder) resolveDependency() error {
+	s := b.dependency
+	if _, set := b.req.Sources["dependency"]; !set || s.spec == nil {
+		return nil // never given, or emptied later (--dependency=)
+	}
 	d, err := ParseDependency(s.value)
 	if err != nil {
-		return err
+		return optionErr(s, err)
 	}
 	b.req.Dependency = d
 	return nil

@@ -24,6 +24,10 @@ type setting struct {
 	level    int
 }
 
+// reasonNeedsValue is the error of an option left without its value: at
+// the end of a directive, sbatch takes the next directive's first word.
+const reasonNeedsValue = "requires a value"
+
 // Source levels, lowest precedence first.
 const (
 	levelDefault = iota
@@ -82,7 +86,7 @@ func longOption(words []string, table *optionTable) ([]setting, int, error) {
 	case requiredArg:
 		if !hasValue {
 			if len(words) < 2 {
-				return nil, 0, &OptionError{Option: s.name, Reason: "requires a value"}
+				return nil, 0, &OptionError{Option: s.name, Reason: reasonNeedsValue}
 			}
 			s.value, s.hasValue = words[1], true
 			return []setting{s}, 2, nil
@@ -109,7 +113,7 @@ func shortOptions(words []string, table *optionTable) ([]setting, int, error) {
 			return append(out, s), 1, nil
 		}
 		if len(words) < 2 {
-			return nil, 0, &OptionError{Option: s.name, Reason: "requires a value"}
+			return nil, 0, &OptionError{Option: s.name, Reason: reasonNeedsValue}
 		}
 		s.value, s.hasValue = words[1], true
 		return append(out, s), 2, nil

@@ -54,6 +54,8 @@ type builder struct {
 	opts *ParseOptions
 	// mem holds each memory option's last value until resolveMem.
 	mem map[MemPer]memSetting
+	// dependency is --dependency's last setting, parsed once all are read.
+	dependency setting
 }
 
 // warnf records a warning once: an option given in the script, an
@@ -240,12 +242,21 @@ func directiveSettings(script []byte, table *optionTable, req *Request) ([]setti
 	}
 	req.Warnings = append(req.Warnings, warnings...)
 	var out []setting
-	for _, d := range dirs {
+	for i, d := range dirs {
 		if len(d.Words) > 0 && (d.Words[0] == "hetjob" || d.Words[0] == "packjob") {
 			return nil, &DirectiveError{Line: d.Line, Text: d.Text, Option: d.Words[0], Reason: "heterogeneous jobs are not supported"}
 		}
 		source := d.Prefix + " line " + strconv.Itoa(d.Line)
 		sets, rest, err := getopt(d.Words, table, source, levelDirective)
+		if next := i + 1; valueMissing(err) && next < len(dirs) && len(dirs[next].Words) > 0 {
+			// sbatch 22.05 reads every directive's words as one argument
+			// list: an option ending one takes the next one's first word
+			// (anchor: "#SBATCH -A" then "#SBATCH --cpus-per-gpu=16"
+			// printed Account=--cpus-per-gpu=16).
+			words := append(slices.Clip(d.Words), dirs[next].Words[0])
+			dirs[next].Words = dirs[next].Words[1:]
+			sets, rest, err = getopt(words, table, source, levelDirective)
+		}
 		if err != nil {
 			var oe *OptionError
 			errors.As(err, &oe)
@@ -257,6 +268,11 @@ func directiveSettings(script []byte, table *optionTable, req *Request) ([]setti
 		out = append(out, sets...)
 	}
 	return out, nil
+}
+
+func valueMissing(err error) bool {
+	var oe *OptionError
+	return errors.As(err, &oe) && oe.Reason == reasonNeedsValue
 }
 
 // envSettings turns SBATCH_* variables into settings, in table order so the

@@ -18,6 +18,9 @@ func (b *builder) finish(env map[string]string) error {
 	if err := b.resolveMem(); err != nil {
 		return err
 	}
+	if err := b.resolveDependency(); err != nil {
+		return err
+	}
 	if err := b.deriveNodes(); err != nil {
 		return err
 	}
