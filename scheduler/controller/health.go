@@ -178,7 +178,7 @@ func (c *Controller) observeHeartbeatLocked(n *node, req *pb.HeartbeatRequest, n
 
 // gpuHealth fills a GPU's health fields for the API (c.mu held).
 func (c *Controller) gpuHealth(n *node, g *pb.GPU, now time.Time) {
-	g.HealthExempt = n.healthExempt[g.Uuid]
+	g.HealthExempt = n.Exempt[g.Uuid]
 	if _, ok := n.GPUDrain[g.Uuid]; ok {
 		g.DrainedBy = n.GPUDrainBy[g.Uuid]
 	}
@@ -191,25 +191,6 @@ func (c *Controller) gpuHealth(n *node, g *pb.GPU, now time.Time) {
 		return
 	}
 	g.Health, g.HealthReason, g.HealthHeld = st.Verdict.String(), st.Reason, st.Held
-}
-
-// exemptLocked marks devices exempt from (or subject to) health decisions:
-// an exempt device's decisions are logged, never applied (c.mu held).
-func (c *Controller) exemptLocked(n *node, uuids []string, exempt bool, ev *pb.Event) {
-	ev.Kind, ev.Verdict = EventHealth, "not exempt"
-	if exempt {
-		ev.Verdict = "exempt"
-	}
-	if n.healthExempt == nil {
-		n.healthExempt = map[string]bool{}
-	}
-	for _, u := range uuids {
-		if exempt {
-			n.healthExempt[u] = true
-		} else {
-			delete(n.healthExempt, u)
-		}
-	}
 }
 
 // adminResumeLocked clears the health policy's memory of devices an admin

@@ -84,10 +84,10 @@ func (c *Controller) applyHealthLocked(n *node, ds []healthcheck.Decision) ([]wr
 // exempt reports whether a decision concerns only exempt devices.
 func (a *healthApply) exempt(d healthcheck.Decision) bool {
 	if d.UUID != "" {
-		return a.n.healthExempt[d.UUID]
+		return a.n.Exempt[d.UUID]
 	}
 	conds := d.Evidence.Conditions
-	return len(conds) > 0 && !slices.ContainsFunc(conds, func(c gres.Condition) bool { return !a.n.healthExempt[c.UUID] })
+	return len(conds) > 0 && !slices.ContainsFunc(conds, func(c gres.Condition) bool { return !a.n.Exempt[c.UUID] })
 }
 
 func (a *healthApply) apply(d healthcheck.Decision) {

@@ -178,8 +178,13 @@ func (c *Controller) updateNodeLocked(n *node, state, reason string, devices []s
 		fields = map[string]string{"devices": strings.Join(uuids, ",")}
 		switch state {
 		case "EXEMPT", "UNEXEMPT":
-			ev := &pb.Event{Node: n.name, Actor: user, Reason: reason, Fields: fields}
-			c.exemptLocked(n, uuids, state == "EXEMPT", ev)
+			if _, err := c.applyLocked(cstate.ExemptGPUs{Node: n.name, By: user, Devices: uuids, Clear: state == "UNEXEMPT"}); err != nil {
+				return nil, nil, err
+			}
+			ev := &pb.Event{Kind: EventHealth, Node: n.name, Actor: user, Reason: reason, Verdict: "not exempt", Fields: fields}
+			if state == "EXEMPT" {
+				ev.Verdict = "exempt"
+			}
 			ws, err := c.nodeWrites(n, ev)
 			return ws, nil, err
 		case "DRAIN", "DOWN":

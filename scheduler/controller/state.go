@@ -94,11 +94,10 @@ type node struct {
 	// Node is the node's administrative state (drained, down, drained
 	// GPUs): the state machine's record, which only its commands change.
 	*cstate.Node
-	healthExempt map[string]bool // uuids whose health decisions are logged, not applied
-	jobs         map[core.JobID]struct{}
-	samples      map[string]gres.Sample
-	conditions   []gres.Condition
-	orders       *orderQueue
+	jobs       map[core.JobID]struct{}
+	samples    map[string]gres.Sample
+	conditions []gres.Condition
+	orders     *orderQueue
 }
 
 // state is everything the controller knows; guarded by Controller.mu.

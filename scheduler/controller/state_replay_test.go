@@ -104,8 +104,8 @@ func TestPreemptionSurvivesARestart(t *testing.T) {
 	}
 }
 
-// TestNodeStateMatchesTheStore: an operator's GPU drain, node drain and
-// down go through the state machine, and the node records the controller
+// TestNodeStateMatchesTheStore: an operator's GPU drain, node drain,
+// down and health exemption go through the state machine, and the node records the controller
 // loads from its store are the ones it ran (state.Machine.Dump lists
 // them), so a reload after a failed commit or a restart keeps them.
 func TestNodeStateMatchesTheStore(t *testing.T) {
@@ -118,6 +118,7 @@ func TestNodeStateMatchesTheStore(t *testing.T) {
 		{Nodes: "n1", State: "DRAIN", Reason: "fan"},
 		{Nodes: "n2", State: "DOWN", Reason: "psu"},
 		{Nodes: "n1", State: "UNDRAIN"},
+		{Nodes: "n1", State: "EXEMPT", Devices: []string{"2"}},
 	} {
 		if _, err := olga.UpdateNodes(ctx, req); err != nil {
 			t.Fatalf("%v: %v", req, err)
@@ -129,7 +130,7 @@ func TestNodeStateMatchesTheStore(t *testing.T) {
 		return h.c.st.m.Dump()
 	}
 	live := dump()
-	for _, want := range []string{`node n1 up at=`, `gpu-drain=GPU-n1-0:"xid 79":olga`, `node n2 down reason="psu" by=olga`} {
+	for _, want := range []string{`node n1 up at=`, `gpu-drain=GPU-n1-0:"xid 79":olga`, `node n2 down reason="psu" by=olga`, `exempt=GPU-n1-2`} {
 		if !strings.Contains(live, want) {
 			t.Errorf("the machine's nodes lack %q:\n%s", want, live)
 		}

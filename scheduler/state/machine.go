@@ -179,6 +179,8 @@ func (m *Machine[R]) Apply(cmd Command, now time.Time) ([]Effect, error) {
 		return m.setNode(c, now)
 	case DrainGPUs:
 		return m.drainGPUs(c)
+	case ExemptGPUs:
+		return m.exemptGPUs(c)
 	case HealthDrain:
 		return m.healthDrain(c, now)
 	case HealthResume:

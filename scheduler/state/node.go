@@ -23,6 +23,8 @@ type Node struct {
 	ReasonTime  time.Time
 	GPUDrain    map[string]string // uuid → reason
 	GPUDrainBy  map[string]string // uuid → who drained it (a user, or ActorHealth)
+	// Exempt are GPUs whose health decisions are logged, not applied.
+	Exempt map[string]bool
 }
 
 // NodeState is what SetNode makes of a node.
@@ -78,7 +80,16 @@ type HealthResume struct{ Node, Device string }
 // operator resumes it (its reason says so).
 type HealthHold struct{ Node, Device, Reason string }
 
+// ExemptGPUs exempts GPUs of one node from the health policy's decisions
+// (they are logged, not applied), or with Clear ends the exemption.
+type ExemptGPUs struct {
+	Node, By string
+	Devices  []string
+	Clear    bool
+}
+
 func (SetNode) command()      {}
+func (ExemptGPUs) command()   {}
 func (DrainGPUs) command()    {}
 func (HealthDrain) command()  {}
 func (HealthResume) command() {}
@@ -199,6 +210,27 @@ func (m *Machine[R]) drainGPUs(c DrainGPUs) ([]Effect, error) {
 	return []Effect{NodeLogged{Kind: KindDrain, Node: n.Name, Actor: c.By, Reason: c.Reason, Devices: c.Devices}}, nil
 }
 
+func (m *Machine[R]) exemptGPUs(c ExemptGPUs) ([]Effect, error) {
+	n, err := m.node(c.Node)
+	if err != nil {
+		return nil, err
+	}
+	if len(c.Devices) == 0 {
+		return nil, refuse(ErrInvalid, "devices: name the GPUs to exempt from health decisions")
+	}
+	if n.Exempt == nil {
+		n.Exempt = map[string]bool{}
+	}
+	for _, u := range c.Devices {
+		if c.Clear {
+			delete(n.Exempt, u)
+		} else {
+			n.Exempt[u] = true
+		}
+	}
+	return nil, nil
+}
+
 func (n *Node) drainGPU(uuid, reason, by string) {
 	if n.GPUDrain == nil {
 		n.GPUDrain = map[string]string{}
@@ -304,6 +336,9 @@ func (m *Machine[R]) dumpNodes(b *strings.Builder) {
 		}
 		for _, u := range slices.Sorted(maps.Keys(n.GPUDrain)) {
 			fmt.Fprintf(b, " gpu-drain=%s:%q:%s", u, n.GPUDrain[u], n.GPUDrainBy[u])
+		}
+		for _, u := range slices.Sorted(maps.Keys(n.Exempt)) {
+			b.WriteString(" exempt=" + u)
 		}
 		b.WriteString("\n")
 	}

@@ -274,6 +274,8 @@ func parseCommand(verb string, a args) (Command, error) {
 		return SetNode{Node: a.get("node"), By: a.get("by"), Reason: a.get("reason"), State: NodeState(a.get("state")), IfUp: a.has("if-up")}, nil
 	case "drain-gpus":
 		return DrainGPUs{Node: a.get("node"), By: a.get("by"), Reason: a.get("reason"), Devices: splitList(a.get("devices")), Resume: a.has("resume")}, nil
+	case "exempt":
+		return ExemptGPUs{Node: a.get("node"), By: a.get("by"), Devices: splitList(a.get("devices")), Clear: a.has("clear")}, nil
 	case "health-drain":
 		return HealthDrain{Node: a.get("node"), Device: a.get("device"), Reason: a.get("reason"), Capped: a.has("capped")}, nil
 	case "health-resume":
