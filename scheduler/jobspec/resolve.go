@@ -114,6 +114,20 @@ func (b *builder) deriveTasks() {
 	r.NTasks, r.Sources["ntasks"] = nodes, SourceDefault
 }
 
+// taskCountForGRES is the task count --gpus-per-task may rely on: -n, or
+// one sbatch 22.05 derives from a fixed node count (-N 2, -N 1 with
+// --ntasks-per-node=2, or --ntasks-per-node alone on one node); with a node
+// range (-N 1-2) there is none. Each was seen on the anchor: --gpus-per-task=1
+// with -N 2 was taken with NumTasks=2, with -N 1-2 or nothing else refused.
+func (b *builder) taskCountForGRES() int {
+	r := b.req
+	fixed := r.Nodes.Max == r.Nodes.Min
+	if r.Explicit("ntasks") || fixed && (r.NTasksPerNode > 0 || r.Explicit("nodes")) {
+		return r.NTasks
+	}
+	return 0
+}
+
 // optionField maps an option named in a gres error to its Sources key.
 func optionField(option string) string {
 	switch option {
@@ -127,11 +141,7 @@ func optionField(option string) string {
 
 func (b *builder) resolveGRES() error {
 	r := b.req
-	ntasks := 0
-	if r.Explicit("ntasks") || isDerived(r.Sources["ntasks"]) && r.NTasksPerNode > 0 {
-		ntasks = r.NTasks
-	}
-	jr, err := gres.ParseFlags(gres.Flags{GRES: r.GPU.GRES, GPUs: r.GPU.GPUs, GPUsPerNode: r.GPU.GPUsPerNode, GPUsPerTask: r.GPU.GPUsPerTask}, ntasks)
+	jr, err := gres.ParseFlags(gres.Flags{GRES: r.GPU.GRES, GPUs: r.GPU.GPUs, GPUsPerNode: r.GPU.GPUsPerNode, GPUsPerTask: r.GPU.GPUsPerTask}, b.taskCountForGRES())
 	if err != nil {
 		oe := &OptionError{Err: err}
 		var se *gres.SyntaxError
@@ -167,8 +177,9 @@ func (b *builder) validate() error {
 			return conflict("--ntasks-per-gpu", v, "ntasksPerGpu", "cannot be used with --gpus-per-socket")
 		case r.NTasksPerNode > 0:
 			return conflict("--ntasks-per-gpu", v, "ntasksPerGpu", "cannot be used with --ntasks-per-node")
-		case !r.GPU.asksGPUs() && !r.Explicit("nodes") && !r.Explicit("ntasks"):
-			return conflict("--ntasks-per-gpu", v, "ntasksPerGpu", "needs a GPU request (--gpus, --gres=gpu, --gpus-per-node...) or a node or task count (-N, -n)")
+		case !r.GPU.asksGPUs() && !(r.Explicit("nodes") && r.Nodes.Max == r.Nodes.Min) && !r.Explicit("ntasks"):
+			// A node range is no count here (anchor: -N 2 taken, -N 2-4 refused).
+			return conflict("--ntasks-per-gpu", v, "ntasksPerGpu", "needs a GPU request (--gpus, --gres=gpu, --gpus-per-node...) or a fixed node or task count (-N, -n)")
 		}
 	}
 	if r.GPU.GPUsPerSocket != "" && r.Extra["sockets-per-node"] == "" {
