@@ -51,7 +51,10 @@ func (s *agentService) Register(ctx context.Context, req *pb.RegisterRequest) (*
 		}
 		now := c.now()
 		ev := &pb.Event{Kind: EventRegister, Node: n.name, Actor: "agent:" + n.name, Fields: map[string]string{"version": req.GetAgentVersion()}}
-		if err := n.setInventory(&inv); err != nil {
+		if _, err := c.applyLocked(cstate.Register{Node: n.name, Inventory: &inv}); err != nil {
+			return nil, nil, err
+		}
+		if err := n.deriveShape(); err != nil {
 			ev.Verdict = "inventory unusable: " + err.Error()
 			c.log.Warn("node inventory unusable", "node", n.name, "err", err)
 		}

@@ -223,8 +223,8 @@ func (n *node) deviceDrained(uuid string) bool {
 	if _, ok := n.GPUDrain[uuid]; ok {
 		return true
 	}
-	if n.inv != nil {
-		if d, ok := n.inv.Device(uuid); ok && d.Parent != "" {
+	if n.Inventory != nil {
+		if d, ok := n.Inventory.Device(uuid); ok && d.Parent != "" {
 			_, ok := n.GPUDrain[d.Parent]
 			return ok
 		}
@@ -239,8 +239,8 @@ func (n *node) drainedDevices() []string {
 		return nil
 	}
 	var out []string
-	if n.inv != nil {
-		for _, d := range n.inv.Devices {
+	if n.Inventory != nil {
+		for _, d := range n.Inventory.Devices {
 			if n.deviceDrained(d.UUID) {
 				out = append(out, d.UUID)
 			}

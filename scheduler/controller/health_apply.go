@@ -271,8 +271,8 @@ func (a *healthApply) requeueJobs(d healthcheck.Decision) {
 // compute partitions): a job on a slice of a failed GPU goes with it.
 func affectedDevices(n *node, uuid string) map[string]bool {
 	out := map[string]bool{uuid: true}
-	if n.inv != nil {
-		for _, dev := range n.inv.Devices {
+	if n.Inventory != nil {
+		for _, dev := range n.Inventory.Devices {
 			if dev.Parent == uuid {
 				out[dev.UUID] = true
 			}

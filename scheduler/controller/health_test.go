@@ -307,8 +307,8 @@ func TestHealthDrainSurvivesRestartAndStillNeedsDiagnosis(t *testing.T) {
 }
 
 func TestJobsOnASliceOfAFailedGPUAreAffected(t *testing.T) {
-	n := &node{name: "n1", Node: &cstate.Node{Name: "n1"}, inv: &gres.Inventory{Devices: []gres.Device{
-		{UUID: "GPU-a"}, {UUID: "MIG-a0", Parent: "GPU-a"}, {UUID: "MIG-a1", Parent: "GPU-a"}, {UUID: "GPU-b"}, {UUID: "MIG-b0", Parent: "GPU-b"}}}}
+	n := &node{name: "n1", Node: &cstate.Node{Name: "n1", Inventory: &gres.Inventory{Devices: []gres.Device{
+		{UUID: "GPU-a"}, {UUID: "MIG-a0", Parent: "GPU-a"}, {UUID: "MIG-a1", Parent: "GPU-a"}, {UUID: "GPU-b"}, {UUID: "MIG-b0", Parent: "GPU-b"}}}}}
 	jobOn := func(node string, devs ...string) *job {
 		return &job{Job: cstate.Job{Core: core.Job{Alloc: []core.NodeAlloc{{Node: node, Devices: devs}}}}}
 	}

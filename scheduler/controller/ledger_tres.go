@@ -107,9 +107,9 @@ func (c *Controller) allocTRESLocked(j *job) accounting.TRES {
 // the node set is configured with, else the single type the job asked for.
 func (c *Controller) deviceTypeLocked(nodeName, uuid string, j *job) string {
 	if n := c.st.nodes[nodeName]; n != nil {
-		if n.inv != nil {
-			for i := range n.inv.Devices {
-				if d := &n.inv.Devices[i]; d.UUID == uuid {
+		if n.Inventory != nil {
+			for i := range n.Inventory.Devices {
+				if d := &n.Inventory.Devices[i]; d.UUID == uuid {
 					return d.Type
 				}
 			}

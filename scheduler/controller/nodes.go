@@ -5,18 +5,21 @@ import (
 	"sync"
 	"time"
 
-	"github.com/parityhpc/parity/gres"
 	"github.com/parityhpc/parity/scheduler/api"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/core"
 )
 
-// setInventory records what the node's agent discovered and derives the
-// shape the scheduler places on. An inventory the core cannot use leaves
-// the node without a shape (it takes no jobs) rather than failing.
-func (n *node) setInventory(inv *gres.Inventory) error {
-	n.inv = inv
-	cn, err := core.NodeFromInventory(n.name, *inv, n.spec.Features...)
+// deriveShape derives the shape the scheduler places on from the
+// inventory the node's agent registered (the state machine's record). An
+// inventory the core cannot use leaves the node without a shape (it takes
+// no jobs) rather than failing.
+func (n *node) deriveShape() error {
+	if n.Inventory == nil {
+		n.hasShape = false
+		return nil
+	}
+	cn, err := core.NodeFromInventory(n.name, *n.Inventory, n.spec.Features...)
 	if err != nil {
 		n.hasShape = false
 		return err
@@ -84,13 +87,13 @@ func (c *Controller) nodeProto(n *node) *pb.Node {
 		p.Jobs = append(p.Jobs, uint64(id))
 	}
 	slices.Sort(p.Jobs)
-	if n.inv != nil && n.inv.Host != nil && n.inv.Host.Sockets > 0 && n.inv.Host.Cores > 0 {
-		h := n.inv.Host
+	if n.Inventory != nil && n.Inventory.Host != nil && n.Inventory.Host.Sockets > 0 && n.Inventory.Host.Cores > 0 {
+		h := n.Inventory.Host
 		p.Sockets, p.CoresPerSocket = int32(h.Sockets), int32(max(h.Cores/h.Sockets, 1))
 		p.ThreadsPerCore = int32(max(h.CPUs.Count()/h.Cores, 1))
 	}
-	if n.inv != nil {
-		for _, d := range n.inv.Devices {
+	if n.Inventory != nil {
+		for _, d := range n.Inventory.Devices {
 			g := &pb.GPU{Uuid: d.UUID, Type: d.Type, Index: int32(d.Index), State: "idle", Parent: d.Parent}
 			if r, ok := n.GPUDrain[d.UUID]; ok {
 				g.State, g.DrainReason = "drain", r

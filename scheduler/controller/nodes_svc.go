@@ -95,8 +95,8 @@ func (s *nodesService) Get(ctx context.Context, req *pb.GetNodeRequest) (*pb.Nod
 		return nil, status.Errorf(codes.NotFound, "node %q not found", req.GetName())
 	}
 	p := c.nodeProto(n)
-	if req.GetInventory() && n.inv != nil {
-		p.Inventory = api.InventoryToProto(*n.inv)
+	if req.GetInventory() && n.Inventory != nil {
+		p.Inventory = api.InventoryToProto(*n.Inventory)
 	}
 	return p, nil
 }
@@ -240,13 +240,13 @@ func (c *Controller) nodeWrites(n *node, ev *pb.Event) ([]write, error) {
 
 // resolveDevices maps UUIDs or local indices to the node's device UUIDs.
 func resolveDevices(n *node, devices []string) ([]string, error) {
-	if n.inv == nil {
+	if n.Inventory == nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "node %s has not reported its devices yet", n.name)
 	}
 	var out []string
 	for _, d := range devices {
 		found := ""
-		for _, dev := range n.inv.Devices {
+		for _, dev := range n.Inventory.Devices {
 			if dev.UUID == d || strconv.Itoa(dev.Index) == d && dev.Parent == "" {
 				found = dev.UUID
 				break

@@ -85,7 +85,6 @@ type heldResources struct {
 type node struct {
 	name     string
 	spec     config.NodeSet
-	inv      *gres.Inventory
 	core     core.Node // Shape and DeviceUUIDs from the last inventory
 	hasShape bool
 	// registered is set once the agent registered since this controller started.

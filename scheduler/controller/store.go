@@ -139,7 +139,7 @@ type nodeRecord struct {
 
 func (n *node) write() (write, error) {
 	b, err := json.Marshal(nodeRecord{Drain: n.Drain, Down: n.Down, Reason: n.Reason, ReasonUser: n.ReasonUser,
-		ReasonTime: n.ReasonTime, GPUDrain: n.GPUDrain, GPUDrainBy: n.GPUDrainBy, Exempt: n.Exempt, Inventory: n.inv})
+		ReasonTime: n.ReasonTime, GPUDrain: n.GPUDrain, GPUDrainBy: n.GPUDrainBy, Exempt: n.Exempt, Inventory: n.Inventory})
 	if err != nil {
 		return write{}, fmt.Errorf("controller: encode node %s: %w", n.name, err)
 	}
@@ -200,12 +200,11 @@ func (s *store) load(st *state, nodes func(name string) *node) error {
 				return fmt.Errorf("node %s: %w", k, err)
 			}
 			if err := st.m.RestoreNode(cstate.Node{Name: n.name, Drain: rec.Drain, Down: rec.Down, Reason: rec.Reason, ReasonUser: rec.ReasonUser,
-				ReasonTime: rec.ReasonTime, GPUDrain: rec.GPUDrain, GPUDrainBy: rec.GPUDrainBy, Exempt: rec.Exempt}); err != nil {
+				ReasonTime: rec.ReasonTime, GPUDrain: rec.GPUDrain, GPUDrainBy: rec.GPUDrainBy, Exempt: rec.Exempt, Inventory: rec.Inventory}); err != nil {
 				return err
 			}
-			if rec.Inventory != nil {
-				n.setInventory(rec.Inventory)
-			}
+			// An unusable inventory was logged when it was registered.
+			_ = n.deriveShape()
 			return nil
 		})
 		if err != nil {

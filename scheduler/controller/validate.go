@@ -296,15 +296,15 @@ func (c *Controller) computeCaps(part *config.Partition) partCaps {
 		gpus, cpus, mem := 0, n.spec.CPUs, n.spec.MemoryMB
 		types := map[string]int{}
 		switch {
-		case n.inv != nil:
-			for _, d := range n.inv.Devices {
+		case n.Inventory != nil:
+			for _, d := range n.Inventory.Devices {
 				if d.Parent == "" {
 					gpus++
 				}
 				types[d.Type]++
 			}
-			if n.inv.Host != nil {
-				cpus, mem = n.inv.Host.CPUs.Count(), int64(n.inv.Host.MemoryBytes>>20)
+			if n.Inventory.Host != nil {
+				cpus, mem = n.Inventory.Host.CPUs.Count(), int64(n.Inventory.Host.MemoryBytes>>20)
 			}
 		case n.spec.GPUs > 0 || n.spec.CPUs > 0:
 			gpus = n.spec.GPUs

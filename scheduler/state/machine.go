@@ -175,6 +175,8 @@ func (m *Machine[R]) Apply(cmd Command, now time.Time) ([]Effect, error) {
 		return m.start(c, now)
 	case End:
 		return m.end(c, now)
+	case Register:
+		return m.register(c)
 	case SetNode:
 		return m.setNode(c, now)
 	case DrainGPUs:

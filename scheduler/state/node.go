@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/parityhpc/parity/gres"
 )
 
 // ActorHealth is who the health policy acts as in node reasons and the
@@ -25,6 +27,8 @@ type Node struct {
 	GPUDrainBy  map[string]string // uuid → who drained it (a user, or ActorHealth)
 	// Exempt are GPUs whose health decisions are logged, not applied.
 	Exempt map[string]bool
+	// Inventory is what the node's agent last registered; nil before.
+	Inventory *gres.Inventory
 }
 
 // NodeState is what SetNode makes of a node.
@@ -88,6 +92,15 @@ type ExemptGPUs struct {
 	Clear    bool
 }
 
+// Register records the inventory a node's agent registered with (what
+// its drivers discovered). Liveness (heartbeats) is not state: it is what
+// a replica sees, not what the cluster decided.
+type Register struct {
+	Node      string
+	Inventory *gres.Inventory
+}
+
+func (Register) command()     {}
 func (SetNode) command()      {}
 func (ExemptGPUs) command()   {}
 func (DrainGPUs) command()    {}
@@ -208,6 +221,18 @@ func (m *Machine[R]) drainGPUs(c DrainGPUs) ([]Effect, error) {
 		n.drainGPU(u, c.Reason, c.By)
 	}
 	return []Effect{NodeLogged{Kind: KindDrain, Node: n.Name, Actor: c.By, Reason: c.Reason, Devices: c.Devices}}, nil
+}
+
+func (m *Machine[R]) register(c Register) ([]Effect, error) {
+	n, err := m.node(c.Node)
+	if err != nil {
+		return nil, err
+	}
+	if c.Inventory == nil {
+		return nil, refuse(ErrInvalid, fmt.Sprintf("register %s: no inventory", c.Node))
+	}
+	n.Inventory = c.Inventory
+	return nil, nil
 }
 
 func (m *Machine[R]) exemptGPUs(c ExemptGPUs) ([]Effect, error) {
@@ -339,6 +364,13 @@ func (m *Machine[R]) dumpNodes(b *strings.Builder) {
 		}
 		for _, u := range slices.Sorted(maps.Keys(n.Exempt)) {
 			b.WriteString(" exempt=" + u)
+		}
+		if n.Inventory != nil {
+			uuids := make([]string, len(n.Inventory.Devices))
+			for i, d := range n.Inventory.Devices {
+				uuids[i] = d.UUID
+			}
+			b.WriteString(" devices=" + strings.Join(uuids, ","))
 		}
 		b.WriteString("\n")
 	}

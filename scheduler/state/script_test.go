@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parityhpc/parity/gres"
 	"github.com/parityhpc/parity/scheduler/core"
 	"github.com/parityhpc/parity/topology"
 )
@@ -274,6 +275,15 @@ func parseCommand(verb string, a args) (Command, error) {
 		return SetNode{Node: a.get("node"), By: a.get("by"), Reason: a.get("reason"), State: NodeState(a.get("state")), IfUp: a.has("if-up")}, nil
 	case "drain-gpus":
 		return DrainGPUs{Node: a.get("node"), By: a.get("by"), Reason: a.get("reason"), Devices: splitList(a.get("devices")), Resume: a.has("resume")}, nil
+	case "register":
+		inv := &gres.Inventory{}
+		for _, u := range splitList(a.get("devices")) {
+			inv.Devices = append(inv.Devices, gres.Device{UUID: u})
+		}
+		if a.has("none") {
+			inv = nil
+		}
+		return Register{Node: a.get("node"), Inventory: inv}, nil
 	case "exempt":
 		return ExemptGPUs{Node: a.get("node"), By: a.get("by"), Devices: splitList(a.get("devices")), Clear: a.has("clear")}, nil
 	case "health-drain":
