@@ -91,19 +91,6 @@ func (c *Controller) resolveSpec(user string, s *pb.JobSpec, capsOf func(*config
 	return notes, nil
 }
 
-// withAccounting reports a cluster that defines accounts or QOS of its
-// own: Slurm with slurmdbd, whose scontrol and squeue show the account and
-// QOS a job was given; without, they show only what was asked for.
-func withAccounting(cfg *config.Cluster) bool {
-	return len(cfg.Accounts) > 0 || !noQOSDefined(cfg)
-}
-
-// noQOSDefined reports a configuration with no qos section: only the
-// implicit default QOS exists.
-func noQOSDefined(cfg *config.Cluster) bool {
-	return len(cfg.QOS) == 1 && cfg.QOS[0].Name == config.DefaultQOS
-}
-
 // partitionList is the job's partitions: the list field, else the
 // partition field split at commas (older clients send "a,b" there), else
 // the cluster's default; an unknown name is refused and a repeated one
@@ -181,59 +168,6 @@ func checkInPartition(cfg *config.Cluster, s *pb.JobSpec, part *config.Partition
 		return nil
 	}
 	return checkGRES(s, part, caps)
-}
-
-func (c *Controller) resolveAccount(user string, s *pb.JobSpec) error {
-	if len(c.cfg.Accounts) == 0 {
-		// No associations: Slurm without accounting keeps an account only
-		// where one was asked for, so the spec stays as submitted (a
-		// defaulted one is shown as (null)); coreJob charges the default.
-		if s.GetAccount() == "" && withAccounting(c.cfg) {
-			s.Account = config.DefaultAccount
-		}
-		return nil
-	}
-	// The user's account list is built only for an error: this runs on
-	// every submission.
-	if s.GetAccount() == "" {
-		first, ok := firstUserAccount(c.cfg, user)
-		if !ok {
-			return status.Errorf(codes.InvalidArgument, "--account: invalid account or account/partition combination specified: user %s belongs to no account", user)
-		}
-		s.Account = first
-		return nil
-	}
-	if !userInAccount(c.cfg, user, s.GetAccount()) {
-		return invalid("--account", s.GetAccount(), "invalid account or account/partition combination specified (user %s may use: %s)", user, strings.Join(c.cfg.UserAccounts(user), ", "))
-	}
-	return nil
-}
-
-// firstUserAccount is UserAccounts(user)[0] without building the list.
-func firstUserAccount(cfg *config.Cluster, user string) (string, bool) {
-	for _, a := range cfg.Accounts {
-		for _, u := range a.Users {
-			if u.Name == user {
-				return a.Name, true
-			}
-		}
-	}
-	return "", false
-}
-
-// userInAccount reports whether account is among UserAccounts(user).
-func userInAccount(cfg *config.Cluster, user, account string) bool {
-	for _, a := range cfg.Accounts {
-		if a.Name != account {
-			continue
-		}
-		for _, u := range a.Users {
-			if u.Name == user {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func partitionNames(cfg *config.Cluster) string {
