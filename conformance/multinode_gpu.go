@@ -28,6 +28,15 @@ func (e *Env) nodeGPUs(j *pb.Job, node string) []gres.Device {
 	return out
 }
 
+// nodeGPUIndexes are the indexes of the job's GPUs on node, ascending.
+func (e *Env) nodeGPUIndexes(j *pb.Job, node string) []int {
+	var out []int
+	for _, d := range e.nodeGPUs(j, node) {
+		out = append(out, d.Index)
+	}
+	return out
+}
+
 // openedGPUs is which of node's GPUs a task could open every file of, and
 // the node's GPU files it reached that are not those (neither EPERM).
 func (e *Env) openedGPUs(t taskProbe, node string) (opened []int, leaks []string) {
@@ -72,8 +81,8 @@ func specStepGPUs(e *Env) {
 	var counts []string
 	for node, ts := range p.byNode() {
 		var want []string
-		for _, d := range e.nodeGPUs(j, node) {
-			want = append(want, strconv.Itoa(d.Index))
+		for _, i := range e.nodeGPUIndexes(j, node) {
+			want = append(want, strconv.Itoa(i))
 		}
 		counts = append(counts, strconv.Itoa(len(want)))
 		for _, t := range ts {
@@ -118,10 +127,7 @@ func specGPUsPerTaskCover(e *Env) {
 			got = append(got, opened...)
 		}
 		slices.Sort(got)
-		var want []int
-		for _, d := range e.nodeGPUs(j, node) {
-			want = append(want, d.Index)
-		}
+		want := e.nodeGPUIndexes(j, node)
 		e.Expect(got).To(gm.Equal(want), "GPUs the %d tasks on %s opened, together, against the job's GPUs there", len(ts), node)
 	}
 	e.Observe("cover", "job's GPUs once each")

@@ -67,10 +67,7 @@ func specStepDevicesSubset(e *Env) {
 	for _, t := range p.tasks {
 		node := t.Env["SLURMD_NODENAME"]
 		opened, leaks := e.openedGPUs(t, node)
-		var want []int
-		for _, d := range e.nodeGPUs(j, node) {
-			want = append(want, d.Index)
-		}
+		want := e.nodeGPUIndexes(j, node)
 		e.Expect(leaks).To(gm.BeEmpty(), "task %d on %s: GPU files neither fully open nor EPERM", t.Task, node)
 		e.Expect(opened).To(gm.Equal(want), "GPUs task %d on %s opened, against the job's there", t.Task, node)
 	}
@@ -83,10 +80,7 @@ func specStepGPUsPerNode(e *Env) {
 	for _, t := range p.tasks {
 		node := t.Env["SLURMD_NODENAME"]
 		opened, leaks := e.openedGPUs(t, node)
-		var job []int
-		for _, d := range e.nodeGPUs(j, node) {
-			job = append(job, d.Index)
-		}
+		job := e.nodeGPUIndexes(j, node)
 		e.Expect(leaks).To(gm.BeEmpty(), "task %d on %s: GPU files neither fully open nor EPERM", t.Task, node)
 		e.Expect(opened).To(gm.HaveLen(1), "GPUs task %d on %s opened with --gpus-per-node=1", t.Task, node)
 		e.Expect(job).To(gm.ContainElements(opened), "the GPU task %d opened is one of the job's on %s", t.Task, node)
