@@ -135,6 +135,7 @@ func TestBrokenVendorTurnsItsColumnRed(t *testing.T) {
 			}
 		}
 	}
+	checkFailureEvidence(t, status[reports.Key{ID: "isolation/visible-devices", Vendor: broken}])
 	p := status[reports.Key{ID: reports.ParityID("isolation/visible-devices")}]
 	if p.Status != reports.StatusFailed || !strings.Contains(p.Reason, broken) {
 		t.Errorf("parity of visible-devices: %s (%s), want failed naming %s", p.Status, p.Reason, broken)
@@ -145,5 +146,37 @@ func TestBrokenVendorTurnsItsColumnRed(t *testing.T) {
 	}
 	if !strings.Contains(matrix.String(), "FAIL isolation/visible-devices ["+broken+"]") {
 		t.Errorf("the matrix does not name the failing spec and vendor:\n%s", matrix.String())
+	}
+}
+
+// checkFailureEvidence requires what an operator needs to understand a
+// failure without rerunning it: the command that submitted the job, the
+// environment it started with, the device files it tried and what each
+// open gave, and the decision-log records naming the job.
+func checkFailureEvidence(t *testing.T, res reports.SpecResult) {
+	t.Helper()
+	byKind := map[string]string{}
+	devices := 0
+	for _, ev := range res.Evidence {
+		byKind[ev.Kind] += ev.Text + "\n"
+		if ev.Kind == "env" {
+			devices += len(ev.Data)
+		}
+	}
+	for _, want := range []struct{ kind, text string }{
+		{"failure", "in a job holding"},
+		{"command", "sbatch --job-name=conform-inspect"},
+		{"command", "--gres=gpu:"},
+		{"command", "--- script ---"},
+		{"env", "SLURM_JOB_ID="},
+		{"decisions", " start "},
+		{"decisions", " end "},
+	} {
+		if !strings.Contains(byKind[want.kind], want.text) {
+			t.Errorf("%s [%s]: the %q evidence does not contain %q; evidence:\n%v", res.ID, res.Vendor, want.kind, want.text, res.Evidence)
+		}
+	}
+	if devices == 0 {
+		t.Errorf("%s [%s]: no device file and its open result in the evidence: %v", res.ID, res.Vendor, res.Evidence)
 	}
 }

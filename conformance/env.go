@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -120,6 +119,7 @@ func (e *Env) Spec(s JobShape) *pb.JobSpec {
 		Script: "#!/bin/sh\n" + s.Script + "\n", Env: map[string]string{"PATH": "/usr/local/bin:/usr/bin:/bin"}}
 	if work, err := e.Target.WorkDir(); err == nil { // else the cluster's defaults; specs reading output skip
 		spec.Workdir, spec.Output = work, filepath.Join(work, "conform-%j.out")
+		spec.Script = "#!/bin/sh\n" + envDump + "\n" + s.Script + "\n"
 	}
 	if s.GPUs > 0 {
 		spec.Gres = api.GRESToProto(gres.JobRequest{PerNode: gres.Requests{{Name: "gpu", Type: e.Vendor.GPUType, Count: int64(s.GPUs)}}})
@@ -268,33 +268,6 @@ func describeJob(j *pb.Job) string {
 		s += " alloc=[" + strings.Join(allocs, "; ") + "]"
 	}
 	return s
-}
-
-// jobEvidence summarises the spec's jobs (record and output head) for a
-// failing result.
-func (e *Env) jobEvidence() []reports.Evidence {
-	e.rec.mu.Lock()
-	ids := append([]uint64(nil), e.rec.jobs...)
-	e.rec.mu.Unlock()
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	var out []reports.Evidence
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	work, werr := e.Target.WorkDir()
-	for _, id := range ids {
-		j, err := e.Admin.GetJob(ctx, id, false)
-		text := describeJob(j)
-		if err != nil {
-			text = fmt.Sprintf("job %d: %s", id, client.Message(err))
-		}
-		if werr == nil {
-			if b, err := os.ReadFile(filepath.Join(work, fmt.Sprintf("conform-%d.out", id))); err == nil && len(b) > 0 {
-				text += "\n--- output ---\n" + truncateText(string(b), 2000)
-			}
-		}
-		out = append(out, reports.Evidence{Kind: "job", Text: text})
-	}
-	return out
 }
 
 func truncateText(s string, n int) string {
