@@ -43,11 +43,6 @@ func knownVendorNames() map[string][]string {
 		"scheduler/agent/telemetry/collector.go": {"dcgm"},
 		"conformance/telemetry.go":               {"dcgm"},
 
-		// Debt for the registry step: the agent's --dcgm flag and the
-		// NVIDIA driver's DCGM options it builds, which move into the
-		// nvidia driver's configuration block.
-		"cmd/parity/agent.go":      {"dcgm", "nvidia"},
-		"cmd/parity/agent_dcgm.go": {"dcgm", "nvidia"},
 		// Debt for the registry step: help texts that list the in-tree
 		// vendors and their simulated backends by name, and `parity
 		// devices`, which builds each in-tree driver by hand; both read

@@ -36,7 +36,7 @@ import (
 func newAgentCmd() *cobra.Command {
 	var (
 		addr, token, tokenFile, ca, node, spool, cgroupRoot, metricsAddr string
-		logLevel, simName, simRoot, checkScript, simLab, simNode, dcgm   string
+		logLevel, simName, simRoot, checkScript, simLab, simNode         string
 		seed                                                             int64
 		noIsolation                                                      bool
 		killWait, sampleEvery                                            time.Duration
@@ -50,7 +50,8 @@ a cgroup with the allocated CPUs, a memory limit and a device allow-list
 (every other GPU's device node gives EPERM). Jobs run under the node's job
 supervisor (parity-shim, one process for all of them), so an agent restart
 re-attaches to them and still reports their real exit codes.
-Device telemetry is served on --metrics-addr under dcgm-exporter's names.
+Device telemetry is served on --metrics-addr under the standard GPU exporter's
+metric names, so existing dashboards read every vendor's devices.
 
 Without usable cgroups jobs still run, without isolation; the agent says so
 at start. With --sim the real drivers run on a built-in simulated machine
@@ -58,21 +59,34 @@ at start. With --sim the real drivers run on a built-in simulated machine
 		Example: `  parity agent --controller ctl:6817 --token-file /etc/parity/n1.token --node n1
   parity agent --node sim1 --sim dgx-h100 --spool /tmp/parity/sim1`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return fmt.Errorf("--log-level=%s: %w", logLevel, err)
-			}
-			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
-			tok, err := agentToken(token, tokenFile)
-			if err != nil {
-				return err
-			}
-			return runAgent(cmd.Context(), log, agentOptions{addr: addr, token: tok, ca: ca, node: node, spool: spool,
-				cgroupRoot: cgroupRoot, metricsAddr: metricsAddr, simName: simName, simRoot: simRoot, seed: seed,
-				killWait: killWait, sampleEvery: sampleEvery, checkScript: checkScript, dcgm: dcgm,
-				simLab: simLab, simNode: simNode, noIsolation: noIsolation})
-		},
+	}
+	// The in-tree drivers are registered before the flags are declared:
+	// their deprecated flags become hidden aliases of their settings.
+	registry, regErr := builtin.Registry()
+	if regErr != nil {
+		registry = vendors.NewRegistry()
+	}
+	deprecated := declareDeprecatedFlags(cmd, registry)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if regErr != nil {
+			return regErr
+		}
+		var level slog.Level
+		if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+			return fmt.Errorf("--log-level=%s: %w", logLevel, err)
+		}
+		log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+		tok, err := agentToken(token, tokenFile)
+		if err != nil {
+			return err
+		}
+		return runAgent(cmd.Context(), log, agentOptions{addr: addr, token: tok, ca: ca, node: node, spool: spool,
+			cgroupRoot: cgroupRoot, metricsAddr: metricsAddr, simName: simName, simRoot: simRoot, seed: seed,
+			killWait: killWait, sampleEvery: sampleEvery, checkScript: checkScript,
+			simLab: simLab, simNode: simNode, noIsolation: noIsolation,
+			registry: registry, driverFlags: func(entries []vendors.Entry) ([]vendors.Entry, error) {
+				return applyDeprecatedFlags(cmd, deprecated, entries, log)
+			}})
 	}
 	f := cmd.Flags()
 	f.StringVar(&addr, "controller", "", "controller address (default $PARITY_CONTROLLER or "+client.DefaultAddr+")")
@@ -89,7 +103,6 @@ at start. With --sim the real drivers run on a built-in simulated machine
 	f.Int64Var(&seed, "seed", 1, "seed for simulated device identities")
 	f.DurationVar(&killWait, "kill-wait", launch.DefaultKillWait, "time between SIGTERM and SIGKILL when a job is cancelled or times out")
 	f.DurationVar(&sampleEvery, "sample-interval", time.Second, "device sampling period")
-	f.StringVar(&dcgm, "dcgm", defaultDCGM, `NVIDIA DCGM for diagnostics and health watches: "off", "embedded", "unix:PATH" or nv-hostengine's HOST:PORT; skipped with a log line where libdcgm is absent`)
 	f.StringVar(&checkScript, "health-check-script", "", "site node check (NHC-style): exit 0 passes, anything else drains the node with its first output line")
 	f.BoolVar(&noIsolation, "no-isolation", false, "run jobs without cgroups even where they work")
 	// A process lab's agents build their node's simulated machine from the
@@ -136,10 +149,12 @@ func agentToken(token, file string) (string, error) {
 type agentOptions struct {
 	addr, token, ca, node, spool, cgroupRoot, metricsAddr string
 	simName, simRoot, checkScript, simLab, simNode        string
-	dcgm                                                  string
-	seed                                                  int64
-	killWait, sampleEvery                                 time.Duration
-	noIsolation                                           bool
+	registry                                              *vendors.Registry
+	// driverFlags maps the deprecated driver flags into the entries.
+	driverFlags           func([]vendors.Entry) ([]vendors.Entry, error)
+	seed                  int64
+	killWait, sampleEvery time.Duration
+	noIsolation           bool
 }
 
 func runAgent(ctx context.Context, log *slog.Logger, o agentOptions) error {
@@ -256,19 +271,8 @@ func agentDrivers(ctx context.Context, log *slog.Logger, o agentOptions, deviceN
 		}
 		return d, func() { _ = closeM() }, nil
 	}
-	cfg, on, err := dcgmConfig(o.dcgm)
-	if err != nil {
-		return nil, nil, err
-	}
 	if o.simName == "" {
-		// The drivers log through the agent's logger, so a skipped DCGM
-		// watch or an unregistered GPU shows in the agent's log.
-		opts := builtin.Options{Logger: log}
-		if on {
-			opts.NVIDIA = dcgmOptions(cfg, log)
-		}
-		d := builtin.Drivers(opts)
-		return d, func() { builtin.Close(d) }, nil
+		return registryDrivers(ctx, log, o)
 	}
 	tmpl, err := presets.Lookup(o.simName)
 	if err != nil {

@@ -1,59 +1,63 @@
-// Package builtin assembles the in-tree vendor drivers for a real host as a
-// value (never through init-time registration), so agents, the CLI and
-// tests each build their own list.
+// Package builtin registers the in-tree vendor drivers (nvidia, amd, cpu)
+// into a vendors.Registry value (never through init-time registration),
+// so agents, the CLI and tests each build their own registry and their own
+// list of drivers from it.
 package builtin
 
 import (
-	"errors"
+	"context"
 	"log/slog"
 
 	"github.com/parityhpc/parity/vendors"
 	"github.com/parityhpc/parity/vendors/amd"
 	"github.com/parityhpc/parity/vendors/cpu"
 	"github.com/parityhpc/parity/vendors/nvidia"
+	"github.com/parityhpc/parity/vendors/nvidia/nvdcgm"
 )
 
-// Options configure the in-tree drivers for a host.
+// Register adds the in-tree drivers to r in discovery order: accelerators
+// first, then the CPU driver that describes the host itself.
+func Register(r *vendors.Registry) error {
+	for _, reg := range []vendors.Registration{nvidia.Registration(nvdcgm.Opener), amd.Registration(), cpu.Registration()} {
+		if err := r.Register(reg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Registry returns a new registry holding the in-tree drivers.
+func Registry() (*vendors.Registry, error) {
+	r := vendors.NewRegistry()
+	if err := Register(r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Options configure the in-tree drivers for a host with their defaults.
 type Options struct {
 	// Root is where /sys, /proc and /dev are found; "" means "/".
 	Root   string
 	Logger *slog.Logger
-	// NVIDIA are extra options for the NVIDIA driver (a DCGM opened by the
-	// composition root, for instance), applied after the defaults.
-	NVIDIA []nvidia.Option
 }
 
-// Drivers returns the in-tree drivers in discovery order: accelerators
-// first, then the CPU driver that describes the host itself. Drivers whose
-// hardware is absent report vendors.ErrNotApplicable from Discover.
+// Drivers returns the in-tree drivers with default settings and DCGM off,
+// for commands that only look at a host (parity devices, a live
+// conformance run). Drivers whose hardware is absent report
+// vendors.ErrNotApplicable from Discover.
 func Drivers(opts Options) []vendors.Driver {
-	root := opts.Root
-	if root == "" {
-		root = "/"
+	r := vendors.NewRegistry()
+	for _, reg := range []vendors.Registration{nvidia.Registration(nil), amd.Registration(), cpu.Registration()} {
+		_ = r.Register(reg)
 	}
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+	built, err := r.Build(context.Background(), vendors.Env{Root: opts.Root, Logger: opts.Logger}, nil)
+	if err != nil && opts.Logger != nil {
+		// Default settings always decode; say so rather than hide it.
+		opts.Logger.Error("in-tree drivers with default settings failed to build", "err", err)
 	}
-	nv := append([]nvidia.Option{nvidia.WithRoot(root), nvidia.WithLogger(logger)}, opts.NVIDIA...)
-	cpuOpts := []cpu.Option{}
-	if root != "/" {
-		cpuOpts = append(cpuOpts, cpu.WithChroot(root))
-	}
-	return []vendors.Driver{
-		nvidia.NewSystem(nv...),
-		amd.New(root),
-		cpu.New(cpuOpts...),
-	}
+	return built.Drivers
 }
 
 // Close closes the drivers that hold library handles or goroutines.
-func Close(drivers []vendors.Driver) error {
-	var errs []error
-	for _, d := range drivers {
-		if c, ok := d.(vendors.Closer); ok {
-			errs = append(errs, c.Close())
-		}
-	}
-	return errors.Join(errs...)
-}
+func Close(drivers []vendors.Driver) error { return vendors.CloseAll(drivers) }

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parityhpc/parity/vendors"
+)
+
+// flagRegistry has one driver "acc" whose old flag --acc-mode maps to
+// its "mode" field.
+func flagRegistry(t *testing.T) *vendors.Registry {
+	t.Helper()
+	r := vendors.NewRegistry()
+	err := r.Register(vendors.Registration{Name: "acc", DeprecatedFlags: []vendors.DeprecatedFlag{{Flag: "acc-mode", Field: "mode", Default: "auto"}},
+		New: func(context.Context, vendors.Env, json.RawMessage) (vendors.Driver, error) { return nil, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestApplyDeprecatedFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		entries []vendors.Entry
+		want    string // the acc entry's settings after mapping
+		err     string
+		warned  bool
+	}{
+		{"an unchanged flag maps nothing", nil, []vendors.Entry{{Name: "acc"}}, "", "", false},
+		{"a given flag lands in the block", []string{"--acc-mode=fast"}, []vendors.Entry{{Name: "acc"}}, `{"mode":"fast"}`, "", true},
+		{"beside the block's other fields", []string{"--acc-mode=fast"}, []vendors.Entry{{Name: "acc", Settings: json.RawMessage(`{"x":1}`)}},
+			`{"mode":"fast","x":1}`, "", true},
+		{"the file and the flag both set it", []string{"--acc-mode=fast"}, []vendors.Entry{{Name: "acc", Settings: json.RawMessage(`{"mode":"slow"}`)}},
+			"", `--acc-mode and the config file's drivers entry acc both set "mode"`, true},
+		{"its driver is not configured", []string{"--acc-mode=fast"}, []vendors.Entry{{Name: "other"}}, "", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := &cobra.Command{Use: "agent", RunE: func(*cobra.Command, []string) error { return nil }}
+			flags := declareDeprecatedFlags(cmd, flagRegistry(t))
+			if f := cmd.Flags().Lookup("acc-mode"); f == nil || !f.Hidden {
+				t.Fatal("the deprecated flag is not declared hidden")
+			}
+			cmd.SetArgs(tt.args)
+			if err := cmd.Execute(); err != nil {
+				t.Fatal(err)
+			}
+			var logs bytes.Buffer
+			got, err := applyDeprecatedFlags(cmd, flags, tt.entries, slog.New(slog.NewTextHandler(&logs, nil)))
+			if warned := strings.Count(logs.String(), "deprecated flag: set it"); warned != map[bool]int{true: 1}[tt.warned] {
+				t.Errorf("warned %d times, want %v once: %s", warned, tt.warned, logs.String())
+			}
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err %v, want %s", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range got {
+				if e.Name == "acc" && string(e.Settings) != tt.want {
+					t.Errorf("settings %s, want %s", e.Settings, tt.want)
+				}
+			}
+		})
+	}
+}
+
+// TestAgentFlagsNameNoVendor: the agent's visible flags are vendor-free;
+// the in-tree drivers' old flags exist only hidden.
+func TestAgentFlagsNameNoVendor(t *testing.T) {
+	cmd := newAgentCmd()
+	usage := strings.ToLower(cmd.Flags().FlagUsages()) // hidden flags are left out
+	for _, w := range []string{"nvidia", "amd", "rocm", "cuda", "nvml", "dcgm"} {
+		if strings.Contains(usage, w) {
+			t.Errorf("the agent's visible flags name %q:\n%s", w, usage)
+		}
+	}
+	if f := cmd.Flags().Lookup("dcgm"); f == nil || !f.Hidden {
+		t.Error("the old DCGM flag is not kept as a hidden alias")
+	}
+}
