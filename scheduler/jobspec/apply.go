@@ -196,14 +196,24 @@ func applyNice(b *builder, s setting) error {
 	return nil
 }
 
+// applyRequeue reads --requeue[=expedite]: plain, the job may be
+// requeued; expedite is Slurm 25.11's expedited requeue (the release
+// notes' and SchedMD's own tests' spelling), a job hit by a hardware
+// fault restarts at once ahead of every other pending job. Slurm 22.05
+// takes no value at all; Parity follows 25.11 here, case-insensitively
+// as Slurm compares keyword values.
 func applyRequeue(b *builder, s setting) error {
 	switch strings.ToLower(s.value) {
 	case "":
 		b.req.Requeue, b.req.RequeueExpedite = true, false
 	case "expedite":
 		b.req.Requeue, b.req.RequeueExpedite = true, true
+	case "expedited":
+		// The 25.11 sbatch man page writes --requeue[=expedited]; the
+		// option itself reads expedite.
+		return reason("the value is expedite (--requeue=expedite), not expedited")
 	default:
-		return reason("the only value allowed is expedite")
+		return reason("the only value allowed is expedite (--requeue=expedite, Slurm 25.11's expedited requeue); plain --requeue takes none")
 	}
 	return nil
 }
