@@ -37,6 +37,7 @@ func newAgentCmd() *cobra.Command {
 	var (
 		addr, token, tokenFile, ca, node, spool, cgroupRoot, metricsAddr string
 		logLevel, simName, simRoot, checkScript, simLab, simNode         string
+		configFile                                                       string
 		seed                                                             int64
 		noIsolation                                                      bool
 		killWait, sampleEvery                                            time.Duration
@@ -80,10 +81,16 @@ at start. With --sim the real drivers run on a built-in simulated machine
 		if err != nil {
 			return err
 		}
+		var nodeCfg agent.NodeConfig
+		if configFile != "" {
+			if nodeCfg, err = agent.LoadNodeConfig(configFile); err != nil {
+				return err
+			}
+		}
 		return runAgent(cmd.Context(), log, agentOptions{addr: addr, token: tok, ca: ca, node: node, spool: spool,
 			cgroupRoot: cgroupRoot, metricsAddr: metricsAddr, simName: simName, simRoot: simRoot, seed: seed,
 			killWait: killWait, sampleEvery: sampleEvery, checkScript: checkScript,
-			simLab: simLab, simNode: simNode, noIsolation: noIsolation,
+			simLab: simLab, simNode: simNode, noIsolation: noIsolation, nodeConfig: nodeCfg,
 			registry: registry, driverFlags: func(entries []vendors.Entry) ([]vendors.Entry, error) {
 				return applyDeprecatedFlags(cmd, deprecated, entries, log)
 			}})
@@ -95,6 +102,7 @@ at start. With --sim the real drivers run on a built-in simulated machine
 	f.StringVar(&ca, "ca", "", "PEM file of the CA that signed the controller's TLS certificate (default $"+client.EnvCA+"; unset: plain TCP)")
 	f.StringVar(&node, "node", "", "node name (default: the host name)")
 	f.StringVar(&spool, "spool", "", "spool directory for job scripts, state and the job supervisor's socket (default /run/parity/NODE: runtime state, on tmpfs where /run is)")
+	f.StringVar(&configFile, "config", "", "the agent's config file (YAML): the node's drivers, in-tree ones with their settings and out-of-tree adapters on their sockets (default: every in-tree driver with its defaults)")
 	f.StringVar(&cgroupRoot, "cgroup-root", "/parity", "cgroup parent of every job group")
 	f.StringVar(&metricsAddr, "metrics-addr", ":9400", `Prometheus /metrics address ("off" disables)`)
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
@@ -150,6 +158,7 @@ type agentOptions struct {
 	addr, token, ca, node, spool, cgroupRoot, metricsAddr string
 	simName, simRoot, checkScript, simLab, simNode        string
 	registry                                              *vendors.Registry
+	nodeConfig                                            agent.NodeConfig
 	// driverFlags maps the deprecated driver flags into the entries.
 	driverFlags           func([]vendors.Entry) ([]vendors.Entry, error)
 	seed                  int64
@@ -253,10 +262,10 @@ func runAgent(ctx context.Context, log *slog.Logger, o agentOptions) error {
 	return err
 }
 
-// agentDrivers are this host's in-tree drivers, those of a process lab's
+// inTreeDrivers are this host's in-tree drivers, those of a process lab's
 // node (with real device nodes when jobs are confined), or those of a
 // simulated machine built under the spool.
-func agentDrivers(ctx context.Context, log *slog.Logger, o agentOptions, deviceNodes bool) ([]vendors.Driver, func(), error) {
+func inTreeDrivers(ctx context.Context, log *slog.Logger, o agentOptions, deviceNodes bool) ([]vendors.Driver, func(), error) {
 	if o.simLab != "" {
 		if o.simName != "" {
 			return nil, nil, fmt.Errorf("--sim %s and --sim-lab %s: give one", o.simName, o.simLab)

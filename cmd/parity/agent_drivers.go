@@ -8,7 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/parityhpc/parity/scheduler/agent"
 	"github.com/parityhpc/parity/vendors"
+	"github.com/parityhpc/parity/vendors/plugin"
 )
 
 // deprecatedFlag is one driver's old agent flag, kept as a hidden alias.
@@ -77,14 +79,18 @@ func applyDeprecatedFlags(cmd *cobra.Command, flags []deprecatedFlag, entries []
 	return entries, nil
 }
 
-// registryDrivers builds this host's drivers from the registry: every
-// registered driver with its defaults, the deprecated flags mapped into
+// registryDrivers builds this host's in-tree drivers from the registry:
+// the config file's entries, or every registered driver with its defaults
+// when the file lists no driver at all, the deprecated flags mapped into
 // their blocks. The drivers log through the agent's logger, so a skipped
 // library or an unregistered device shows in the agent's log.
 func registryDrivers(ctx context.Context, log *slog.Logger, o agentOptions) ([]vendors.Driver, func(), error) {
-	var entries []vendors.Entry
-	for _, name := range o.registry.Names() {
-		entries = append(entries, vendors.Entry{Name: name})
+	entries := o.nodeConfig.InTree()
+	if len(entries) == 0 && len(o.nodeConfig.Plugins()) == 0 {
+		// No config file (or one without drivers): every in-tree driver.
+		for _, name := range o.registry.Names() {
+			entries = append(entries, vendors.Entry{Name: name})
+		}
 	}
 	entries, err := o.driverFlags(entries)
 	if err != nil {
@@ -98,4 +104,40 @@ func registryDrivers(ctx context.Context, log *slog.Logger, o agentOptions) ([]v
 		log.Info("driver skipped", "driver", name, "why", why)
 	}
 	return built.Drivers, func() { _ = vendors.CloseAll(built.Drivers) }, nil
+}
+
+// agentDrivers are the node's in-tree drivers (inTreeDrivers) followed by
+// its configured out-of-tree adapters.
+func agentDrivers(ctx context.Context, log *slog.Logger, o agentOptions, deviceNodes bool) ([]vendors.Driver, func(), error) {
+	if (o.simName != "" || o.simLab != "") && len(o.nodeConfig.InTree()) > 0 {
+		log.Warn("the simulated machine supplies the in-tree drivers; the config file's in-tree entries are not used",
+			"entries", len(o.nodeConfig.InTree()))
+	}
+	drivers, closeInTree, err := inTreeDrivers(ctx, log, o, deviceNodes)
+	if err != nil {
+		return nil, nil, err
+	}
+	adapters, closeAdapters, err := attachAdapters(ctx, log, o.nodeConfig.Plugins())
+	if err != nil {
+		closeInTree()
+		return nil, nil, err
+	}
+	return append(drivers, adapters...), func() { closeAdapters(); closeInTree() }, nil
+}
+
+// attachAdapters connects to every configured adapter within its connect
+// timeout.
+func attachAdapters(ctx context.Context, log *slog.Logger, policies []agent.PluginPolicy) ([]vendors.Driver, func(), error) {
+	var out []vendors.Driver
+	closeAll := func() { _ = vendors.CloseAll(out) }
+	for _, p := range policies {
+		d, err := plugin.Dial(ctx, p.Target, plugin.WithHandshakeTimeout(p.ConnectTimeout), plugin.WithCallTimeout(p.CallTimeout),
+			plugin.WithLogger(log), plugin.WithClientName("parity-agent"))
+		if err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("plugin %s: %w", p.Target, err)
+		}
+		out = append(out, d)
+	}
+	return out, closeAll, nil
 }

@@ -10,7 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/parityhpc/parity/scheduler/agent"
 	"github.com/parityhpc/parity/vendors"
+	"github.com/parityhpc/parity/vendors/builtin"
 )
 
 // flagRegistry has one driver "acc" whose old flag --acc-mode maps to
@@ -89,5 +91,52 @@ func TestAgentFlagsNameNoVendor(t *testing.T) {
 	}
 	if f := cmd.Flags().Lookup("dcgm"); f == nil || !f.Hidden {
 		t.Error("the old DCGM flag is not kept as a hidden alias")
+	}
+}
+
+// TestRegistryDriversFromConfig: the config file's in-tree entries are
+// what the agent builds, each with its block; a bad block fails the start
+// naming the driver and the field.
+func TestRegistryDriversFromConfig(t *testing.T) {
+	reg, err := builtin.Registry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, file string
+		want       []string
+		err        string
+	}{
+		{"no drivers listed: every in-tree driver", "", []string{"nvidia", "amd", "cpu"}, ""},
+		{"only those listed", "drivers:\n  - name: cpu\n    settings: {hostname: n7}\n", []string{"cpu"}, ""},
+		{"a bad block", "drivers:\n  - name: amd\n    settings: {pollInterval: often}\n", nil, `driver amd: field pollInterval: "often"`},
+		{"an unknown driver", "drivers:\n  - name: tpu\n", nil, `drivers[0] "tpu" (registered: nvidia, amd, cpu)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := agent.ParseNodeConfig("agent.yaml", []byte(tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := agentOptions{registry: reg, nodeConfig: cfg, driverFlags: func(e []vendors.Entry) ([]vendors.Entry, error) { return e, nil }}
+			drivers, closeAll, err := registryDrivers(context.Background(), slog.New(slog.DiscardHandler), o)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err %v, want %s", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeAll()
+			var names []string
+			for _, d := range drivers {
+				names = append(names, d.Info().Name)
+			}
+			if strings.Join(names, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("drivers %v, want %v", names, tt.want)
+			}
+		})
 	}
 }
