@@ -72,16 +72,16 @@ type probe struct {
 // or reservation blocks it, when it is expected to start and what change
 // to the request would let it start now. Like Schedule it is pure.
 func Explain(snap Snapshot, cfg Config, now time.Time, id JobID) (Explanation, error) {
-	found := false
+	var found *Job
 	for i := range snap.Jobs {
 		if snap.Jobs[i].ID == id {
 			if snap.Jobs[i].State != JobPending {
 				return Explanation{}, fmt.Errorf("%w: job %d is %s", ErrNotPending, id, snap.Jobs[i].State)
 			}
-			found = true
+			found = &snap.Jobs[i]
 		}
 	}
-	if !found {
+	if found == nil {
 		return Explanation{}, fmt.Errorf("%w: %d", ErrUnknownJob, id)
 	}
 	p, pend, bad, err := prepare(&snap, cfg, now)
@@ -101,6 +101,7 @@ func Explain(snap Snapshot, cfg Config, now time.Time, id JobID) (Explanation, e
 	ex.Job, ex.Partition, ex.Action, ex.Reason, ex.Detail = id, d.Partition, d.Action, d.Reason, d.Detail
 	ex.Rank, ex.Pending, ex.Priority = d.Rank, len(p.plan.Decisions), d.Factors()
 	ex.ExpectedStart, ex.StartKnown = d.ExpectedStart, d.StartKnown
+	ex.Facts = append(ex.Facts, expediteFacts(found)...)
 	var first *Decision
 	for i := range p.plan.Decisions[:d.Rank] {
 		o := &p.plan.Decisions[i]

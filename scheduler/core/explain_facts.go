@@ -16,7 +16,7 @@ func (p *pass) shortages(ex *Explanation, sh *shape, end int64) {
 	fitting := 0
 	sh.eligible.each(func(n int) bool {
 		cl := p.c.classes[p.c.nodeClass[n]]
-		if f := popcount(st.freeMask[n] & sh.typeMask[cl.id]); f > devFree || bestDev < 0 {
+		if f := popcount(st.freeMask[n] & sh.typeMask[cl.id] &^ sh.avoidOn(n)); f > devFree || bestDev < 0 {
 			bestDev, devFree = n, f
 		}
 		if f := int(st.freeCPUs[n]); f > cpuFree || bestCPU < 0 {

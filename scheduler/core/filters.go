@@ -37,6 +37,9 @@ var dynamicChain = [...]dynFilter{
 func (p *pass) dynReason(sh *shape, n int, c capacity) FilterReason {
 	cl := p.c.classes[p.c.nodeClass[n]]
 	usable := cl.allMask &^ p.c.drained[n]
+	if sh.avoid != nil {
+		c.mask &^= sh.avoidOn(n)
+	}
 	for i := range dynamicChain {
 		if dynamicChain[i].reject(sh, cl, usable, c) {
 			return dynamicChain[i].reason
@@ -104,7 +107,7 @@ func (p *pass) staticReason(sh *shape, j *Job, n int) FilterReason {
 	}
 	cl := c.classes[c.nodeClass[n]]
 	switch {
-	case popcount(sh.typeMask[cl.id]) < int(sh.need.gpus):
+	case popcount(sh.typeMask[cl.id]&^sh.avoidOn(n)) < int(sh.need.gpus):
 		return FilterDeviceType
 	case cl.cpus < sh.need.cpus || cl.shape.MemoryMB < sh.need.mem:
 		return FilterTooSmall

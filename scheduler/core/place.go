@@ -86,7 +86,7 @@ func (p *pass) findOne(sh *shape, end int64, skip int32) int {
 			return false
 		}
 		cl := p.c.classes[p.c.nodeClass[n]]
-		avail := p.st.freeMask[n] & sh.typeMask[cl.id]
+		avail := p.st.freeMask[n] & sh.typeMask[cl.id] &^ sh.avoidOn(n)
 		if p.st.drop.has(n) {
 			avail &= p.st.availDuring(n, p.c.now, end, skip)
 		}
@@ -94,7 +94,7 @@ func (p *pass) findOne(sh *shape, end int64, skip int32) int {
 		if islands < bestIslands {
 			best, bestIslands = n, islands
 		}
-		if islands <= p.choose(cl, sh.typeMask[cl.id]&^p.c.drained[n], g).islands {
+		if islands <= p.choose(cl, sh.typeMask[cl.id]&^p.c.drained[n]&^sh.avoidOn(n), g).islands {
 			return false
 		}
 		seen++

@@ -31,7 +31,9 @@ type jobPrio struct {
 
 // rank computes every pending job's priority and the pass order:
 // partition PriorityTier, then priority (highest first), then submit time,
-// then job id, as Slurm orders its queue.
+// then job id, as Slurm orders its queue. Expedited jobs (Job.Expedite)
+// come before all of them, as Slurm treats them as the highest priority
+// jobs in the system.
 func (p *pass) rank(pend []pendingJob) {
 	c := p.c
 	cfg := p.cfg.Priority
@@ -78,6 +80,9 @@ func (p *pass) rank(pend []pendingJob) {
 		}
 		if pj.multi() >= 0 {
 			jp.tier = p.multiTier(pj)
+		}
+		if j.Expedite {
+			jp.total, jp.tier = ExpeditedPriority, expeditedTier
 		}
 	}
 	p.order = p.queueOrder()

@@ -90,7 +90,7 @@ func (p *pass) resolveIn(j *Job, ji int, partition string) (shapeKey, Reason, st
 		}
 		k.resv = int32(ri)
 	}
-	if len(j.NodeList) > 0 || len(j.Exclude) > 0 {
+	if len(j.NodeList) > 0 || len(j.Exclude) > 0 || len(j.Avoid) > 0 {
 		k.uniq = int32(ji + 1)
 	}
 	return k, "", ""

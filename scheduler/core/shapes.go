@@ -16,7 +16,8 @@ type need struct {
 
 // shapeKey identifies jobs that are interchangeable for placement: same
 // partition, per-node need, node count, time limit and constraints. Jobs
-// with node lists get a unique key (uniq), so they never share a shape.
+// with node lists or devices to avoid get a unique key (uniq), so they
+// never share a shape.
 type shapeKey struct {
 	part       int32
 	need       need
@@ -37,8 +38,11 @@ type shape struct {
 	shapeKey
 	id       int
 	typeMask []uint64 // per class: the devices of the requested type
-	all      bitset   // static filters passed, ignoring node state
-	eligible bitset   // all ∩ usable nodes
+	// avoid masks devices per node that this (unique) shape's job must
+	// never get; nil for every other shape.
+	avoid    []avoidMask
+	all      bitset // static filters passed, ignoring node state
+	eligible bitset // all ∩ usable nodes
 	// static is set when the shape can never run as asked, with a fact.
 	static       Reason
 	staticDetail string
@@ -106,6 +110,7 @@ func (p *pass) buildShape(k shapeKey, j *Job) *shape {
 	if k.uniq != 0 {
 		sh.all.and(p.nodeListSet(j.NodeList, true))
 		sh.all.andNot(p.nodeListSet(j.Exclude, false))
+		p.applyAvoid(sh, j)
 	}
 	sh.eligible = sh.all.clone()
 	sh.eligible.and(c.usable)

@@ -163,6 +163,15 @@ type Job struct {
 	// and is in its grace time: it ends (and frees what it holds) then,
 	// and it is never chosen again.
 	PreemptEnd time.Time
+	// Expedite marks a job an expedited requeue put back in the queue
+	// (--requeue=expedite, its run stopped by a hardware fault): the pass
+	// orders it ahead of every other pending job, whatever their
+	// partition's PriorityTier or priority, and shows ExpeditedPriority
+	// as its priority. The controller clears it when the job starts.
+	Expedite bool
+	// Avoid are devices the job is never given again (a whole node when
+	// an entry names no devices): the ones that failed under it.
+	Avoid []NodeDevices
 	// Eligible is when dependencies were satisfied (zero = at submit/begin).
 	Eligible   time.Time
 	Hold       Hold
