@@ -20,7 +20,7 @@ const AreaMultiNode = "multi-node"
 
 func multiNodeSpecs() []specDef {
 	a := AreaMultiNode
-	return []specDef{
+	return append([]specDef{
 		{Area: a, ID: "multinode/gang-start", Name: "a two-node job runs on two nodes at once, and its step's tasks run on both", Run: specGangStart},
 		{Area: a, ID: "multinode/gang-wait", Name: "a two-node job does not start on one node while the other is drained, and starts on both once resumed", Run: specGangWait},
 		{Area: a, ID: "multinode/nodelist", Name: "every task's SLURM_NODELIST, SLURM_STEP_NODELIST and SLURM_JOB_NODELIST name the job's nodes", Run: specNodelist},
@@ -38,7 +38,7 @@ func multiNodeSpecs() []specDef {
 		{Area: a, ID: "multinode/gpus-per-task-visible", Name: "with --gpus-per-task=1 each task's visible-devices variables list one GPU", GPUs: true, Run: specGPUsPerTaskVisible},
 		{Area: a, ID: "multinode/gpus-per-task-own", Name: "with --gpus-per-task=1 each task opens only its own GPU, none of its siblings'", GPUs: true, Isolation: true, Run: specGPUsPerTaskOwn},
 		{Area: a, ID: "multinode/gpus-per-task-cover", Name: "with --gpus-per-task=1 a node's tasks together hold each of the job's GPUs there once", GPUs: true, Isolation: true, Run: specGPUsPerTaskCover},
-	}
+	}, gpuBindSpecs()...)
 }
 
 // tasksStep is the gang's default probe step: every task slot, blocks of

@@ -209,6 +209,11 @@ func (a *Agent) stepSpec(ctx context.Context, so *pb.StepOrder) (launch.StepSpec
 	if spec.DeviceFiles == nil {
 		spec.DeviceFiles = []gres.DeviceFile{} // no devices: deny them all, not inherit
 	}
+	binding, err := gpuBinding(req)
+	if err != nil {
+		release()
+		return launch.StepSpec{}, noop, fmt.Errorf("agent: step %d.%d: %w", so.GetJobId(), so.GetStepId(), err)
+	}
 	common := stepEnv(so, a.cfg.Node, cpus, a.cfg.Inventory)
 	maps.Copy(common, stepPrep.Env)
 	for i := range so.GetTasks() {
@@ -222,12 +227,16 @@ func (a *Agent) stepSpec(ctx context.Context, so *pb.StepOrder) (launch.StepSpec
 		env["SLURM_LOCALID"] = strconv.FormatUint(uint64(i), 10)
 		maps.Copy(env, rankEnv(so, uint32(i), req.GetEnv()))
 		var bound []gres.DeviceFile
-		if k := int(req.GetGpusPerTask()); k > 0 && len(so.GetDevices()) >= int(i+1)*k {
-			// --gpus-per-task binds, as Slurm's does: each task sees
-			// only its own GPUs, numbered from 0 in its task group.
+		mine, ok, err := a.taskDevices(binding, so.GetDevices(), cpus, int(i), int(so.GetTasks()))
+		if err != nil {
+			release()
+			return launch.StepSpec{}, noop, fmt.Errorf("agent: step %d.%d task %d: %w", so.GetJobId(), so.GetStepId(), rank, err)
+		}
+		if ok {
+			// A bound task sees only its own GPUs, numbered from 0.
 			id := fmt.Sprintf("%s.%d", base, rank)
 			ids = append(ids, id)
-			p, err := a.prepareDevices(ctx, id, so.GetDevices()[int(i)*k:int(i+1)*k])
+			p, err := a.prepareDevices(ctx, id, mine)
 			if err != nil {
 				release()
 				return launch.StepSpec{}, noop, err

@@ -51,6 +51,7 @@ func sbatchOptions() []*optionSpec {
 		{long: "gpus", short: 'G', arg: requiredArg, env: "SBATCH_GPUS", field: "gpus", apply: setText(func(r *Request, v string) { r.GPU.GPUs = v })},
 		{long: "gpus-per-node", arg: requiredArg, env: "SBATCH_GPUS_PER_NODE", field: "gpusPerNode", apply: setText(func(r *Request, v string) { r.GPU.GPUsPerNode = v })},
 		{long: "gpus-per-task", arg: requiredArg, env: "SBATCH_GPUS_PER_TASK", field: "gpusPerTask", apply: setText(func(r *Request, v string) { r.GPU.GPUsPerTask = v })},
+		{long: "gpu-bind", arg: requiredArg, env: "SBATCH_GPU_BIND", field: "gpuBind", apply: applyGPUBind},
 		{long: "gpus-per-socket", arg: requiredArg, field: "gpusPerSocket", apply: setText(func(r *Request, v string) { r.GPU.GPUsPerSocket = v })},
 		{long: "cpus-per-gpu", arg: requiredArg, env: "SBATCH_CPUS_PER_GPU", field: "cpusPerGpu", apply: setPositive(func(r *Request, n int) { r.CPUsPerGPU = n })},
 		{long: "ntasks-per-gpu", arg: requiredArg, field: "ntasksPerGpu", apply: setPositive(func(r *Request, n int) { r.NTasksPerGPU = n })},
@@ -110,7 +111,7 @@ func extraOptions() []*optionSpec {
 	list := []ex{
 		{"licenses", 'L', requiredArg, ""}, {"wckey", 0, requiredArg, "SBATCH_WCKEY"}, {"tmp", 0, requiredArg, ""},
 		{"mincpus", 0, requiredArg, ""}, {"hint", 0, requiredArg, "SBATCH_HINT"}, {"distribution", 'm', requiredArg, "SBATCH_DISTRIBUTION"},
-		{"overcommit", 'O', noArg, "SBATCH_OVERCOMMIT"}, {"prefer", 0, requiredArg, ""}, {"gpu-bind", 0, requiredArg, "SBATCH_GPU_BIND"},
+		{"overcommit", 'O', noArg, "SBATCH_OVERCOMMIT"}, {"prefer", 0, requiredArg, ""},
 		{"gpu-freq", 0, requiredArg, "SBATCH_GPU_FREQ"}, {"tres-bind", 0, requiredArg, "SBATCH_TRES_BIND"},
 		{"tres-per-task", 0, requiredArg, "SBATCH_TRES_PER_TASK"}, {"priority", 0, requiredArg, ""},
 		{"spread-job", 0, noArg, "SBATCH_SPREAD_JOB"}, {"use-min-nodes", 0, noArg, "SBATCH_USE_MIN_NODES"},

@@ -39,6 +39,9 @@ type GPUOptions struct {
 	GPUsPerNode   string `json:"gpusPerNode,omitempty"`   // --gpus-per-node
 	GPUsPerTask   string `json:"gpusPerTask,omitempty"`   // --gpus-per-task
 	GPUsPerSocket string `json:"gpusPerSocket,omitempty"` // --gpus-per-socket
+	// GPUBind is --gpu-bind as written (validated; see ParseGPUBind): job
+	// steps bind their tasks to GPUs by it.
+	GPUBind string `json:"gpuBind,omitempty"`
 }
 
 // Exclusive values (--exclusive[=user|mcs|topo]).

@@ -42,6 +42,10 @@ func (b *builder) finish(env map[string]string) error {
 		r.WorkDir = joinDir(r.SubmitDir, r.WorkDir)
 	}
 	r.Env = r.Export.Apply(env)
+	if r.GPU.GPUBind != "" && r.Env != nil {
+		// An output variable, as sbatch sets it; srun in the job reads it.
+		r.Env["SLURM_GPU_BIND"] = r.GPU.GPUBind
+	}
 	return nil
 }
 

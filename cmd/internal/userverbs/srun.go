@@ -46,6 +46,12 @@ a shell beside a running step). GPUs a step asks for by count
 (--gpus-per-task, --gpus-per-node) are its own while it runs too; a step
 that asks for no GPU count shares all of the job's.
 
+--gpu-bind (or SLURM_GPU_BIND, which sbatch --gpu-bind leaves in the job)
+says which of the step's GPUs on a node each task sees, counted from 0 as
+the job sees them: closest, none, map_gpu:1,0 (map:), mask_gpu:0x3,0xc
+(mask:), per_task:N, single:N (N tasks share each GPU), with an optional
+"verbose," prefix. --gpus-per-task implies per_task; none turns it off.
+
   -l, --label         prefix each output line with its task number ("0: ")
   --jobid=N           run in job N instead of $SLURM_JOB_ID
   --exact             only the CPUs asked for (also $SLURM_EXACT)
@@ -190,6 +196,15 @@ func stepRequest(env userEnv, req *jobspec.Request, jobID uint64, argv []string)
 	}
 	if r.GpusPerTask, err = gpuCount("--gpus-per-task", req.GPU.GPUsPerTask); err != nil {
 		return nil, err
+	}
+	if r.GpuBind = req.GPU.GPUBind; r.GpuBind == "" {
+		// Inside a job sbatch --gpu-bind left SLURM_GPU_BIND, which srun reads.
+		if v := env.getenv("SLURM_GPU_BIND"); v != "" {
+			if _, err := jobspec.ParseGPUBind(v); err != nil {
+				return nil, fmt.Errorf("SLURM_GPU_BIND: %w", err)
+			}
+			r.GpuBind = v
+		}
 	}
 	if r.GpusPerNode, err = gpuCount("--gpus-per-node", req.GPU.GPUsPerNode); err != nil {
 		return nil, err

@@ -135,6 +135,42 @@ func TestStepRequestFromOptions(t *testing.T) {
 	}
 }
 
+// srun --gpu-bind travels in the step request; inside a job whose sbatch
+// had --gpu-bind, srun takes SLURM_GPU_BIND, and its own option wins.
+func TestStepRequestGPUBind(t *testing.T) {
+	for _, tc := range []struct {
+		opts      []string
+		inJob     string // SLURM_GPU_BIND
+		want, err string
+	}{
+		{[]string{"--gpu-bind=map_gpu:1,0"}, "", "map_gpu:1,0", ""},
+		{nil, "single:2", "single:2", ""},
+		{[]string{"--gpu-bind=none"}, "single:2", "none", ""},
+		{nil, "", "", ""},
+		{nil, "nearest", "", `SLURM_GPU_BIND: jobspec: invalid: --gpu-bind="nearest"`},
+	} {
+		vars := map[string]string{"USER": "alice", "HOME": "/home/alice"}
+		if tc.inJob != "" {
+			vars["SLURM_GPU_BIND"] = tc.inJob
+		}
+		env := testEnv("/work", vars, "")
+		req, err := parseAllocation(env, tc.opts, "true")
+		if err != nil {
+			t.Fatalf("%q: %v", tc.opts, err)
+		}
+		got, err := stepRequest(env, req, 9, []string{"true"})
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q with SLURM_GPU_BIND=%q: %v, want an error containing %q", tc.opts, tc.inJob, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got.GetGpuBind() != tc.want {
+			t.Errorf("%q with SLURM_GPU_BIND=%q: gpu_bind %q (%v), want %q", tc.opts, tc.inJob, got.GetGpuBind(), err, tc.want)
+		}
+	}
+}
+
 const srunLab = `name: srun
 seed: 4
 nodes:

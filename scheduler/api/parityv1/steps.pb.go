@@ -45,8 +45,13 @@ type StepRequest struct {
 	// (srun --exact, implied by -c) takes only -c × tasks CPUs (one per
 	// task without -c), free ones; overlap (srun --overlap) shares CPUs
 	// with the other steps and holds none.
-	Exact         bool `protobuf:"varint,13,opt,name=exact,proto3" json:"exact,omitempty"`
-	Overlap       bool `protobuf:"varint,14,opt,name=overlap,proto3" json:"overlap,omitempty"`
+	Exact   bool `protobuf:"varint,13,opt,name=exact,proto3" json:"exact,omitempty"`
+	Overlap bool `protobuf:"varint,14,opt,name=overlap,proto3" json:"overlap,omitempty"`
+	// gpu_bind is srun --gpu-bind (or SLURM_GPU_BIND in the job), as written:
+	// which of the step's GPUs on a node each task sees (jobspec.ParseGPUBind).
+	// Empty binds as Slurm does by default: per_task with gpus_per_task,
+	// else none.
+	GpuBind       string `protobuf:"bytes,15,opt,name=gpu_bind,json=gpuBind,proto3" json:"gpu_bind,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -177,6 +182,13 @@ func (x *StepRequest) GetOverlap() bool {
 		return x.Overlap
 	}
 	return false
+}
+
+func (x *StepRequest) GetGpuBind() string {
+	if x != nil {
+		return x.GpuBind
+	}
+	return ""
 }
 
 type RunStepRequest struct {
@@ -939,7 +951,7 @@ var File_parity_v1_steps_proto protoreflect.FileDescriptor
 
 const file_parity_v1_steps_proto_rawDesc = "" +
 	"\n" +
-	"\x15parity/v1/steps.proto\x12\tparity.v1\x1a\x15parity/v1/types.proto\"\xd5\x03\n" +
+	"\x15parity/v1/steps.proto\x12\tparity.v1\x1a\x15parity/v1/types.proto\"\xf0\x03\n" +
 	"\vStepRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x12\n" +
 	"\x04argv\x18\x02 \x03(\tR\x04argv\x121\n" +
@@ -955,7 +967,8 @@ const file_parity_v1_steps_proto_rawDesc = "" +
 	"\rgpus_per_task\x18\v \x01(\x05R\vgpusPerTask\x12\x10\n" +
 	"\x03pty\x18\f \x01(\bR\x03pty\x12\x14\n" +
 	"\x05exact\x18\r \x01(\bR\x05exact\x12\x18\n" +
-	"\aoverlap\x18\x0e \x01(\bR\aoverlap\x1a6\n" +
+	"\aoverlap\x18\x0e \x01(\bR\aoverlap\x12\x19\n" +
+	"\bgpu_bind\x18\x0f \x01(\tR\agpuBind\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"<\n" +
