@@ -110,11 +110,19 @@ type Resume struct {
 // and, when State is set, that state; Requeue queues the job again
 // instead; CancelledBy marks a run the policy cancels. Log, when set, is
 // the kind of decision-log record the stop makes.
+//
+// Expedite, with Requeue, makes it an expedited requeue (a job that asked
+// for --requeue=expedite, stopped by a hardware fault): once the run
+// ends the job is back in the queue at once, ahead of every other
+// pending job, and never again given what Avoid names (the failed
+// devices, or nodes).
 type Stop struct {
 	Job               core.JobID
 	By, Reason, State string
 	Requeue           bool
 	CancelledBy, Log  string
+	Expedite          bool
+	Avoid             []core.NodeDevices
 }
 
 // Preempt marks a running job a plan preempts for job By: it gets SIGTERM

@@ -60,10 +60,18 @@ func writeJob(b *strings.Builder, j *Job) {
 	if j.HoldOnEnd {
 		b.WriteString(" hold-on-end")
 	}
+	if j.ExpediteOnEnd {
+		b.WriteString(" expedite-on-end")
+	}
+	if j.Core.Expedite {
+		b.WriteString(" expedite")
+	}
+	opt("avoid", FormatAvoid(j.Core.Avoid))
 	opt("fault", j.FaultReason)
 	opt("fault-state", j.FaultState)
 	opt("last-requeue", j.LastRequeueReason)
 	opt("limit", dur(j.Core.TimeLimit))
+	opt("begin", stamp(j.Core.Begin))
 	opt("eligible", stamp(j.Core.Eligible))
 	opt("start", stamp(j.Core.Start))
 	opt("end", stamp(j.End))

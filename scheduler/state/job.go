@@ -55,6 +55,8 @@ type Job struct {
 	// RequeueOnEnd and HoldOnEnd: after a kill order, what to do once the
 	// processes end: requeue (and hold) rather than finish.
 	RequeueOnEnd, HoldOnEnd bool
+	// ExpediteOnEnd: that requeue is an expedited one (see Stop).
+	ExpediteOnEnd bool
 	// FaultReason and FaultState: a policy (a failed GPU, idle-GPU
 	// reclamation) stopped the run; its end takes this reason and, when
 	// set, this state instead of what the agent reports.

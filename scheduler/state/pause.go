@@ -52,6 +52,10 @@ func (m *Machine[R]) stop(c Stop) ([]Effect, error) {
 	if c.Requeue {
 		j.RequeueOnEnd = true
 	}
+	if c.Requeue && c.Expedite {
+		j.ExpediteOnEnd = true
+		j.Core.Avoid = addAvoid(j.Core.Avoid, c.Avoid)
+	}
 	if c.CancelledBy != "" {
 		j.CancelledBy = c.CancelledBy
 	}
@@ -60,7 +64,7 @@ func (m *Machine[R]) stop(c Stop) ([]Effect, error) {
 	nodes := j.nodes()
 	if c.Log != "" {
 		ev := logged(c.Log, j, c.By)
-		ev.Nodes, ev.Reason = nodes, c.Reason
+		ev.Nodes, ev.Reason, ev.Fields = nodes, c.Reason, expediteFields(j)
 		out = append(out, ev)
 	}
 	return append(out, Kill{Job: c.Job, Run: j.Restarts, Nodes: nodes, Reason: c.Reason}), nil

@@ -202,6 +202,13 @@ func parseCommand(verb string, a args) (Command, error) {
 		if a.has("hold") {
 			j.Core.Hold = core.HoldUser
 		}
+		if b := a.get("begin"); b != "" {
+			t, err := time.Parse(time.RFC3339, b)
+			if err != nil {
+				return nil, err
+			}
+			j.Core.Begin = t
+		}
 		return Submit[*Job]{Job: j}, nil
 	case "hold":
 		return Hold{Job: a.id(), By: a.get("by"), Admin: a.has("admin")}, nil
@@ -254,7 +261,7 @@ func parseCommand(verb string, a args) (Command, error) {
 		return Resume{Job: a.id(), By: a.get("by")}, nil
 	case "stop":
 		return Stop{Job: a.id(), By: a.get("by"), Reason: a.get("reason"), State: a.get("state"), Requeue: a.has("requeue"),
-			CancelledBy: a.get("cancelled-by"), Log: a.get("log")}, nil
+			CancelledBy: a.get("cancelled-by"), Log: a.get("log"), Expedite: a.has("expedite"), Avoid: ParseAvoid(a.get("avoid"))}, nil
 	case "signal":
 		return SignalJob{Job: a.id(), By: a.get("by"), Signal: a.int32("sig")}, nil
 	case "requeue":

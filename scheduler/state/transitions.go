@@ -150,6 +150,7 @@ func (m *Machine[R]) start(c Start, now time.Time) ([]Effect, error) {
 	}
 	j.State, j.Core.Start, j.Core.Alloc = Running, now, c.Alloc
 	j.SuspendedAt, j.SuspendedFor = time.Time{}, 0 // a new run
+	j.Core.Expedite = false                        // it has its start; its avoid list stays
 	j.Reason, j.Detail = "None", ""
 	if j.Core.Eligible.IsZero() {
 		j.Core.Eligible = now
@@ -197,7 +198,7 @@ func (m *Machine[R]) end(c End, now time.Time) ([]Effect, error) {
 	var out []Effect
 	if j.RequeueOnEnd {
 		ev := logged(KindRequeue, j, c.Actor)
-		ev.Nodes, ev.Reason = all, reason
+		ev.Nodes, ev.Reason, ev.Fields = all, reason, expediteFields(j)
 		m.requeueNow(j, reason)
 		out = append(out, ev, Account{Job: c.Job, Run: run, State: state, Requeued: true}, Requeued{Job: c.Job, Run: run})
 	} else {
@@ -229,7 +230,14 @@ func (m *Machine[R]) requeueNow(j *Job, reason string) {
 	if j.HoldOnEnd {
 		j.Core.Hold = core.HoldUser
 	}
-	j.RequeueOnEnd, j.HoldOnEnd = false, false
+	// An expedited requeue is eligible at once: no begin time holds it
+	// back (Slurm drops its requeue delay too), and the pass ranks it
+	// first until it starts.
+	j.Core.Expedite = j.ExpediteOnEnd
+	if j.ExpediteOnEnd {
+		j.Core.Begin = time.Time{}
+	}
+	j.RequeueOnEnd, j.HoldOnEnd, j.ExpediteOnEnd = false, false, false
 	if reason != "" {
 		j.LastRequeueReason = reason
 	}
