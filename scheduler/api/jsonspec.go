@@ -28,7 +28,7 @@ func JobSpecFromJSON(s *jsonapi.JobSpec) *pb.JobSpec {
 		Switches: s.Switches, SwitchWaitSeconds: s.SwitchWaitSeconds, Nodelist: s.Nodelist, Exclude: s.Exclude,
 		Array: s.Array, Dependency: s.Dependency, KillOnInvalidDep: s.KillOnInvalidDep,
 		Begin: timestampOf(s.Begin), Deadline: timestampOf(s.Deadline),
-		Hold: s.Hold, Requeue: s.Requeue, NoKill: s.NoKill, Signal: s.Signal, Comment: s.Comment,
+		Hold: s.Hold, Requeue: s.Requeue, RequeueExpedite: s.RequeueExpedite, NoKill: s.NoKill, Signal: s.Signal, Comment: s.Comment,
 		MailType: s.MailType, MailUser: s.MailUser, Script: s.Script, Env: s.Env, Workdir: s.Workdir,
 		Output: s.Output, Error: s.Error, Input: s.Input, OpenMode: s.OpenMode, GetUserEnv: s.GetUserEnv,
 		Argv: s.Argv, Interactive: s.Interactive, Partitions: s.Partitions, Command: s.Command,

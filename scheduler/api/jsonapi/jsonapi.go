@@ -100,6 +100,7 @@ type JobSpec struct {
 	Deadline          *time.Time        `json:"deadline,omitempty"`
 	Hold              bool              `json:"hold,omitempty"`
 	Requeue           bool              `json:"requeue,omitempty"`
+	RequeueExpedite   bool              `json:"requeueExpedite,omitempty"`
 	NoKill            bool              `json:"noKill,omitempty"`
 	Signal            string            `json:"signal,omitempty"`
 	Comment           string            `json:"comment,omitempty"`
@@ -154,7 +155,7 @@ func FromRequest(r *jobspec.Request) *JobSpec {
 		Switches: int32(r.Switches), SwitchWaitSeconds: seconds(time.Duration(r.SwitchWait)),
 		Nodelist: r.NodeList, Exclude: r.Exclude,
 		KillOnInvalidDep: r.KillOnInvalidDep, Begin: stamp(r.Begin), Deadline: stamp(r.Deadline),
-		Hold: r.Hold, Requeue: r.Requeue, NoKill: r.NoKill, Comment: r.Comment, MailType: r.MailType, MailUser: r.MailUser,
+		Hold: r.Hold, Requeue: r.Requeue, RequeueExpedite: r.RequeueExpedite, NoKill: r.NoKill, Comment: r.Comment, MailType: r.MailType, MailUser: r.MailUser,
 		Script: string(r.Script), Env: r.Env, Workdir: r.WorkDir, Output: r.Output, Error: r.Error, Input: r.Input,
 		OpenMode: r.OpenMode, GetUserEnv: r.GetUserEnv, Argv: r.ScriptArgs, Command: r.ScriptFile,
 		NTasksPerGPU: int32(r.NTasksPerGPU), Oversubscribe: r.Oversubscribe, KillOnInvalidDepGiven: r.Explicit("killOnInvalidDep"),

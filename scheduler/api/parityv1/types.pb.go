@@ -198,7 +198,13 @@ type JobSpec struct {
 	Deadline         *timestamppb.Timestamp `protobuf:"bytes,34,opt,name=deadline,proto3" json:"deadline,omitempty"`
 	Hold             bool                   `protobuf:"varint,35,opt,name=hold,proto3" json:"hold,omitempty"`
 	Requeue          bool                   `protobuf:"varint,36,opt,name=requeue,proto3" json:"requeue,omitempty"`
-	NoKill           bool                   `protobuf:"varint,37,opt,name=no_kill,json=noKill,proto3" json:"no_kill,omitempty"`
+	// requeue_expedite is --requeue=expedite (Slurm 25.11's expedited
+	// requeue; requeue is set too): when a fault of a device the job holds
+	// stops its run, the job is requeued at once, ahead of every other
+	// pending job, and never given the failed devices again. Numbered
+	// apart from the fields appended at the end.
+	RequeueExpedite bool `protobuf:"varint,80,opt,name=requeue_expedite,json=requeueExpedite,proto3" json:"requeue_expedite,omitempty"`
+	NoKill          bool `protobuf:"varint,37,opt,name=no_kill,json=noKill,proto3" json:"no_kill,omitempty"`
 	// signal is --signal as typed ("B:USR1@120").
 	Signal   string   `protobuf:"bytes,38,opt,name=signal,proto3" json:"signal,omitempty"`
 	Comment  string   `protobuf:"bytes,39,opt,name=comment,proto3" json:"comment,omitempty"`
@@ -521,6 +527,13 @@ func (x *JobSpec) GetRequeue() bool {
 	return false
 }
 
+func (x *JobSpec) GetRequeueExpedite() bool {
+	if x != nil {
+		return x.RequeueExpedite
+	}
+	return false
+}
+
 func (x *JobSpec) GetNoKill() bool {
 	if x != nil {
 		return x.NoKill
@@ -815,6 +828,14 @@ type Job struct {
 	// them here, best first (PriorityTier, then as given); partition is
 	// then the first, and once the job starts, the one it runs in.
 	Partitions []string `protobuf:"bytes,44,rep,name=partitions,proto3" json:"partitions,omitempty"`
+	// expedited: the job is pending after an expedited requeue (see
+	// JobSpec.requeue_expedite) and is ranked ahead of every other pending
+	// job, at priority 4294967295, until it starts.
+	Expedited bool `protobuf:"varint,45,opt,name=expedited,proto3" json:"expedited,omitempty"`
+	// avoid are the devices (and nodes, with no devices) the job is never
+	// given again: those that failed under its expedited runs. Only node
+	// and devices are set.
+	Avoid []*NodeAlloc `protobuf:"bytes,46,rep,name=avoid,proto3" json:"avoid,omitempty"`
 	// steps are the job's steps (srun) in id order; a high number leaves
 	// room for other additions.
 	Steps         []*JobStep `protobuf:"bytes,90,rep,name=steps,proto3" json:"steps,omitempty"`
@@ -1156,6 +1177,20 @@ func (x *Job) GetEndSeq() uint64 {
 func (x *Job) GetPartitions() []string {
 	if x != nil {
 		return x.Partitions
+	}
+	return nil
+}
+
+func (x *Job) GetExpedited() bool {
+	if x != nil {
+		return x.Expedited
+	}
+	return false
+}
+
+func (x *Job) GetAvoid() []*NodeAlloc {
+	if x != nil {
+		return x.Avoid
 	}
 	return nil
 }
@@ -2812,8 +2847,12 @@ type PriorityFactors struct {
 	WeightedQos       float64                `protobuf:"fixed64,12,opt,name=weighted_qos,json=weightedQos,proto3" json:"weighted_qos,omitempty"`
 	WeightedTres      float64                `protobuf:"fixed64,13,opt,name=weighted_tres,json=weightedTres,proto3" json:"weighted_tres,omitempty"`
 	Nice              int32                  `protobuf:"varint,14,opt,name=nice,proto3" json:"nice,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// override says why the total is not the sum of the weighted terms:
+	// "expedited requeue" (the job is ranked first of all, see
+	// Job.expedited); empty otherwise.
+	Override      string `protobuf:"bytes,15,opt,name=override,proto3" json:"override,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PriorityFactors) Reset() {
@@ -2942,6 +2981,13 @@ func (x *PriorityFactors) GetNice() int32 {
 		return x.Nice
 	}
 	return 0
+}
+
+func (x *PriorityFactors) GetOverride() string {
+	if x != nil {
+		return x.Override
+	}
+	return ""
 }
 
 // Event is one entry of the decision log: a start, preemption, requeue,
@@ -3102,7 +3148,7 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\vGRESRequest\x12,\n" +
 	"\aper_job\x18\x01 \x03(\v2\x13.parity.v1.GRESTermR\x06perJob\x12.\n" +
 	"\bper_node\x18\x02 \x03(\v2\x13.parity.v1.GRESTermR\aperNode\x12.\n" +
-	"\bper_task\x18\x03 \x03(\v2\x13.parity.v1.GRESTermR\aperTask\"\xfd\x0e\n" +
+	"\bper_task\x18\x03 \x03(\v2\x13.parity.v1.GRESTermR\aperTask\"\xa8\x0f\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aaccount\x18\x02 \x01(\tR\aaccount\x12\x1c\n" +
@@ -3149,7 +3195,8 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\x05begin\x18! \x01(\v2\x1a.google.protobuf.TimestampR\x05begin\x126\n" +
 	"\bdeadline\x18\" \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12\x12\n" +
 	"\x04hold\x18# \x01(\bR\x04hold\x12\x18\n" +
-	"\arequeue\x18$ \x01(\bR\arequeue\x12\x17\n" +
+	"\arequeue\x18$ \x01(\bR\arequeue\x12)\n" +
+	"\x10requeue_expedite\x18P \x01(\bR\x0frequeueExpedite\x12\x17\n" +
 	"\ano_kill\x18% \x01(\bR\x06noKill\x12\x16\n" +
 	"\x06signal\x18& \x01(\tR\x06signal\x12\x18\n" +
 	"\acomment\x18' \x01(\tR\acomment\x12\x1b\n" +
@@ -3181,7 +3228,7 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x12\n" +
 	"\x04cpus\x18\x02 \x01(\tR\x04cpus\x12\x18\n" +
 	"\adevices\x18\x03 \x03(\tR\adevices\x12\x1b\n" +
-	"\tmemory_mb\x18\x04 \x01(\x03R\bmemoryMb\"\x9a\r\n" +
+	"\tmemory_mb\x18\x04 \x01(\x03R\bmemoryMb\"\xe4\r\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12&\n" +
@@ -3239,7 +3286,9 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\aend_seq\x18+ \x01(\x04R\x06endSeq\x12\x1e\n" +
 	"\n" +
 	"partitions\x18, \x03(\tR\n" +
-	"partitions\x12(\n" +
+	"partitions\x12\x1c\n" +
+	"\texpedited\x18- \x01(\bR\texpedited\x12*\n" +
+	"\x05avoid\x18. \x03(\v2\x14.parity.v1.NodeAllocR\x05avoid\x12(\n" +
 	"\x05steps\x18Z \x03(\v2\x12.parity.v1.JobStepR\x05steps\"\xc4\x02\n" +
 	"\aJobStep\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\rR\x02id\x12\x12\n" +
@@ -3406,7 +3455,7 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x16\n" +
 	"\x06passed\x18\x03 \x01(\bR\x06passed\x12\x18\n" +
-	"\amessage\x18\x04 \x01(\tR\amessage\"\x9c\x04\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\"\xb8\x04\n" +
 	"\x0fPriorityFactors\x12\x14\n" +
 	"\x05total\x18\x01 \x01(\x01R\x05total\x12\x10\n" +
 	"\x03age\x18\x02 \x01(\x01R\x03age\x12\x1c\n" +
@@ -3422,7 +3471,8 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\x12weighted_partition\x18\v \x01(\x01R\x11weightedPartition\x12!\n" +
 	"\fweighted_qos\x18\f \x01(\x01R\vweightedQos\x12#\n" +
 	"\rweighted_tres\x18\r \x01(\x01R\fweightedTres\x12\x12\n" +
-	"\x04nice\x18\x0e \x01(\x05R\x04nice\x1a7\n" +
+	"\x04nice\x18\x0e \x01(\x05R\x04nice\x12\x1a\n" +
+	"\boverride\x18\x0f \x01(\tR\boverride\x1a7\n" +
 	"\tTresEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xcb\x03\n" +
@@ -3507,36 +3557,37 @@ var file_parity_v1_types_proto_depIdxs = []int32{
 	28, // 14: parity.v1.Job.preempt_end:type_name -> google.protobuf.Timestamp
 	28, // 15: parity.v1.Job.suspend_time:type_name -> google.protobuf.Timestamp
 	8,  // 16: parity.v1.Job.usage:type_name -> parity.v1.NodeUsage
-	5,  // 17: parity.v1.Job.steps:type_name -> parity.v1.JobStep
-	28, // 18: parity.v1.JobStep.start_time:type_name -> google.protobuf.Timestamp
-	28, // 19: parity.v1.JobStep.end_time:type_name -> google.protobuf.Timestamp
-	7,  // 20: parity.v1.JobUsage.gpus:type_name -> parity.v1.GPUUsage
-	6,  // 21: parity.v1.NodeUsage.usage:type_name -> parity.v1.JobUsage
-	28, // 22: parity.v1.Node.reason_time:type_name -> google.protobuf.Timestamp
-	9,  // 23: parity.v1.Node.gpus:type_name -> parity.v1.GPU
-	28, // 24: parity.v1.Node.last_heartbeat:type_name -> google.protobuf.Timestamp
-	16, // 25: parity.v1.Node.inventory:type_name -> parity.v1.Inventory
-	11, // 26: parity.v1.Device.files:type_name -> parity.v1.DeviceFile
-	12, // 27: parity.v1.Device.links:type_name -> parity.v1.DeviceLink
-	25, // 28: parity.v1.Device.attributes:type_name -> parity.v1.Device.AttributesEntry
-	14, // 29: parity.v1.Host.numa:type_name -> parity.v1.NUMANode
-	13, // 30: parity.v1.Inventory.devices:type_name -> parity.v1.Device
-	11, // 31: parity.v1.Inventory.shared_files:type_name -> parity.v1.DeviceFile
-	15, // 32: parity.v1.Inventory.host:type_name -> parity.v1.Host
-	28, // 33: parity.v1.Sample.time:type_name -> google.protobuf.Timestamp
-	28, // 34: parity.v1.Condition.time:type_name -> google.protobuf.Timestamp
-	19, // 35: parity.v1.Diagnosis.tests:type_name -> parity.v1.DiagnosisTest
-	28, // 36: parity.v1.Diagnosis.time:type_name -> google.protobuf.Timestamp
-	28, // 37: parity.v1.NodeCheck.time:type_name -> google.protobuf.Timestamp
-	26, // 38: parity.v1.PriorityFactors.tres:type_name -> parity.v1.PriorityFactors.TresEntry
-	28, // 39: parity.v1.Event.time:type_name -> google.protobuf.Timestamp
-	22, // 40: parity.v1.Event.priority:type_name -> parity.v1.PriorityFactors
-	27, // 41: parity.v1.Event.fields:type_name -> parity.v1.Event.FieldsEntry
-	42, // [42:42] is the sub-list for method output_type
-	42, // [42:42] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	3,  // 17: parity.v1.Job.avoid:type_name -> parity.v1.NodeAlloc
+	5,  // 18: parity.v1.Job.steps:type_name -> parity.v1.JobStep
+	28, // 19: parity.v1.JobStep.start_time:type_name -> google.protobuf.Timestamp
+	28, // 20: parity.v1.JobStep.end_time:type_name -> google.protobuf.Timestamp
+	7,  // 21: parity.v1.JobUsage.gpus:type_name -> parity.v1.GPUUsage
+	6,  // 22: parity.v1.NodeUsage.usage:type_name -> parity.v1.JobUsage
+	28, // 23: parity.v1.Node.reason_time:type_name -> google.protobuf.Timestamp
+	9,  // 24: parity.v1.Node.gpus:type_name -> parity.v1.GPU
+	28, // 25: parity.v1.Node.last_heartbeat:type_name -> google.protobuf.Timestamp
+	16, // 26: parity.v1.Node.inventory:type_name -> parity.v1.Inventory
+	11, // 27: parity.v1.Device.files:type_name -> parity.v1.DeviceFile
+	12, // 28: parity.v1.Device.links:type_name -> parity.v1.DeviceLink
+	25, // 29: parity.v1.Device.attributes:type_name -> parity.v1.Device.AttributesEntry
+	14, // 30: parity.v1.Host.numa:type_name -> parity.v1.NUMANode
+	13, // 31: parity.v1.Inventory.devices:type_name -> parity.v1.Device
+	11, // 32: parity.v1.Inventory.shared_files:type_name -> parity.v1.DeviceFile
+	15, // 33: parity.v1.Inventory.host:type_name -> parity.v1.Host
+	28, // 34: parity.v1.Sample.time:type_name -> google.protobuf.Timestamp
+	28, // 35: parity.v1.Condition.time:type_name -> google.protobuf.Timestamp
+	19, // 36: parity.v1.Diagnosis.tests:type_name -> parity.v1.DiagnosisTest
+	28, // 37: parity.v1.Diagnosis.time:type_name -> google.protobuf.Timestamp
+	28, // 38: parity.v1.NodeCheck.time:type_name -> google.protobuf.Timestamp
+	26, // 39: parity.v1.PriorityFactors.tres:type_name -> parity.v1.PriorityFactors.TresEntry
+	28, // 40: parity.v1.Event.time:type_name -> google.protobuf.Timestamp
+	22, // 41: parity.v1.Event.priority:type_name -> parity.v1.PriorityFactors
+	27, // 42: parity.v1.Event.fields:type_name -> parity.v1.Event.FieldsEntry
+	43, // [43:43] is the sub-list for method output_type
+	43, // [43:43] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_parity_v1_types_proto_init() }
