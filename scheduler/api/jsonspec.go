@@ -33,6 +33,7 @@ func JobSpecFromJSON(s *jsonapi.JobSpec) *pb.JobSpec {
 		Output: s.Output, Error: s.Error, Input: s.Input, OpenMode: s.OpenMode, GetUserEnv: s.GetUserEnv,
 		Argv: s.Argv, Interactive: s.Interactive, Partitions: s.Partitions, Command: s.Command,
 		NtasksPerGpu: s.NTasksPerGPU, Mincpus: s.MinCPUs, Oversubscribe: s.Oversubscribe, KillOnInvalidDepGiven: s.KillOnInvalidDepGiven,
+		EmptyOptions: s.EmptyOptions, KillOnInvalidDepBoth: s.KillOnInvalidDepBoth, DerivedOptions: s.DerivedOptions,
 	}
 }
 

@@ -79,6 +79,10 @@ func applyExclusive(b *builder, s setting) error {
 		return reason("expected user, mcs or topo")
 	}
 	b.req.Exclusive = v
+	if v == ExclusiveNode {
+		// One field with --oversubscribe: the later decides.
+		b.req.Oversubscribe = false
+	}
 	return nil
 }
 

@@ -94,6 +94,7 @@ func Parse(script []byte, args []string, env map[string]string, opts ParseOption
 	settings = append(settings, envSettings(env, table)...)
 	settings = append(settings, cli...)
 	for _, s := range settings {
+		req.noteEmpty(s)
 		if s.spec.unset != nil && strings.TrimSpace(s.value) == "" {
 			s.spec.unset(req)
 			delete(req.Sources, s.spec.field)

@@ -104,14 +104,17 @@ type Request struct {
 	Array            *Array      `json:"array,omitempty"`
 	Dependency       *Dependency `json:"dependency,omitempty"`
 	KillOnInvalidDep bool        `json:"killOnInvalidDep,omitempty"`
-	Begin            time.Time   `json:"begin,omitzero"`
-	Deadline         time.Time   `json:"deadline,omitzero"`
-	Nice             int         `json:"nice,omitempty"`
-	Hold             bool        `json:"hold,omitempty"`
-	Requeue          bool        `json:"requeue"`
-	RequeueExpedite  bool        `json:"requeueExpedite,omitempty"`
-	Signal           *Signal     `json:"signal,omitempty"`
-	NoKill           bool        `json:"noKill,omitempty"`
+	// KillOnInvalidDepBoth is --kill-on-invalid-dep given both yes and
+	// no: sbatch keeps a flag for each, and scontrol prints both.
+	KillOnInvalidDepBoth bool      `json:"killOnInvalidDepBoth,omitempty"`
+	Begin                time.Time `json:"begin,omitzero"`
+	Deadline             time.Time `json:"deadline,omitzero"`
+	Nice                 int       `json:"nice,omitempty"`
+	Hold                 bool      `json:"hold,omitempty"`
+	Requeue              bool      `json:"requeue"`
+	RequeueExpedite      bool      `json:"requeueExpedite,omitempty"`
+	Signal               *Signal   `json:"signal,omitempty"`
+	NoKill               bool      `json:"noKill,omitempty"`
 
 	// Output, Error and Input are unexpanded patterns (see Expand).
 	Output   string `json:"output"`
@@ -161,7 +164,11 @@ type Request struct {
 	// name, so real scripts still submit; each adds a warning.
 	Extra    map[string]string `json:"extra,omitempty"`
 	Warnings []string          `json:"warnings,omitempty"`
-	Sources  map[string]string `json:"sources"`
+	// Empty lists the fields (JSON names) whose last value was empty:
+	// Slurm stores "" for them, which scontrol prints (Account=) where a
+	// field never given prints (null).
+	Empty   []string          `json:"empty,omitempty"`
+	Sources map[string]string `json:"sources"`
 }
 
 // Explicit reports whether field (a JSON name) was set by the user rather

@@ -126,6 +126,13 @@ type JobSpec struct {
 	MinCPUs               int32 `json:"mincpus,omitempty"`
 	Oversubscribe         bool  `json:"oversubscribe,omitempty"`
 	KillOnInvalidDepGiven bool  `json:"killOnInvalidDepGiven,omitempty"`
+	// EmptyOptions are the options whose last value was empty (Slurm
+	// prints Account= rather than Account=(null)); KillOnInvalidDepBoth
+	// is --kill-on-invalid-dep given both yes and no.
+	EmptyOptions         []string `json:"emptyOptions,omitempty"`
+	KillOnInvalidDepBoth bool     `json:"killOnInvalidDepBoth,omitempty"`
+	// DerivedOptions are the counts sbatch derived (nodes, ntasks).
+	DerivedOptions []string `json:"derivedOptions,omitempty"`
 }
 
 // firstOf is a list's first element, or "".
@@ -159,6 +166,7 @@ func FromRequest(r *jobspec.Request) *JobSpec {
 		Script: string(r.Script), Env: r.Env, Workdir: r.WorkDir, Output: r.Output, Error: r.Error, Input: r.Input,
 		OpenMode: r.OpenMode, GetUserEnv: r.GetUserEnv, Argv: r.ScriptArgs, Command: r.ScriptFile,
 		NTasksPerGPU: int32(r.NTasksPerGPU), Oversubscribe: r.Oversubscribe, KillOnInvalidDepGiven: r.Explicit("killOnInvalidDep"),
+		EmptyOptions: r.Empty, KillOnInvalidDepBoth: r.KillOnInvalidDepBoth, DerivedOptions: r.DerivedCounts(),
 	}
 	if n, err := strconv.Atoi(r.Extra["mincpus"]); err == nil && n > 0 {
 		s.MinCPUs = int32(n)

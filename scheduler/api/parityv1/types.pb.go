@@ -241,8 +241,25 @@ type JobSpec struct {
 	Mincpus               int32 `protobuf:"varint,55,opt,name=mincpus,proto3" json:"mincpus,omitempty"`
 	Oversubscribe         bool  `protobuf:"varint,56,opt,name=oversubscribe,proto3" json:"oversubscribe,omitempty"`
 	KillOnInvalidDepGiven bool  `protobuf:"varint,57,opt,name=kill_on_invalid_dep_given,json=killOnInvalidDepGiven,proto3" json:"kill_on_invalid_dep_given,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// empty_options names the options whose last value was empty
+	// ("account", "constraint", "exclude", "nodeList", "comment", as the
+	// request's JSON names them), and "nodes" for -N 0: Slurm keeps an
+	// empty string, unlike an option never given, and scontrol prints
+	// Account= and Features= rather than (null); an empty -w or -N 0
+	// leaves the job no node count (NumNodes=0).
+	EmptyOptions []string `protobuf:"bytes,58,rep,name=empty_options,json=emptyOptions,proto3" json:"empty_options,omitempty"`
+	// kill_on_invalid_dep_both is --kill-on-invalid-dep given both yes
+	// and no: sbatch sets a flag for each and scontrol prints both
+	// (KillOInInvalidDependent=YesKillOInInvalidDependent=No).
+	KillOnInvalidDepBoth bool `protobuf:"varint,59,opt,name=kill_on_invalid_dep_both,json=killOnInvalidDepBoth,proto3" json:"kill_on_invalid_dep_both,omitempty"`
+	// derived_options names the counts the user did not give, which
+	// sbatch derived or defaulted ("nodes", from -w or none; "ntasks",
+	// from -N, --ntasks-per-node or --ntasks-per-gpu or none): slurmctld
+	// derives its printed counts (NumNodes, NumCPUs, squeue %D)
+	// differently for each.
+	DerivedOptions []string `protobuf:"bytes,60,rep,name=derived_options,json=derivedOptions,proto3" json:"derived_options,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *JobSpec) Reset() {
@@ -679,6 +696,27 @@ func (x *JobSpec) GetKillOnInvalidDepGiven() bool {
 		return x.KillOnInvalidDepGiven
 	}
 	return false
+}
+
+func (x *JobSpec) GetEmptyOptions() []string {
+	if x != nil {
+		return x.EmptyOptions
+	}
+	return nil
+}
+
+func (x *JobSpec) GetKillOnInvalidDepBoth() bool {
+	if x != nil {
+		return x.KillOnInvalidDepBoth
+	}
+	return false
+}
+
+func (x *JobSpec) GetDerivedOptions() []string {
+	if x != nil {
+		return x.DerivedOptions
+	}
+	return nil
 }
 
 // NodeAlloc is what a job holds on one node.
@@ -3148,7 +3186,7 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\vGRESRequest\x12,\n" +
 	"\aper_job\x18\x01 \x03(\v2\x13.parity.v1.GRESTermR\x06perJob\x12.\n" +
 	"\bper_node\x18\x02 \x03(\v2\x13.parity.v1.GRESTermR\aperNode\x12.\n" +
-	"\bper_task\x18\x03 \x03(\v2\x13.parity.v1.GRESTermR\aperTask\"\xa8\x0f\n" +
+	"\bper_task\x18\x03 \x03(\v2\x13.parity.v1.GRESTermR\aperTask\"\xae\x10\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aaccount\x18\x02 \x01(\tR\aaccount\x12\x1c\n" +
@@ -3220,7 +3258,10 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\x0entasks_per_gpu\x186 \x01(\x05R\fntasksPerGpu\x12\x18\n" +
 	"\amincpus\x187 \x01(\x05R\amincpus\x12$\n" +
 	"\roversubscribe\x188 \x01(\bR\roversubscribe\x128\n" +
-	"\x19kill_on_invalid_dep_given\x189 \x01(\bR\x15killOnInvalidDepGiven\x1a6\n" +
+	"\x19kill_on_invalid_dep_given\x189 \x01(\bR\x15killOnInvalidDepGiven\x12#\n" +
+	"\rempty_options\x18: \x03(\tR\femptyOptions\x126\n" +
+	"\x18kill_on_invalid_dep_both\x18; \x01(\bR\x14killOnInvalidDepBoth\x12'\n" +
+	"\x0fderived_options\x18< \x03(\tR\x0ederivedOptions\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"j\n" +
