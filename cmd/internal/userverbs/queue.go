@@ -3,6 +3,7 @@ package userverbs
 import (
 	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc/codes"
@@ -127,8 +128,31 @@ func runQueue(cmd *cobra.Command, env userEnv, o *queueOptions) error {
 	}
 	// Like squeue, -l prints the time above the header (with -o too); -r
 	// expands remainders after sorting, as squeue does when printing.
-	return format.Squeue(cmd.OutOrStdout(), jobs, layout, format.SqueueOptions{Env: env.render(), NoHeader: o.noHeader, Date: o.long,
+	render := env.render()
+	if slices.ContainsFunc(jobs, notStarted) {
+		if render.NodeCPUs, err = partitionNodeCPUs(s); err != nil {
+			return s.fail(err)
+		}
+	}
+	return format.Squeue(cmd.OutOrStdout(), jobs, layout, format.SqueueOptions{Env: render, NoHeader: o.noHeader, Date: o.long,
 		Array: o.array || env.getenv("SQUEUE_ARRAY") != "", Users: systemUsers()})
+}
+
+// partitionNodeCPUs is each partition's CPUs per node, from the
+// cluster's partitions (one small call): the node count slurmctld
+// derives for a pending job (squeue's %D) depends on it.
+func partitionNodeCPUs(s *session) (map[string]int, error) {
+	info, err := s.c.Info(s.ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int, len(info.GetPartitions()))
+	for _, p := range info.GetPartitions() {
+		if n := p.GetTotalNodes(); n > 0 {
+			out[p.GetName()] = int(p.GetTotalCpus() / n)
+		}
+	}
+	return out, nil
 }
 
 // unknownJob is squeue's answer to "-j ID" naming one job that came back

@@ -14,7 +14,7 @@ import (
 // A job without a spec (an old record) shows what it is charged to.
 func Account(j *pb.Job) string {
 	if s := j.GetSpec(); s != nil {
-		return cmp.Or(s.GetAccount(), "(null)")
+		return textOrNull(s, "account", s.GetAccount())
 	}
 	return orNull(j.GetAccount())
 }

@@ -120,21 +120,23 @@ func jobRecord(j *pb.Job, o ShowOptions) record {
 		{{"SuspendTime", Stamp(j.GetSuspendTime(), loc, "None")}, {"SecsPreSuspend", strconv.FormatInt(secsPreSuspend(j), 10)},
 			{"LastSchedEval", lastEval}, {"Scheduler", "Main"}},
 		{{"Partition", Partition(j)}},
-		{{"ReqNodeList", orNull(jobspec.CompressHostlist(s.GetNodelist()))}, {"ExcNodeList", orNull(jobspec.CompressHostlist(s.GetExclude()))}},
+		{{"ReqNodeList", textOrNull(s, "nodeList", jobspec.CompressHostlist(s.GetNodelist()))},
+			{"ExcNodeList", textOrNull(s, "exclude", jobspec.CompressHostlist(s.GetExclude()))}},
 		{{"NodeList", NodeList(j)}},
 	}
 	if j.GetBatchHost() != "" {
 		r = append(r, []kv{{"BatchHost", j.GetBatchHost()}})
 	}
+	n := jobCounts(j, o.nodeCPUs(j))
 	r = append(r,
-		[]kv{{"NumNodes", numNodes(j, o.nodeCPUs(j))}, {"NumCPUs", strconv.Itoa(CPUCount(j))},
-			{"NumTasks", strconv.Itoa(max(int(s.GetNtasks()), 1))}, {"CPUs/Task", strconv.Itoa(max(int(s.GetCpusPerTask()), 1))},
+		[]kv{{"NumNodes", n.numNodesText()}, {"NumCPUs", strconv.Itoa(n.cpus)},
+			{"NumTasks", strconv.Itoa(n.tasks)}, {"CPUs/Task", strconv.Itoa(taskCPUs(s))},
 			{"ReqB:S:C:T", "0:0:*:*"}},
-		[]kv{{"TRES", jobTRES(j, o.nodeMemory(j))}},
+		[]kv{{"TRES", jobTRES(j, n, o.nodeMemory(j))}},
 		// Keys for options Parity does not take print Slurm's defaults, so
 		// scripts reading them find them.
-		[]kv{{"Socks/Node", "*"}, {"NtasksPerN:B:S:C", strconv.Itoa(int(s.GetNtasksPerNode())) + ":0:*:*"}, {"CoreSpec", "*"}},
-		[]kv{{"MinCPUsNode", strconv.Itoa(minCPUsNode(s))}, minMemoryKV(s), {"MinTmpDiskNode", "0"}},
+		[]kv{{"Socks/Node", "*"}, {"NtasksPerN:B:S:C", strconv.Itoa(tasksPerNodeShown(s)) + ":0:*:*"}, {"CoreSpec", "*"}},
+		[]kv{{"MinCPUsNode", strconv.Itoa(minCPUsNode(s, n))}, minMemoryKV(s), {"MinTmpDiskNode", "0"}},
 		reservationLine(s),
 		[]kv{{"OverSubscribe", overSubscribe(s)}, {"Contiguous", b01(s.GetContiguous())},
 			{"Licenses", "(null)"}, {"Network", "(null)"}},
@@ -143,7 +145,7 @@ func jobRecord(j *pb.Job, o ShowOptions) record {
 	)
 	out, errp, in := stdio(j)
 	r = append(r, []kv{{"StdErr", errp}}, []kv{{"StdIn", in}}, []kv{{"StdOut", out}}, []kv{{"Power", ""}}, perTRESLine(j))
-	if c := s.GetComment(); c != "" {
+	if c := s.GetComment(); c != "" || givenEmpty(s, "comment") {
 		r = append(r, []kv{{"Comment", c}})
 	}
 	r = append(r, stepLines(j, loc)...)
@@ -200,29 +202,6 @@ func endTime(j *pb.Job, loc *time.Location) string {
 		return st.AsTime().Add(limit).In(loc).Format(TimeLayout)
 	}
 	return "Unknown"
-}
-
-// requestedGPUs totals the GPUs a request implies (per node terms count
-// once per requested node, per task terms once per task).
-func requestedGPUs(s *pb.JobSpec) int64 {
-	var n int64
-	nodes, tasks := int64(max(s.GetNodes(), 1)), int64(max(s.GetNtasks(), 1))
-	for _, t := range s.GetGres().GetPerJob() {
-		if t.GetName() == "gpu" {
-			n += t.GetCount()
-		}
-	}
-	for _, t := range s.GetGres().GetPerNode() {
-		if t.GetName() == "gpu" {
-			n += t.GetCount() * nodes
-		}
-	}
-	for _, t := range s.GetGres().GetPerTask() {
-		if t.GetName() == "gpu" {
-			n += t.GetCount() * tasks
-		}
-	}
-	return n
 }
 
 // allocGRES names a job's devices on one node as scontrol -d does
@@ -298,7 +277,7 @@ func stdio(j *pb.Job) (out, errp, in string) {
 // reservationLine is Features and DelayBoot, and the reservation when
 // the job names one (Slurm prints no Reservation key otherwise).
 func reservationLine(s *pb.JobSpec) []kv {
-	line := []kv{{"Features", orNull(s.GetConstraint())}, {"DelayBoot", "00:00:00"}}
+	line := []kv{{"Features", textOrNull(s, "constraint", s.GetConstraint())}, {"DelayBoot", "00:00:00"}}
 	if r := s.GetReservation(); r != "" {
 		line = append(line, kv{"Reservation", r})
 	}

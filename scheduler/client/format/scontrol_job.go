@@ -1,7 +1,6 @@
 package format
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -57,41 +56,6 @@ func dependencyText(j *pb.Job) string {
 	return strings.Join(terms, sep)
 }
 
-// numNodes is scontrol's NumNodes: the allocated count, else a requested
-// -N as min-max (Slurm prints "1-1" for -N 1), else the count the
-// request implies: as many nodes as its tasks need at nodeCPUs each (0
-// when unknown) and as --ntasks-per-node spreads -n (Slurm: -n 64 on
-// 16-CPU nodes is NumNodes=4).
-func numNodes(j *pb.Job, nodeCPUs int) string {
-	s := j.GetSpec()
-	// A count -w implies (as many as it names) is not a -N.
-	derived := int(s.GetNodes()) == len(s.GetNodelist()) && s.GetMaxNodes() == s.GetNodes()
-	if len(j.GetAlloc()) == 0 && (s.GetNodes() <= 0 || derived) {
-		n := NodeCount(j)
-		// --ntasks-per-node says how many a node takes; otherwise as
-		// many as its CPUs fit (tasks do not split across nodes; a task
-		// wider than a node is left to the count).
-		fit := int(s.GetNtasksPerNode())
-		if fit == 0 {
-			fit = nodeCPUs / max(int(s.GetCpusPerTask()), 1)
-		}
-		if fit > 0 {
-			n = max(n, ceilDiv(taskCount(s), fit))
-		}
-		return strconv.Itoa(n)
-	}
-	if len(j.GetAlloc()) > 0 || s.GetNodes() <= 0 || derived {
-		return strconv.Itoa(NodeCount(j))
-	}
-	return strconv.Itoa(int(s.GetNodes())) + "-" + strconv.Itoa(int(max(s.GetMaxNodes(), s.GetNodes())))
-}
-
-// minCPUsNode is the CPUs one node must have: a task's CPUs times the
-// tasks per node asked for.
-func minCPUsNode(s *pb.JobSpec) int {
-	return max(int(s.GetMincpus()), max(int(s.GetCpusPerTask()), 1)*max(int(s.GetNtasksPerNode()), 1))
-}
-
 // overSubscribe is scontrol's OverSubscribe and squeue's %h: YES for
 // --oversubscribe (even with --exclusive, as Slurm prints it), NO for
 // --exclusive, OK otherwise.
@@ -106,33 +70,46 @@ func overSubscribe(s *pb.JobSpec) string {
 }
 
 // jobTRES is scontrol's TRES: the allocation of a started job, else what
-// the request implies; memory defaults to a whole node's (nodeMemMB, 0
-// when unknown), as with no DefMemPerNode. billing is the CPU count (no
+// the request implies (n); memory defaults to a whole node's (nodeMemMB,
+// 0 when unknown), as with no DefMemPerNode. billing is the CPU count (no
 // TRESBillingWeights); GPUs are not among them unless the cluster tracks
-// gres/gpu in accounting, which Slurm's default does not.
-func jobTRES(j *pb.Job, nodeMemMB int64) string {
-	cpus := CPUCount(j)
+// gres/gpu in accounting, which Slurm's default does not. A job with no
+// node count (-N 0) shows its CPUs alone, or (null) without any.
+func jobTRES(j *pb.Job, n counts, nodeMemMB int64) string {
 	if len(j.GetAlloc()) > 0 {
 		var mem int64
 		for _, a := range j.GetAlloc() {
 			mem += a.GetMemoryMb()
 		}
-		return tresText(cpus, mem, len(j.GetAlloc()))
+		return tresText(n.cpus, mem, len(j.GetAlloc()))
 	}
 	s := j.GetSpec()
-	nodes := int64(max(s.GetNodes(), 1))
+	nodes := int64(n.tresNodes)
 	var mem int64
 	switch {
 	case s.GetMemPerCpuMb() > 0:
-		mem = s.GetMemPerCpuMb() * int64(cpus)
-	case s.GetMemPerGpuMb() > 0 && requestedGPUs(s) > 0:
-		mem = s.GetMemPerGpuMb() * requestedGPUs(s)
+		mem = s.GetMemPerCpuMb() * int64(n.cpus)
+	case s.GetMemPerGpuMb() > 0 && n.gpus > 0:
+		mem = s.GetMemPerGpuMb() * int64(n.gpus)
+	case n.noNodes:
 	case s.GetMemPerNodeMb() > 0:
 		mem = s.GetMemPerNodeMb() * nodes
 	default:
 		mem = nodeMemMB * nodes
 	}
-	return tresText(cpus, mem, int(nodes))
+	if n.noNodes {
+		// No node count: the CPUs, and memory only as much as they or
+		// the GPUs imply (--mem per node has no nodes to count).
+		if n.cpus == 0 {
+			return "(null)"
+		}
+		parts := []string{"cpu=" + strconv.Itoa(n.cpus)}
+		if mem > 0 {
+			parts = append(parts, "mem="+tresMemory(mem))
+		}
+		return strings.Join(append(parts, "billing="+strconv.Itoa(n.cpus)), ",")
+	}
+	return tresText(n.cpus, mem, int(nodes))
 }
 
 func tresText(cpus int, memMB int64, nodes int) string {
@@ -144,21 +121,22 @@ func tresText(cpus int, memMB int64, nodes int) string {
 	return strings.Join(parts, ",")
 }
 
-// tresMemory is a TRES memory value as Slurm prints it: in the largest
-// unit the value fits with at most two exact decimals (64000M is 62.50G,
-// 16000M stays 16000M).
+// tresMemory is a TRES memory value as Slurm prints it: in the next
+// larger unit while the value is at least 1024 of it and a whole number
+// of halves of the larger one, with two decimals when not whole (64000M
+// is 62.50G, 1536M is 1.50G, 32000M and 16000M stay as they are, 512M
+// too).
 func tresMemory(mb int64) string {
 	units := []string{"M", "G", "T", "P"}
-	hundredths, u := mb*100, 0
-	for u < len(units)-1 && hundredths >= 1024*100 && hundredths%1024 == 0 {
-		hundredths /= 1024
+	halves, u := mb*2, 0
+	for u < len(units)-1 && halves >= 2*1024 && halves%1024 == 0 {
+		halves /= 1024
 		u++
 	}
-	whole, frac := hundredths/100, hundredths%100
-	if frac == 0 {
-		return strconv.FormatInt(whole, 10) + units[u]
+	if halves%2 == 0 {
+		return strconv.FormatInt(halves/2, 10) + units[u]
 	}
-	return strconv.FormatInt(whole, 10) + "." + fmt.Sprintf("%02d", frac) + units[u]
+	return strconv.FormatInt(halves/2, 10) + ".50" + units[u]
 }
 
 // minMemoryKV is the minimum memory key: per CPU or per node. A request
@@ -186,7 +164,11 @@ func perTRESLine(j *pb.Job) []kv {
 	if m := s.GetMemPerGpuMb(); m > 0 {
 		line = append(line, kv{"MemPerTres", "gres:gpu:" + strconv.FormatInt(m, 10)})
 	}
-	if s.GetKillOnInvalidDep() || s.GetKillOnInvalidDepGiven() {
+	switch {
+	case s.GetKillOnInvalidDepBoth():
+		// Slurm prints each flag set, one after the other, unseparated.
+		line = append(line, kv{"KillOInInvalidDependent", "YesKillOInInvalidDependent=No"})
+	case s.GetKillOnInvalidDep() || s.GetKillOnInvalidDepGiven():
 		line = append(line, kv{"KillOInInvalidDependent", map[bool]string{true: "Yes", false: "No"}[s.GetKillOnInvalidDep()]})
 	}
 	for _, t := range []kv{{"TresPerJob", tresPerJob(s)}, {"TresPerNode", TRESPerNode(s)}, {"TresPerTask", tresPerTask(s)}} {

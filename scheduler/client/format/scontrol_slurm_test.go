@@ -55,7 +55,7 @@ func TestShowJobAsSlurm2205Prints(t *testing.T) {
 			map[string]string{"TresPerJob": "gres:gpu:h100:2", "MemPerTres": "gres:gpu:4096", "CpusPerTres": "gres:gpu:2",
 				"MinMemoryNode": "0", "MinCPUsNode": "2", "TRES": "cpu=2,mem=8G,node=1,billing=2"}, []string{"MinMemoryGPU"}},
 		{"-w n[1-2] --mem-per-cpu=1000 -n 4 --begin=now+1hour", held(82, &pb.JobSpec{Nodes: 2, MaxNodes: 2, Nodelist: []string{"n1", "n2"},
-			MemPerCpuMb: 1000, Ntasks: 4, Begin: begin}),
+			MemPerCpuMb: 1000, Ntasks: 4, Begin: begin, DerivedOptions: []string{"nodes"}}),
 			map[string]string{"NumNodes": "2", "TRES": "cpu=4,mem=4000M,node=2,billing=4", "EligibleTime": "2025-06-02T10:00:00",
 				"StartTime": "2025-06-02T10:00:00"}, nil},
 		{"-n 64 (compat g1010)", held(83, &pb.JobSpec{Ntasks: 64}), map[string]string{"NumNodes": "4", "NumCPUs": "64",

@@ -69,6 +69,10 @@ func Stamp(ts *timestamppb.Timestamp, loc *time.Location, unset string) string {
 type Env struct {
 	Now time.Time
 	Loc *time.Location
+	// NodeCPUs is, per partition, the CPUs of its nodes: the counts
+	// slurmctld derives for a pending job (squeue's %D) depend on them.
+	// A partition missing prints the count asked for.
+	NodeCPUs map[string]int
 }
 
 func (e Env) loc() *time.Location {
