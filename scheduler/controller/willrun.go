@@ -26,6 +26,21 @@ func (c *Controller) willRun(p *prepared) *pb.SubmitResponse {
 	plan := core.Schedule(snap, c.coreCfg, now)
 	resp := &pb.SubmitResponse{JobId: uint64(id), Partition: p.job.partitionText(), Warnings: p.notes}
 	d, ok := plan.Decision(id)
+	startAt := now // when a start decision starts: now, or the --begin time
+	if ok && d.Action == core.ActionPending && d.Reason == core.ReasonBeginTime && d.StartKnown {
+		// Waiting only for --begin: Slurm names the nodes and CPUs the
+		// job would get then (the anchor: --begin=2030-01-01 --nodes=4
+		// "using 4 processors on nodes n[1-4]"), so the pass is run as
+		// of that time over the same state.
+		c.mu.Lock()
+		later := c.snapshotLocked(now)
+		c.mu.Unlock()
+		later.Jobs = append(later.Jobs, cj)
+		atBegin := core.Schedule(later, c.coreCfg, d.ExpectedStart)
+		if bd, found := atBegin.Decision(id); found && bd.Action == core.ActionStart {
+			plan, d, startAt = atBegin, bd, d.ExpectedStart
+		}
+	}
 	if !ok {
 		resp.PendingReason = "not considered by the scheduling pass"
 		resp.Message = api.SubmitResponseToJSON(resp).WillRunText(time.UTC, time.RFC3339)
@@ -44,7 +59,7 @@ func (c *Controller) willRun(p *prepared) *pb.SubmitResponse {
 				allocs, resp.Partition = s.Nodes, s.Partition
 			}
 		}
-		start = now
+		start = startAt
 	case core.ActionReserve:
 		for _, r := range plan.Reservations {
 			if r.Job == id {

@@ -96,7 +96,8 @@ func (b *builder) deriveNodes() error {
 
 // deriveTasks sets the task count when -n was not given: tasks per GPU
 // times the GPUs asked for (Slurm: --gpus=h100:2 --ntasks-per-gpu=2 is
-// NumTasks=4), tasks per node times nodes, or one per node.
+// NumTasks=4), tasks per node times nodes, --gpus over --gpus-per-task,
+// or one per node.
 func (b *builder) deriveTasks() {
 	r := b.req
 	if r.Explicit("ntasks") {
@@ -113,6 +114,12 @@ func (b *builder) deriveTasks() {
 	}
 	if r.NTasksPerNode > 0 {
 		r.NTasks, r.Sources["ntasks"] = nodes*r.NTasksPerNode, "derived from --ntasks-per-node"
+		return
+	}
+	// --gpus over --gpus-per-task: the anchor ran -G 4 --gpus-per-task=2
+	// as two tasks (NumTasks=2, sbatch --test-only: 2 processors).
+	if job, per := gpuCount(r.GPU.GPUs, false), gpuCount(r.GPU.GPUsPerTask, false); job > 0 && per > 0 && job%per == 0 {
+		r.NTasks, r.Sources["ntasks"] = job/per, "derived from --gpus-per-task"
 		return
 	}
 	r.NTasks, r.Sources["ntasks"] = nodes, SourceDefault
