@@ -84,6 +84,9 @@ func (e *Env) inspect() *probeOnce {
 // sees and which of paths it can open; fail says why there is no report.
 func (e *Env) runProbe(name, node string, gpus int, paths []string) (j *pb.Job, rep ProbeReport, fail string) {
 	args := append(e.Target.ProbeCommand(), "inspect", "--env", strings.Join(e.Vendor.Info.VisibleDevicesEnv, ","), "--open", strings.Join(paths, ","))
+	if v := e.Vendor.Info.TopologyFileEnv; v != "" {
+		args = append(args, "--read", v)
+	}
 	id := e.Submit(JobShape{Name: name, GPUs: gpus, CPUs: 2, Nodelist: []string{node}, Script: "exec " + shellQuote(args)})
 	j = e.WaitEnded(id)
 	out := e.Output(id)

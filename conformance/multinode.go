@@ -38,7 +38,7 @@ func multiNodeSpecs() []specDef {
 		{Area: a, ID: "multinode/gpus-per-task-visible", Name: "with --gpus-per-task=1 each task's visible-devices variables list one GPU", GPUs: true, Run: specGPUsPerTaskVisible},
 		{Area: a, ID: "multinode/gpus-per-task-own", Name: "with --gpus-per-task=1 each task opens only its own GPU, none of its siblings'", GPUs: true, Isolation: true, Run: specGPUsPerTaskOwn},
 		{Area: a, ID: "multinode/gpus-per-task-cover", Name: "with --gpus-per-task=1 a node's tasks together hold each of the job's GPUs there once", GPUs: true, Isolation: true, Run: specGPUsPerTaskCover},
-	}, gpuBindSpecs()...)
+	}, append(gpuBindSpecs(), collectiveSpecs()...)...)
 }
 
 // tasksStep is the gang's default probe step: every task slot, blocks of

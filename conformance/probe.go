@@ -33,6 +33,9 @@ type ProbeReport struct {
 	ReadOnly []string `json:"readOnly,omitempty"`
 	// CPUs is the job's Cpus_allowed_list from /proc/self/status.
 	CPUs string `json:"cpus"`
+	// Files maps a variable (from --read) to the content of the file it
+	// names, or "error: ..." when the job could not read it.
+	Files map[string]string `json:"files,omitempty"`
 }
 
 // ProcsReport is what `conform probe procs MARKER` prints: the processes
@@ -76,10 +79,27 @@ func probeInspect(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	envs := fs.String("env", "", "comma-separated variables to report")
 	opens := fs.String("open", "", "comma-separated paths to open")
+	reads := fs.String("read", "", "comma-separated variables naming files to read")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	rep := ProbeReport{UID: os.Getuid(), Env: map[string]string{}, Open: map[string]string{}}
+	for _, k := range splitList(*reads) {
+		if rep.Files == nil {
+			rep.Files = map[string]string{}
+		}
+		path, ok := os.LookupEnv(k)
+		if !ok {
+			rep.Files[k] = "error: the variable is not set"
+			continue
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			rep.Files[k] = "error: " + err.Error()
+			continue
+		}
+		rep.Files[k] = string(b)
+	}
 	for _, k := range splitList(*envs) {
 		if v, ok := os.LookupEnv(k); ok {
 			rep.Env[k] = v

@@ -32,6 +32,10 @@ type Info struct {
 	// VisibleDevicesEnv names the variables the driver sets for a job, as
 	// data, so callers (and the conformance suite) never hard-code them.
 	VisibleDevicesEnv []string `json:"visibleDevicesEnv,omitempty"`
+	// TopologyFileEnv names the variable through which the driver gives a
+	// job its collective library's topology file (see Prepared.Files);
+	// empty when it gives none.
+	TopologyFileEnv string `json:"topologyFileEnv,omitempty"`
 }
 
 // Has reports whether the driver advertises capability c.
@@ -63,6 +67,29 @@ type Prepared struct {
 	Env         map[string]string `json:"env"`
 	DeviceFiles []gres.DeviceFile `json:"deviceFiles"`
 	Mounts      []Mount           `json:"mounts,omitempty"`
+	Files       []File            `json:"files,omitempty"`
+}
+
+// File is data a job reads from a file rather than a variable, such as a
+// collective library's topology: the launcher writes it, readable by the
+// job, into the job's own directory on the node and sets Env to its path.
+type File struct {
+	Name    string `json:"name"` // a base name, unique within the job
+	Env     string `json:"env"`  // the variable set to the file's path
+	Content []byte `json:"content"`
+}
+
+// CloneFiles copies files with their contents, so a caller's change does
+// not reach a driver's record.
+func CloneFiles(files []File) []File {
+	if files == nil {
+		return nil
+	}
+	out := make([]File, len(files))
+	for i, f := range files {
+		out[i] = File{Name: f.Name, Env: f.Env, Content: append([]byte(nil), f.Content...)}
+	}
+	return out
 }
 
 // Driver describes one vendor's devices on a host and prepares access to

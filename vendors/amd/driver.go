@@ -8,6 +8,7 @@ import (
 
 	"github.com/parityhpc/parity/gres"
 	"github.com/parityhpc/parity/vendors"
+	"github.com/parityhpc/parity/vendors/collective"
 )
 
 var (
@@ -104,7 +105,7 @@ func (d *Driver) Info() vendors.Info {
 		Capabilities: []vendors.Capability{
 			vendors.CapSamples, vendors.CapHealth, vendors.CapDiagnose, vendors.CapPartitions,
 		},
-		VisibleDevicesEnv: []string{EnvROCRVisibleDevices, EnvGPUDeviceOrdinal},
+		VisibleDevicesEnv: []string{EnvROCRVisibleDevices, EnvGPUDeviceOrdinal}, TopologyFileEnv: collective.TopologyEnv,
 	}
 }
 

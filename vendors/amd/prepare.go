@@ -126,12 +126,15 @@ func (d *Driver) prepare(snap *snapshot, id string, uuids []string) (vendors.Pre
 	out.DeviceFiles = append(out.DeviceFiles, snap.kfd)
 	out.Env[EnvROCRVisibleDevices] = strings.Join(ordinals, ",")
 	out.Env[EnvGPUDeviceOrdinal] = out.Env[EnvROCRVisibleDevices]
+	if err := addTopologyFile(&out, snap.inv, uuids); err != nil {
+		return vendors.Prepared{}, fmt.Errorf("amd: allocation %q: %w", id, err)
+	}
 	return out, nil
 }
 
 func clonePrepared(p vendors.Prepared) vendors.Prepared {
 	out := vendors.Prepared{Env: make(map[string]string, len(p.Env)), DeviceFiles: slices.Clone(p.DeviceFiles),
-		Mounts: slices.Clone(p.Mounts)}
+		Mounts: slices.Clone(p.Mounts), Files: vendors.CloneFiles(p.Files)}
 	for k, v := range p.Env {
 		out.Env[k] = v
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/parityhpc/parity/gres"
 	"github.com/parityhpc/parity/vendors"
+	"github.com/parityhpc/parity/vendors/collective"
 )
 
 // Sentinel errors, wrapped with the device or call involved.
@@ -96,7 +97,7 @@ func (d *Driver) Info() vendors.Info {
 	return vendors.Info{
 		Name: "nvidia", Vendor: "nvidia", Version: v,
 		Capabilities:      []vendors.Capability{vendors.CapSamples, vendors.CapHealth, vendors.CapDiagnose, vendors.CapPartitions},
-		VisibleDevicesEnv: []string{"CUDA_VISIBLE_DEVICES"},
+		VisibleDevicesEnv: []string{"CUDA_VISIBLE_DEVICES"}, TopologyFileEnv: collective.TopologyEnv,
 	}
 }
 

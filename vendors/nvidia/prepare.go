@@ -146,6 +146,9 @@ func buildPrepared(inv gres.Inventory, a vendors.Allocation) (vendors.Prepared, 
 	}
 	out.Env["CUDA_VISIBLE_DEVICES"] = strings.Join(cuda, ",")
 	out.Env["NVIDIA_VISIBLE_DEVICES"] = strings.Join(uuids, ",")
+	if err := addTopologyFile(&out, inv, uuids); err != nil {
+		return vendors.Prepared{}, fmt.Errorf("nvidia: allocation %q: %w", a.ID, err)
+	}
 	return out, nil
 }
 
@@ -154,5 +157,6 @@ func clonePrepared(p vendors.Prepared) vendors.Prepared {
 		Env:         maps.Clone(p.Env),
 		DeviceFiles: slices.Clone(p.DeviceFiles),
 		Mounts:      slices.Clone(p.Mounts),
+		Files:       vendors.CloneFiles(p.Files),
 	}
 }

@@ -43,7 +43,7 @@ func timeFromPB(ts *timestamppb.Timestamp) time.Time {
 
 func infoToPB(i vendors.Info) *pb.Info {
 	out := &pb.Info{Name: i.Name, Vendor: i.Vendor, Version: i.Version,
-		VisibleDevicesEnv: append([]string(nil), i.VisibleDevicesEnv...)}
+		VisibleDevicesEnv: append([]string(nil), i.VisibleDevicesEnv...), TopologyFileEnv: i.TopologyFileEnv}
 	for _, c := range i.Capabilities {
 		out.Capabilities = append(out.Capabilities, string(c))
 	}
@@ -52,7 +52,7 @@ func infoToPB(i vendors.Info) *pb.Info {
 
 func infoFromPB(i *pb.Info) vendors.Info {
 	out := vendors.Info{Name: i.GetName(), Vendor: i.GetVendor(), Version: i.GetVersion(),
-		VisibleDevicesEnv: append([]string(nil), i.GetVisibleDevicesEnv()...)}
+		VisibleDevicesEnv: append([]string(nil), i.GetVisibleDevicesEnv()...), TopologyFileEnv: i.GetTopologyFileEnv()}
 	for _, c := range i.GetCapabilities() {
 		out.Capabilities = append(out.Capabilities, vendors.Capability(c))
 	}
@@ -206,6 +206,9 @@ func preparedToPB(p vendors.Prepared) *pb.Prepared {
 	for _, m := range p.Mounts {
 		out.Mounts = append(out.Mounts, &pb.Mount{Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly})
 	}
+	for _, f := range p.Files {
+		out.Files = append(out.Files, &pb.PreparedFile{Name: f.Name, Env: f.Env, Content: f.Content})
+	}
 	return out
 }
 
@@ -215,6 +218,9 @@ func preparedFromPB(p *pb.Prepared) vendors.Prepared {
 	maps.Copy(out.Env, p.GetEnv())
 	for _, m := range p.GetMounts() {
 		out.Mounts = append(out.Mounts, vendors.Mount{Source: m.GetSource(), Target: m.GetTarget(), ReadOnly: m.GetReadOnly()})
+	}
+	for _, f := range p.GetFiles() {
+		out.Files = append(out.Files, vendors.File{Name: f.GetName(), Env: f.GetEnv(), Content: f.GetContent()})
 	}
 	return out
 }

@@ -68,7 +68,8 @@ func TestValuesRoundTrip(t *testing.T) {
 	}{
 		{"prepared", vendors.Prepared{Env: map[string]string{"V_VISIBLE": "0,1"},
 			DeviceFiles: []gres.DeviceFile{{Path: "/dev/v1", Major: 509, Minor: 1}},
-			Mounts:      []vendors.Mount{{Source: "/opt/v/lib", Target: "/usr/lib/v", ReadOnly: true}}},
+			Mounts:      []vendors.Mount{{Source: "/opt/v/lib", Target: "/usr/lib/v", ReadOnly: true}},
+			Files:       []vendors.File{{Name: "v-topo.xml", Env: "V_TOPO_FILE", Content: []byte("<system/>")}}},
 			func(t *testing.T, in any) any { return preparedFromPB(preparedToPB(in.(vendors.Prepared))) }},
 		{"sample", gres.Sample{UUID: "G0", Time: at, UtilizationPct: 42.5, MemoryUsedBytes: 1, MemoryTotalBytes: 2,
 			TemperatureC: 61.25, PowerW: 300.5, CorrectedErrors: 3, UncorrectedErrors: 4, Missing: []string{"power"}},
@@ -92,7 +93,7 @@ func TestValuesRoundTrip(t *testing.T) {
 				return diagnosisFromPB(d)
 			}},
 		{"info", vendors.Info{Name: "x", Vendor: "v", Version: "1", Capabilities: []vendors.Capability{vendors.CapSamples},
-			VisibleDevicesEnv: []string{"V_VISIBLE"}},
+			VisibleDevicesEnv: []string{"V_VISIBLE"}, TopologyFileEnv: "V_TOPO_FILE"},
 			func(t *testing.T, in any) any { return infoFromPB(infoToPB(in.(vendors.Info))) }},
 	}
 	for _, tt := range tests {

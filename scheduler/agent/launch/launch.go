@@ -93,6 +93,9 @@ func (r *Runtime) start(ctx context.Context, j *job, spec Spec) (err error) {
 	if err := writeScript(script, spec); err != nil {
 		return err
 	}
+	if err := writeFiles(j.dir, &spec); err != nil {
+		return err
+	}
 	stdout, stderr, stdin := spec.OutputPaths(r.cfg.Node)
 	j.rec = Record{Spec: spec, Node: r.cfg.Node, Stdout: stdout, Stderr: stderr,
 		CPUs: cgroup.MapCPUs(spec.CPUs, r.hostCPUs), Started: r.cfg.Clock.Now()}

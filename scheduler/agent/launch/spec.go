@@ -87,6 +87,7 @@ func (s *Spec) AddPrepared(p vendors.Prepared) {
 	maps.Copy(s.Prepared.Env, p.Env)
 	s.Prepared.DeviceFiles = append(s.Prepared.DeviceFiles, p.DeviceFiles...)
 	s.Prepared.Mounts = append(s.Prepared.Mounts, p.Mounts...)
+	s.Prepared.Files = append(s.Prepared.Files, p.Files...)
 }
 
 // Validate checks what the runtime cannot work without, naming the field.

@@ -154,8 +154,11 @@ type Info struct {
 	Version           string                 `protobuf:"bytes,3,opt,name=version,proto3" json:"version,omitempty"`
 	Capabilities      []string               `protobuf:"bytes,4,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
 	VisibleDevicesEnv []string               `protobuf:"bytes,5,rep,name=visible_devices_env,json=visibleDevicesEnv,proto3" json:"visible_devices_env,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// topology_file_env names the variable a job's collective-library
+	// topology file is given in (Prepared.files); empty for none.
+	TopologyFileEnv string `protobuf:"bytes,6,opt,name=topology_file_env,json=topologyFileEnv,proto3" json:"topology_file_env,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Info) Reset() {
@@ -221,6 +224,13 @@ func (x *Info) GetVisibleDevicesEnv() []string {
 		return x.VisibleDevicesEnv
 	}
 	return nil
+}
+
+func (x *Info) GetTopologyFileEnv() string {
+	if x != nil {
+		return x.TopologyFileEnv
+	}
+	return ""
 }
 
 type DiscoverRequest struct {
@@ -949,10 +959,13 @@ func (x *Mount) GetReadOnly() bool {
 
 // Prepared is vendors.Prepared.
 type Prepared struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Env           map[string]string      `protobuf:"bytes,1,rep,name=env,proto3" json:"env,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	DeviceFiles   []*DeviceFile          `protobuf:"bytes,2,rep,name=device_files,json=deviceFiles,proto3" json:"device_files,omitempty"`
-	Mounts        []*Mount               `protobuf:"bytes,3,rep,name=mounts,proto3" json:"mounts,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Env         map[string]string      `protobuf:"bytes,1,rep,name=env,proto3" json:"env,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	DeviceFiles []*DeviceFile          `protobuf:"bytes,2,rep,name=device_files,json=deviceFiles,proto3" json:"device_files,omitempty"`
+	Mounts      []*Mount               `protobuf:"bytes,3,rep,name=mounts,proto3" json:"mounts,omitempty"`
+	// files are written by the launcher into the job's directory, each
+	// named in its variable (added in protocol 2; older adapters send none).
+	Files         []*PreparedFile `protobuf:"bytes,4,rep,name=files,proto3" json:"files,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1008,6 +1021,73 @@ func (x *Prepared) GetMounts() []*Mount {
 	return nil
 }
 
+func (x *Prepared) GetFiles() []*PreparedFile {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
+type PreparedFile struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Env           string                 `protobuf:"bytes,2,opt,name=env,proto3" json:"env,omitempty"`
+	Content       []byte                 `protobuf:"bytes,3,opt,name=content,proto3" json:"content,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PreparedFile) Reset() {
+	*x = PreparedFile{}
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PreparedFile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PreparedFile) ProtoMessage() {}
+
+func (x *PreparedFile) ProtoReflect() protoreflect.Message {
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PreparedFile.ProtoReflect.Descriptor instead.
+func (*PreparedFile) Descriptor() ([]byte, []int) {
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *PreparedFile) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PreparedFile) GetEnv() string {
+	if x != nil {
+		return x.Env
+	}
+	return ""
+}
+
+func (x *PreparedFile) GetContent() []byte {
+	if x != nil {
+		return x.Content
+	}
+	return nil
+}
+
 type ReleaseRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -1017,7 +1097,7 @@ type ReleaseRequest struct {
 
 func (x *ReleaseRequest) Reset() {
 	*x = ReleaseRequest{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[14]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1029,7 +1109,7 @@ func (x *ReleaseRequest) String() string {
 func (*ReleaseRequest) ProtoMessage() {}
 
 func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[14]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1042,7 +1122,7 @@ func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{14}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ReleaseRequest) GetId() string {
@@ -1060,7 +1140,7 @@ type ReleaseResponse struct {
 
 func (x *ReleaseResponse) Reset() {
 	*x = ReleaseResponse{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[15]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1072,7 +1152,7 @@ func (x *ReleaseResponse) String() string {
 func (*ReleaseResponse) ProtoMessage() {}
 
 func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[15]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1085,7 +1165,7 @@ func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseResponse) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{15}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{16}
 }
 
 type SampleRequest struct {
@@ -1096,7 +1176,7 @@ type SampleRequest struct {
 
 func (x *SampleRequest) Reset() {
 	*x = SampleRequest{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[16]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1108,7 +1188,7 @@ func (x *SampleRequest) String() string {
 func (*SampleRequest) ProtoMessage() {}
 
 func (x *SampleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[16]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1121,7 +1201,7 @@ func (x *SampleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SampleRequest.ProtoReflect.Descriptor instead.
 func (*SampleRequest) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{16}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{17}
 }
 
 // Sample is gres.Sample.
@@ -1143,7 +1223,7 @@ type Sample struct {
 
 func (x *Sample) Reset() {
 	*x = Sample{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[17]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1155,7 +1235,7 @@ func (x *Sample) String() string {
 func (*Sample) ProtoMessage() {}
 
 func (x *Sample) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[17]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1168,7 +1248,7 @@ func (x *Sample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sample.ProtoReflect.Descriptor instead.
 func (*Sample) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{17}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Sample) GetUuid() string {
@@ -1250,7 +1330,7 @@ type SampleResponse struct {
 
 func (x *SampleResponse) Reset() {
 	*x = SampleResponse{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[18]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1262,7 +1342,7 @@ func (x *SampleResponse) String() string {
 func (*SampleResponse) ProtoMessage() {}
 
 func (x *SampleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[18]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1275,7 +1355,7 @@ func (x *SampleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SampleResponse.ProtoReflect.Descriptor instead.
 func (*SampleResponse) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{18}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SampleResponse) GetSamples() []*Sample {
@@ -1293,7 +1373,7 @@ type WatchHealthRequest struct {
 
 func (x *WatchHealthRequest) Reset() {
 	*x = WatchHealthRequest{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[19]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1305,7 +1385,7 @@ func (x *WatchHealthRequest) String() string {
 func (*WatchHealthRequest) ProtoMessage() {}
 
 func (x *WatchHealthRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[19]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1318,7 +1398,7 @@ func (x *WatchHealthRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchHealthRequest.ProtoReflect.Descriptor instead.
 func (*WatchHealthRequest) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{19}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{20}
 }
 
 // Condition is gres.Condition; severity is gres.Severity's number
@@ -1341,7 +1421,7 @@ type Condition struct {
 
 func (x *Condition) Reset() {
 	*x = Condition{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[20]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1353,7 +1433,7 @@ func (x *Condition) String() string {
 func (*Condition) ProtoMessage() {}
 
 func (x *Condition) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[20]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1366,7 +1446,7 @@ func (x *Condition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Condition.ProtoReflect.Descriptor instead.
 func (*Condition) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{20}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Condition) GetUuid() string {
@@ -1438,7 +1518,7 @@ type ConditionMetric struct {
 
 func (x *ConditionMetric) Reset() {
 	*x = ConditionMetric{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[21]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1450,7 +1530,7 @@ func (x *ConditionMetric) String() string {
 func (*ConditionMetric) ProtoMessage() {}
 
 func (x *ConditionMetric) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[21]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1463,7 +1543,7 @@ func (x *ConditionMetric) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConditionMetric.ProtoReflect.Descriptor instead.
 func (*ConditionMetric) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{21}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ConditionMetric) GetName() string {
@@ -1497,7 +1577,7 @@ type DiagnoseRequest struct {
 
 func (x *DiagnoseRequest) Reset() {
 	*x = DiagnoseRequest{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[22]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1509,7 +1589,7 @@ func (x *DiagnoseRequest) String() string {
 func (*DiagnoseRequest) ProtoMessage() {}
 
 func (x *DiagnoseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[22]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1522,7 +1602,7 @@ func (x *DiagnoseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiagnoseRequest.ProtoReflect.Descriptor instead.
 func (*DiagnoseRequest) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{22}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DiagnoseRequest) GetUuid() string {
@@ -1550,7 +1630,7 @@ type DiagnosisTest struct {
 
 func (x *DiagnosisTest) Reset() {
 	*x = DiagnosisTest{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[23]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1562,7 +1642,7 @@ func (x *DiagnosisTest) String() string {
 func (*DiagnosisTest) ProtoMessage() {}
 
 func (x *DiagnosisTest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[23]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1575,7 +1655,7 @@ func (x *DiagnosisTest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiagnosisTest.ProtoReflect.Descriptor instead.
 func (*DiagnosisTest) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{23}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *DiagnosisTest) GetName() string {
@@ -1612,7 +1692,7 @@ type Diagnosis struct {
 
 func (x *Diagnosis) Reset() {
 	*x = Diagnosis{}
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[24]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1624,7 +1704,7 @@ func (x *Diagnosis) String() string {
 func (*Diagnosis) ProtoMessage() {}
 
 func (x *Diagnosis) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_plugin_v1_driver_proto_msgTypes[24]
+	mi := &file_parity_plugin_v1_driver_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1637,7 +1717,7 @@ func (x *Diagnosis) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Diagnosis.ProtoReflect.Descriptor instead.
 func (*Diagnosis) Descriptor() ([]byte, []int) {
-	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{24}
+	return file_parity_plugin_v1_driver_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Diagnosis) GetUuid() string {
@@ -1679,13 +1759,14 @@ const file_parity_plugin_v1_driver_proto_rawDesc = "" +
 	"\x11HandshakeResponse\x12)\n" +
 	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x12*\n" +
 	"\x04info\x18\x02 \x01(\v2\x16.parity.plugin.v1.InfoR\x04info\x12\x18\n" +
-	"\amethods\x18\x03 \x03(\tR\amethods\"\xa0\x01\n" +
+	"\amethods\x18\x03 \x03(\tR\amethods\"\xcc\x01\n" +
 	"\x04Info\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06vendor\x18\x02 \x01(\tR\x06vendor\x12\x18\n" +
 	"\aversion\x18\x03 \x01(\tR\aversion\x12\"\n" +
 	"\fcapabilities\x18\x04 \x03(\tR\fcapabilities\x12.\n" +
-	"\x13visible_devices_env\x18\x05 \x03(\tR\x11visibleDevicesEnv\"\x11\n" +
+	"\x13visible_devices_env\x18\x05 \x03(\tR\x11visibleDevicesEnv\x12*\n" +
+	"\x11topology_file_env\x18\x06 \x01(\tR\x0ftopologyFileEnv\"\x11\n" +
 	"\x0fDiscoverRequest\"y\n" +
 	"\x10DiscoverResponse\x129\n" +
 	"\tinventory\x18\x01 \x01(\v2\x1b.parity.plugin.v1.InventoryR\tinventory\x12*\n" +
@@ -1749,14 +1830,19 @@ const file_parity_plugin_v1_driver_proto_rawDesc = "" +
 	"\x05Mount\x12\x16\n" +
 	"\x06source\x18\x01 \x01(\tR\x06source\x12\x16\n" +
 	"\x06target\x18\x02 \x01(\tR\x06target\x12\x1b\n" +
-	"\tread_only\x18\x03 \x01(\bR\breadOnly\"\xeb\x01\n" +
+	"\tread_only\x18\x03 \x01(\bR\breadOnly\"\xa1\x02\n" +
 	"\bPrepared\x125\n" +
 	"\x03env\x18\x01 \x03(\v2#.parity.plugin.v1.Prepared.EnvEntryR\x03env\x12?\n" +
 	"\fdevice_files\x18\x02 \x03(\v2\x1c.parity.plugin.v1.DeviceFileR\vdeviceFiles\x12/\n" +
-	"\x06mounts\x18\x03 \x03(\v2\x17.parity.plugin.v1.MountR\x06mounts\x1a6\n" +
+	"\x06mounts\x18\x03 \x03(\v2\x17.parity.plugin.v1.MountR\x06mounts\x124\n" +
+	"\x05files\x18\x04 \x03(\v2\x1e.parity.plugin.v1.PreparedFileR\x05files\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\" \n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"N\n" +
+	"\fPreparedFile\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
+	"\x03env\x18\x02 \x01(\tR\x03env\x12\x18\n" +
+	"\acontent\x18\x03 \x01(\fR\acontent\" \n" +
 	"\x0eReleaseRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x11\n" +
 	"\x0fReleaseResponse\"\x0f\n" +
@@ -1822,7 +1908,7 @@ func file_parity_plugin_v1_driver_proto_rawDescGZIP() []byte {
 	return file_parity_plugin_v1_driver_proto_rawDescData
 }
 
-var file_parity_plugin_v1_driver_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_parity_plugin_v1_driver_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_parity_plugin_v1_driver_proto_goTypes = []any{
 	(*HandshakeRequest)(nil),      // 0: parity.plugin.v1.HandshakeRequest
 	(*HandshakeResponse)(nil),     // 1: parity.plugin.v1.HandshakeResponse
@@ -1838,20 +1924,21 @@ var file_parity_plugin_v1_driver_proto_goTypes = []any{
 	(*PrepareRequest)(nil),        // 11: parity.plugin.v1.PrepareRequest
 	(*Mount)(nil),                 // 12: parity.plugin.v1.Mount
 	(*Prepared)(nil),              // 13: parity.plugin.v1.Prepared
-	(*ReleaseRequest)(nil),        // 14: parity.plugin.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),       // 15: parity.plugin.v1.ReleaseResponse
-	(*SampleRequest)(nil),         // 16: parity.plugin.v1.SampleRequest
-	(*Sample)(nil),                // 17: parity.plugin.v1.Sample
-	(*SampleResponse)(nil),        // 18: parity.plugin.v1.SampleResponse
-	(*WatchHealthRequest)(nil),    // 19: parity.plugin.v1.WatchHealthRequest
-	(*Condition)(nil),             // 20: parity.plugin.v1.Condition
-	(*ConditionMetric)(nil),       // 21: parity.plugin.v1.ConditionMetric
-	(*DiagnoseRequest)(nil),       // 22: parity.plugin.v1.DiagnoseRequest
-	(*DiagnosisTest)(nil),         // 23: parity.plugin.v1.DiagnosisTest
-	(*Diagnosis)(nil),             // 24: parity.plugin.v1.Diagnosis
-	nil,                           // 25: parity.plugin.v1.Device.AttributesEntry
-	nil,                           // 26: parity.plugin.v1.Prepared.EnvEntry
-	(*timestamppb.Timestamp)(nil), // 27: google.protobuf.Timestamp
+	(*PreparedFile)(nil),          // 14: parity.plugin.v1.PreparedFile
+	(*ReleaseRequest)(nil),        // 15: parity.plugin.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),       // 16: parity.plugin.v1.ReleaseResponse
+	(*SampleRequest)(nil),         // 17: parity.plugin.v1.SampleRequest
+	(*Sample)(nil),                // 18: parity.plugin.v1.Sample
+	(*SampleResponse)(nil),        // 19: parity.plugin.v1.SampleResponse
+	(*WatchHealthRequest)(nil),    // 20: parity.plugin.v1.WatchHealthRequest
+	(*Condition)(nil),             // 21: parity.plugin.v1.Condition
+	(*ConditionMetric)(nil),       // 22: parity.plugin.v1.ConditionMetric
+	(*DiagnoseRequest)(nil),       // 23: parity.plugin.v1.DiagnoseRequest
+	(*DiagnosisTest)(nil),         // 24: parity.plugin.v1.DiagnosisTest
+	(*Diagnosis)(nil),             // 25: parity.plugin.v1.Diagnosis
+	nil,                           // 26: parity.plugin.v1.Device.AttributesEntry
+	nil,                           // 27: parity.plugin.v1.Prepared.EnvEntry
+	(*timestamppb.Timestamp)(nil), // 28: google.protobuf.Timestamp
 }
 var file_parity_plugin_v1_driver_proto_depIdxs = []int32{
 	2,  // 0: parity.plugin.v1.HandshakeResponse.info:type_name -> parity.plugin.v1.Info
@@ -1859,38 +1946,39 @@ var file_parity_plugin_v1_driver_proto_depIdxs = []int32{
 	2,  // 2: parity.plugin.v1.DiscoverResponse.info:type_name -> parity.plugin.v1.Info
 	5,  // 3: parity.plugin.v1.Device.files:type_name -> parity.plugin.v1.DeviceFile
 	6,  // 4: parity.plugin.v1.Device.links:type_name -> parity.plugin.v1.Link
-	25, // 5: parity.plugin.v1.Device.attributes:type_name -> parity.plugin.v1.Device.AttributesEntry
+	26, // 5: parity.plugin.v1.Device.attributes:type_name -> parity.plugin.v1.Device.AttributesEntry
 	8,  // 6: parity.plugin.v1.Host.numa:type_name -> parity.plugin.v1.NUMANode
 	7,  // 7: parity.plugin.v1.Inventory.devices:type_name -> parity.plugin.v1.Device
 	5,  // 8: parity.plugin.v1.Inventory.shared_files:type_name -> parity.plugin.v1.DeviceFile
 	9,  // 9: parity.plugin.v1.Inventory.host:type_name -> parity.plugin.v1.Host
-	26, // 10: parity.plugin.v1.Prepared.env:type_name -> parity.plugin.v1.Prepared.EnvEntry
+	27, // 10: parity.plugin.v1.Prepared.env:type_name -> parity.plugin.v1.Prepared.EnvEntry
 	5,  // 11: parity.plugin.v1.Prepared.device_files:type_name -> parity.plugin.v1.DeviceFile
 	12, // 12: parity.plugin.v1.Prepared.mounts:type_name -> parity.plugin.v1.Mount
-	27, // 13: parity.plugin.v1.Sample.time:type_name -> google.protobuf.Timestamp
-	17, // 14: parity.plugin.v1.SampleResponse.samples:type_name -> parity.plugin.v1.Sample
-	27, // 15: parity.plugin.v1.Condition.time:type_name -> google.protobuf.Timestamp
-	21, // 16: parity.plugin.v1.Condition.metric:type_name -> parity.plugin.v1.ConditionMetric
-	23, // 17: parity.plugin.v1.Diagnosis.tests:type_name -> parity.plugin.v1.DiagnosisTest
-	0,  // 18: parity.plugin.v1.Driver.Handshake:input_type -> parity.plugin.v1.HandshakeRequest
-	3,  // 19: parity.plugin.v1.Driver.Discover:input_type -> parity.plugin.v1.DiscoverRequest
-	11, // 20: parity.plugin.v1.Driver.Prepare:input_type -> parity.plugin.v1.PrepareRequest
-	14, // 21: parity.plugin.v1.Driver.Release:input_type -> parity.plugin.v1.ReleaseRequest
-	16, // 22: parity.plugin.v1.Driver.Sample:input_type -> parity.plugin.v1.SampleRequest
-	19, // 23: parity.plugin.v1.Driver.WatchHealth:input_type -> parity.plugin.v1.WatchHealthRequest
-	22, // 24: parity.plugin.v1.Driver.Diagnose:input_type -> parity.plugin.v1.DiagnoseRequest
-	1,  // 25: parity.plugin.v1.Driver.Handshake:output_type -> parity.plugin.v1.HandshakeResponse
-	4,  // 26: parity.plugin.v1.Driver.Discover:output_type -> parity.plugin.v1.DiscoverResponse
-	13, // 27: parity.plugin.v1.Driver.Prepare:output_type -> parity.plugin.v1.Prepared
-	15, // 28: parity.plugin.v1.Driver.Release:output_type -> parity.plugin.v1.ReleaseResponse
-	18, // 29: parity.plugin.v1.Driver.Sample:output_type -> parity.plugin.v1.SampleResponse
-	20, // 30: parity.plugin.v1.Driver.WatchHealth:output_type -> parity.plugin.v1.Condition
-	24, // 31: parity.plugin.v1.Driver.Diagnose:output_type -> parity.plugin.v1.Diagnosis
-	25, // [25:32] is the sub-list for method output_type
-	18, // [18:25] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	14, // 13: parity.plugin.v1.Prepared.files:type_name -> parity.plugin.v1.PreparedFile
+	28, // 14: parity.plugin.v1.Sample.time:type_name -> google.protobuf.Timestamp
+	18, // 15: parity.plugin.v1.SampleResponse.samples:type_name -> parity.plugin.v1.Sample
+	28, // 16: parity.plugin.v1.Condition.time:type_name -> google.protobuf.Timestamp
+	22, // 17: parity.plugin.v1.Condition.metric:type_name -> parity.plugin.v1.ConditionMetric
+	24, // 18: parity.plugin.v1.Diagnosis.tests:type_name -> parity.plugin.v1.DiagnosisTest
+	0,  // 19: parity.plugin.v1.Driver.Handshake:input_type -> parity.plugin.v1.HandshakeRequest
+	3,  // 20: parity.plugin.v1.Driver.Discover:input_type -> parity.plugin.v1.DiscoverRequest
+	11, // 21: parity.plugin.v1.Driver.Prepare:input_type -> parity.plugin.v1.PrepareRequest
+	15, // 22: parity.plugin.v1.Driver.Release:input_type -> parity.plugin.v1.ReleaseRequest
+	17, // 23: parity.plugin.v1.Driver.Sample:input_type -> parity.plugin.v1.SampleRequest
+	20, // 24: parity.plugin.v1.Driver.WatchHealth:input_type -> parity.plugin.v1.WatchHealthRequest
+	23, // 25: parity.plugin.v1.Driver.Diagnose:input_type -> parity.plugin.v1.DiagnoseRequest
+	1,  // 26: parity.plugin.v1.Driver.Handshake:output_type -> parity.plugin.v1.HandshakeResponse
+	4,  // 27: parity.plugin.v1.Driver.Discover:output_type -> parity.plugin.v1.DiscoverResponse
+	13, // 28: parity.plugin.v1.Driver.Prepare:output_type -> parity.plugin.v1.Prepared
+	16, // 29: parity.plugin.v1.Driver.Release:output_type -> parity.plugin.v1.ReleaseResponse
+	19, // 30: parity.plugin.v1.Driver.Sample:output_type -> parity.plugin.v1.SampleResponse
+	21, // 31: parity.plugin.v1.Driver.WatchHealth:output_type -> parity.plugin.v1.Condition
+	25, // 32: parity.plugin.v1.Driver.Diagnose:output_type -> parity.plugin.v1.Diagnosis
+	26, // [26:33] is the sub-list for method output_type
+	19, // [19:26] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_parity_plugin_v1_driver_proto_init() }
@@ -1904,7 +1992,7 @@ func file_parity_plugin_v1_driver_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_parity_plugin_v1_driver_proto_rawDesc), len(file_parity_plugin_v1_driver_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   27,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
