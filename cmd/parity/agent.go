@@ -194,15 +194,11 @@ func runAgent(ctx context.Context, log *slog.Logger, o agentOptions) error {
 			mgr = nil
 		}
 	}
-	drivers, closeDrivers, err := agentDrivers(ctx, log, o, mgr != nil && os.Geteuid() == 0)
+	found, closeDrivers, err := agentDrivers(ctx, log, o, mgr != nil && os.Geteuid() == 0)
 	if err != nil {
 		return err
 	}
 	defer closeDrivers()
-	found, err := vendors.DiscoverAll(ctx, drivers)
-	if err != nil {
-		return err
-	}
 	for name, why := range found.Skipped {
 		log.Info("driver skipped", "driver", name, "why", why)
 	}

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 
 	"github.com/spf13/cobra"
 
+	"github.com/parityhpc/parity/gres"
 	"github.com/parityhpc/parity/scheduler/agent"
 	"github.com/parityhpc/parity/vendors"
 	"github.com/parityhpc/parity/vendors/plugin"
@@ -106,38 +108,58 @@ func registryDrivers(ctx context.Context, log *slog.Logger, o agentOptions) ([]v
 	return built.Drivers, func() { _ = vendors.CloseAll(built.Drivers) }, nil
 }
 
-// agentDrivers are the node's in-tree drivers (inTreeDrivers) followed by
-// its configured out-of-tree adapters.
-func agentDrivers(ctx context.Context, log *slog.Logger, o agentOptions, deviceNodes bool) ([]vendors.Driver, func(), error) {
+// agentDrivers discovers the node: its in-tree drivers (inTreeDrivers),
+// then its configured out-of-tree adapters, each supervised by the agent
+// (agent.Adapter) and checked against the host and the devices the others
+// own. An adapter that is not up yet is reported and supervised: the
+// node starts without its devices rather than not at all.
+func agentDrivers(ctx context.Context, log *slog.Logger, o agentOptions, deviceNodes bool) (vendors.Discovered, func(), error) {
 	if (o.simName != "" || o.simLab != "") && len(o.nodeConfig.InTree()) > 0 {
 		log.Warn("the simulated machine supplies the in-tree drivers; the config file's in-tree entries are not used",
 			"entries", len(o.nodeConfig.InTree()))
 	}
 	drivers, closeInTree, err := inTreeDrivers(ctx, log, o, deviceNodes)
 	if err != nil {
-		return nil, nil, err
+		return vendors.Discovered{}, nil, err
 	}
-	adapters, closeAdapters, err := attachAdapters(ctx, log, o.nodeConfig.Plugins())
+	found, err := vendors.DiscoverAll(ctx, drivers)
 	if err != nil {
 		closeInTree()
-		return nil, nil, err
+		return vendors.Discovered{}, nil, err
 	}
-	return append(drivers, adapters...), func() { closeAdapters(); closeInTree() }, nil
+	taken := map[string]string{}
+	for _, dev := range found.Inventory.Devices {
+		taken[dev.UUID] = dev.Vendor
+	}
+	var adapters []vendors.Driver
+	invs := []gres.Inventory{found.Inventory}
+	for _, p := range o.nodeConfig.Plugins() {
+		ad, err := agent.NewAdapter(agent.AdapterConfig{Policy: p, Dial: dialAdapter(log), Logger: log,
+			Host: found.Inventory.Host, Taken: maps.Clone(taken)})
+		if err != nil {
+			closeInTree()
+			return vendors.Discovered{}, nil, err
+		}
+		if err := ad.Attach(ctx); err != nil {
+			log.Error("adapter not attached: the node starts without its devices; the agent keeps trying and registers them at its next start",
+				"plugin", p.Target, "err", err)
+		}
+		inv, _ := ad.Discover(ctx)
+		for _, dev := range inv.Devices {
+			taken[dev.UUID] = p.Target
+		}
+		invs = append(invs, inv)
+		adapters = append(adapters, ad)
+	}
+	found.Active = append(found.Active, adapters...)
+	found.Inventory = gres.Merge(invs...)
+	return found, func() { _ = vendors.CloseAll(adapters); closeInTree() }, nil
 }
 
-// attachAdapters connects to every configured adapter within its connect
-// timeout.
-func attachAdapters(ctx context.Context, log *slog.Logger, policies []agent.PluginPolicy) ([]vendors.Driver, func(), error) {
-	var out []vendors.Driver
-	closeAll := func() { _ = vendors.CloseAll(out) }
-	for _, p := range policies {
-		d, err := plugin.Dial(ctx, p.Target, plugin.WithHandshakeTimeout(p.ConnectTimeout), plugin.WithCallTimeout(p.CallTimeout),
+// dialAdapter connects to an adapter with its policy's timeouts.
+func dialAdapter(log *slog.Logger) agent.Dialer {
+	return func(ctx context.Context, p agent.PluginPolicy) (vendors.Driver, error) {
+		return plugin.Dial(ctx, p.Target, plugin.WithHandshakeTimeout(p.ConnectTimeout), plugin.WithCallTimeout(p.CallTimeout),
 			plugin.WithLogger(log), plugin.WithClientName("parity-agent"))
-		if err != nil {
-			closeAll()
-			return nil, nil, fmt.Errorf("plugin %s: %w", p.Target, err)
-		}
-		out = append(out, d)
 	}
-	return out, closeAll, nil
 }

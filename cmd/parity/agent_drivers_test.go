@@ -4,15 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
 
+	"github.com/parityhpc/parity/gres"
 	"github.com/parityhpc/parity/scheduler/agent"
 	"github.com/parityhpc/parity/vendors"
 	"github.com/parityhpc/parity/vendors/builtin"
+	"github.com/parityhpc/parity/vendors/plugin"
 )
 
 // flagRegistry has one driver "acc" whose old flag --acc-mode maps to
@@ -138,5 +142,59 @@ func TestRegistryDriversFromConfig(t *testing.T) {
 				t.Errorf("drivers %v, want %v", names, tt.want)
 			}
 		})
+	}
+}
+
+// oneDevice is an adapter's driver with one device.
+type oneDevice struct{}
+
+func (oneDevice) Info() vendors.Info { return vendors.Info{Name: "acme", Vendor: "acme"} }
+func (oneDevice) Discover(context.Context) (gres.Inventory, error) {
+	return gres.Inventory{Devices: []gres.Device{{UUID: "ACME-0", Vendor: "acme", Type: "a1", NUMANode: -1}}}, nil
+}
+func (oneDevice) Prepare(context.Context, vendors.Allocation) (vendors.Prepared, error) {
+	return vendors.Prepared{}, nil
+}
+func (oneDevice) Release(context.Context, string) error { return nil }
+
+// TestAgentDriversAttachAdapters: a plugin entry is attached beside the
+// in-tree drivers and its devices join the node's inventory; one whose
+// adapter is not running is reported and supervised, and the node starts
+// without its devices.
+func TestAgentDriversAttachAdapters(t *testing.T) {
+	reg, err := builtin.Registry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	up, down := filepath.Join(dir, "up.sock"), filepath.Join(dir, "down.sock")
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	ready := make(chan struct{})
+	go func() {
+		served <- plugin.Serve(ctx, up, oneDevice{}, plugin.WithServerLogger(slog.New(slog.DiscardHandler)), plugin.WithReady(func() { close(ready) }))
+	}()
+	t.Cleanup(func() { cancel(); <-served })
+	<-ready
+	file := fmt.Sprintf("drivers:\n  - name: cpu\n  - plugin: unix://%s\n  - plugin: unix://%s\n    connectTimeout: 100ms\n", up, down)
+	cfg, err := agent.ParseNodeConfig("agent.yaml", []byte(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	o := agentOptions{registry: reg, nodeConfig: cfg, driverFlags: func(e []vendors.Entry) ([]vendors.Entry, error) { return e, nil }}
+	found, closeAll, err := agentDrivers(ctx, slog.New(slog.NewTextHandler(&logs, nil)), o, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAll()
+	if len(found.Active) != 3 {
+		t.Fatalf("active drivers %d, want cpu and both adapters (the down one supervised)", len(found.Active))
+	}
+	if _, ok := found.Inventory.Device("ACME-0"); !ok || found.Inventory.Host == nil {
+		t.Errorf("inventory %+v: want the adapter's device and the cpu driver's host", found.Inventory)
+	}
+	if !strings.Contains(logs.String(), "adapter not attached") || !strings.Contains(logs.String(), down) {
+		t.Errorf("the adapter that is not running is not reported:\n%s", logs.String())
 	}
 }

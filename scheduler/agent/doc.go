@@ -7,6 +7,12 @@
 // the controller has it. The work itself is done by the job runtime
 // (launch), the device telemetry (telemetry) and the vendor drivers
 // (vendors, by interface: Diagnoser runs a drained device's checks).
+// The node's drivers come from its config file (NodeConfig): in-tree ones
+// by registered name, and out-of-tree adapters on unix sockets, each
+// supervised by an Adapter that drains its devices while the adapter is
+// gone, hung or sends an inventory the node cannot hold, and reconnects
+// with backoff on an injected clock; the node's other drivers and jobs
+// are not touched. Adapters are dialled through an injected Dialer.
 // It speaks parity.v1 through a small Controller interface that
 // scheduler/client implements; it must not import the controller, labs or
 // any vendor package.
