@@ -122,7 +122,7 @@ func (s *clusterService) priority(ctx context.Context, req *pb.PriorityRequest) 
 		case len(req.GetPartitions()) > 0 && !j.inPartition(req.GetPartitions()):
 		default:
 			out.Jobs = append(out.Jobs, &pb.JobPriority{JobId: uint64(j.Core.ID), Partition: j.partitionText(), User: j.Core.User,
-				Account: j.Core.Account, Qos: j.Core.QOS, Factors: factorsProto(j.factors)})
+				Account: j.Core.Account, Qos: j.Core.QOS, Factors: factorsFor(j)})
 		}
 	}
 	return out, nil

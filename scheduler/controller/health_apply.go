@@ -244,7 +244,13 @@ func (a *healthApply) requeueJobs(d healthcheck.Decision) {
 		if requeue {
 			kind = EventRequeue
 		}
-		effects, err := c.st.m.Apply(cstate.Stop{Job: j.Core.ID, By: actorHealth, Reason: reason, State: StateNodeFail, Requeue: requeue, Log: kind}, c.now())
+		stop := cstate.Stop{Job: j.Core.ID, By: actorHealth, Reason: reason, State: StateNodeFail, Requeue: requeue, Log: kind}
+		var devs map[string]bool // a node-wide fault: the whole node
+		if d.UUID != "" {
+			devs = failed
+		}
+		expediteStop(&stop, j, n.name, devs)
+		effects, err := c.st.m.Apply(stop, c.now())
 		if err != nil {
 			c.log.Error("health: stop job", "job", j.Core.ID, "err", err)
 			continue
@@ -257,6 +263,9 @@ func (a *healthApply) requeueJobs(d healthcheck.Decision) {
 				ev.Verdict = d.To.String()
 				if d.UUID != "" {
 					ev.Fields["devices"] = d.UUID
+				}
+				if stop.Expedite {
+					ev.Detail = expediteDetail(stop.Avoid)
 				}
 				a.ws = append(a.ws, c.record(ev)...)
 			case cstate.Kill:

@@ -93,6 +93,7 @@ func (j *job) record() *pb.Job {
 	}
 	j.arrayFields(p)
 	j.preemptFields(p)
+	j.expediteFields(p)
 	if j.State == StateSuspended && !j.SuspendedAt.IsZero() {
 		p.SuspendTime = api.Timestamp(j.SuspendedAt)
 	}
@@ -135,6 +136,7 @@ func jobFromRecord(p *pb.Job) (*job, error) {
 		spec: p.GetSpec(), priority: p.GetPriority(), launchSent: true, adminComment: p.GetAdminComment(), usage: p.GetUsage(),
 		startSeq: p.GetStartSeq(), endSeq: p.GetEndSeq(), steps: p.GetSteps()}
 	j.preemptFromRecord(p)
+	j.expediteFromRecord(p)
 	if p.GetSuspendTime() != nil {
 		j.SuspendedAt = api.Time(p.GetSuspendTime())
 	}

@@ -292,6 +292,9 @@ func (s *jobsService) Explain(ctx context.Context, req *pb.ExplainRequest) (*pb.
 			out.Facts = append(out.Facts, partitionFact(v))
 		}
 		out.Priority = factorsProto(&pr)
+		if rec.GetExpedited() {
+			out.Priority.Override = expeditedOverride
+		}
 		if ex.StartKnown {
 			out.ExpectedStart = api.Timestamp(ex.ExpectedStart)
 		}

@@ -106,6 +106,7 @@ func (c *Controller) schedulePass(ctx context.Context) error {
 				continue // the state moved on since the snapshot
 			}
 			d, _ := plan.Decision(s.Job)
+			expedited := j.Core.Expedite // the start clears it
 			effects, err := st.m.Apply(cstate.Start{Job: s.Job, Partition: s.Partition, TimeLimit: c.startLimit(j, s.Partition), Alloc: s.Nodes}, started)
 			if err != nil {
 				c.refusedStart(s.Job, err)
@@ -119,10 +120,21 @@ func (c *Controller) schedulePass(ctx context.Context) error {
 			ev := loggedEvent(logged)
 			ev.Priority, ev.Alternatives = factorsProto(j.factors), alts[s.Job]
 			ev.Detail = fmt.Sprintf("rank %d of %d pending", d.Rank+1, len(plan.Decisions))
-			if s.Backfilled {
+			switch {
+			case expedited:
+				// Ranked first of all, whatever its factors: the record says why.
+				ev.Reason = expeditedOverride
+				if ev.Priority != nil {
+					ev.Priority.Override = expeditedOverride
+				}
+				ev.Fields["expedite"] = "true"
+				if a := cstate.FormatAvoid(j.Core.Avoid); a != "" {
+					ev.Fields["avoid"] = a
+				}
+			case s.Backfilled:
 				ev.Reason = "backfill"
 				ev.Fields["shadow"] = d.Shadow.UTC().Format(time.RFC3339)
-			} else {
+			default:
 				ev.Reason = "priority"
 			}
 			if !s.End.IsZero() {
