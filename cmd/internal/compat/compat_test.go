@@ -90,3 +90,14 @@ func TestTableShortfalls(t *testing.T) {
 		t.Errorf("without floors every short field is reported: %q", got)
 	}
 }
+
+func TestExplainSplitsDocumentedDifferences(t *testing.T) {
+	tab := NewTable()
+	tab.Add("c1", &Answer{Accepted: true, Record: "JobId=1 NumCPUs=4"}, &Answer{Accepted: true, Record: "JobId=1 NumCPUs=1"})
+	tab.Add("c2", &Answer{Accepted: true, Record: "JobId=1 Features="}, &Answer{Accepted: true, Record: "JobId=1 Features=(null)"})
+	unexplained, explained, stale := tab.Explain(Differences{"c1|NumCPUs": "why", "c9|TRES": "gone"})
+	if len(unexplained) != 1 || unexplained[0].Case != "c2" || len(explained) != 1 || !strings.Contains(explained[0], "documented: why") ||
+		!slices.Equal(stale, []string{"c9 TRES"}) {
+		t.Errorf("Explain = %v, %q, %q; want c2 unexplained, c1 documented, c9 TRES stale", unexplained, explained, stale)
+	}
+}

@@ -12,7 +12,8 @@ import (
 // in this process and compares, field by field, with what Slurm 22.05
 // answered: accept/reject and each field must agree on at least as many
 // cases as testdata/floors.txt says (on all of them for a field it does
-// not list).
+// not list), and every mismatch must be one testdata/differences.txt
+// documents.
 func TestCorpus(t *testing.T) {
 	cases, err := Load(CorpusPath)
 	if err != nil {
@@ -38,6 +39,18 @@ func TestCorpus(t *testing.T) {
 	var b strings.Builder
 	table.Write(&b)
 	t.Log("\n" + b.String())
+	diffs, err := LoadDifferences(DifferencesPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unexplained, explained, stale := table.Explain(diffs)
+	for _, m := range unexplained {
+		t.Errorf("not a documented difference (%s): %s", DifferencesPath, m)
+	}
+	for _, k := range stale {
+		t.Errorf("%s lists %s, which no longer differs: take it out", DifferencesPath, k)
+	}
+	t.Logf("%d documented differences", len(explained))
 	for _, s := range table.Shortfalls(floors) {
 		t.Error(s)
 		field, _, _ := strings.Cut(s, ":")

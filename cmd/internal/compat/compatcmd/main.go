@@ -34,6 +34,7 @@ type flags struct {
 	conf, anchor     string
 	corpus, work     string
 	floors           string
+	differences      string
 	mismatches, only int
 }
 
@@ -51,6 +52,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.work, "work", "", "directory for the cases' scripts (default: a temporary one)")
 	fs.IntVar(&f.mismatches, "mismatches", 40, "mismatches to list")
 	fs.StringVar(&f.floors, "write-floors", "", "write the agreement reached as the floors file go test holds Parity to")
+	fs.StringVar(&f.differences, "differences", "cmd/internal/compat/"+compat.DifferencesPath, "the documented differences")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -112,14 +114,44 @@ func do(ctx context.Context, f flags, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	for i, m := range t.Mismatches {
+	return writeMismatches(stdout, t, f)
+}
+
+// writeMismatches lists the mismatches no documented difference explains
+// (up to f.mismatches), then the documented ones with why, then listed
+// differences that no longer differ.
+func writeMismatches(w io.Writer, t *compat.Table, f flags) error {
+	diffs, err := compat.LoadDifferences(f.differences)
+	if err != nil {
+		return err
+	}
+	unexplained, explained, stale := t.Explain(diffs)
+	same, of := t.Identical()
+	fmt.Fprintf(w, "%d cases identical, %d more differ only as documented (%s), %d mismatches not documented\n",
+		same, of-same-casesOf(unexplained), f.differences, len(unexplained))
+	for i, m := range unexplained {
 		if i == f.mismatches {
-			fmt.Fprintf(stdout, "... %d more mismatches\n", len(t.Mismatches)-i)
+			fmt.Fprintf(w, "... %d more mismatches\n", len(unexplained)-i)
 			break
 		}
-		fmt.Fprintln(stdout, m)
+		fmt.Fprintln(w, m)
+	}
+	for _, e := range explained {
+		fmt.Fprintln(w, e)
+	}
+	for _, k := range stale {
+		fmt.Fprintf(w, "listed as a difference but no longer differs: %s\n", k)
 	}
 	return nil
+}
+
+// casesOf counts the cases among ms.
+func casesOf(ms []compat.Mismatch) int {
+	seen := map[string]bool{}
+	for _, m := range ms {
+		seen[m.Case] = true
+	}
+	return len(seen)
 }
 
 // slurmSide finds a Slurm that answers at f.conf, starting the anchor's
