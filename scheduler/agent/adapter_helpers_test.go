@@ -288,7 +288,6 @@ func (r *adapterRig) prepare(id string, uuids ...string) error {
 	return err
 }
 
-
 // sampled reports the UUIDs the adapter samples now.
 func (r *adapterRig) sampled() []string {
 	ss, err := r.ad.Sample(context.Background())
