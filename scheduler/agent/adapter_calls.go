@@ -9,8 +9,9 @@ import (
 )
 
 // Sample forwards to the adapter and keeps the registered devices it
-// still describes as registered: a gone adapter samples nothing, so its
-// devices fall silent rather than look healthy.
+// still describes as registered, stamped with the agent's clock where the
+// adapter gave no time: a gone adapter samples nothing, so its devices
+// fall silent rather than look healthy.
 func (a *Adapter) Sample(ctx context.Context) ([]gres.Sample, error) {
 	conn, err := a.current()
 	if err != nil {
@@ -30,10 +31,16 @@ func (a *Adapter) Sample(ctx context.Context) ([]gres.Sample, error) {
 		a.failed()
 		return nil, fmt.Errorf("adapter %s: %w", a.cfg.Policy.Target, err)
 	}
+	now := a.cfg.Clock.Now()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	out := got[:0:0]
 	for _, smp := range got {
+		if smp.Time.IsZero() {
+			// The controller counts a sample once per time stamp: an
+			// adapter that sends none would look silent after its first.
+			smp.Time = now
+		}
 		if _, reg := a.registered[smp.UUID]; reg {
 			if _, gone := a.missing[smp.UUID]; !gone {
 				out = append(out, smp)

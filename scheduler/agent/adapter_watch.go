@@ -145,7 +145,7 @@ func (a *Adapter) goDown(code, why string, emit func(gres.Condition)) {
 	a.log.Error("adapter unavailable: draining its devices; the node's other devices are not touched",
 		"code", code, "why", why, "devices", len(uuids))
 	for _, u := range uuids {
-		emit(a.drainCondition(u, code, fmt.Sprintf("adapter %s %s: %s", a.cfg.Policy.Target, code, why), now))
+		emit(a.drainCondition(u, code, fmt.Sprintf("adapter %s: %s", a.cfg.Policy.Target, why), now))
 	}
 }
 
