@@ -1,0 +1,214 @@
+package conformance
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	g "github.com/onsi/ginkgo/v2"
+	gm "github.com/onsi/gomega"
+
+	"github.com/parityhpc/parity/reports"
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/client"
+)
+
+// Slurm 25.11's expedited requeue (sbatch --requeue=expedite): a job hit
+// by a hardware fault restarts at once on healthy devices, ranked ahead
+// of every other pending job.
+
+func requeueExpediteSpecs() []specDef {
+	a := AreaRequeue
+	return []specDef{
+		{Area: a, ID: "requeue/expedite-first", Name: "a --requeue=expedite job hit by a fatal GPU fault restarts ahead of an older job queued for the same GPUs", GPUs: true, Run: specExpediteFirst},
+		{Area: a, ID: "requeue/expedite-healthy-gpu", Name: "the expedited job's next run is on a healthy GPU, never the one that failed", GPUs: true, Run: specExpediteHealthyGPU},
+		{Area: a, ID: "requeue/expedite-logged", Name: "the decision log says why: the expedited requeue naming the failed GPU, and a start whose reason is the expedited requeue", GPUs: true, Run: specExpediteLogged},
+	}
+}
+
+// expediteFixture is one vendor's expedited requeue: the failed GPU, the
+// expedite job and the older queued job as they stood once one of them
+// ran again, and the expedite job's decision-log records.
+type expediteFixture struct {
+	node, failed string
+	gpu          int
+	job, queued  *pb.Job
+	waited       *pb.Job // the expedite job while it waited for a GPU
+	events       []*pb.Event
+	fail, skip   string
+}
+
+// expedited runs (once per vendor) an expedited requeue on the vendor's
+// disturbable node: an older job (held until the node is full, so it is
+// ahead on age and submit time) waits behind an expedite job and fillers
+// holding every GPU; the expedite job's GPU fails; then one filler ends,
+// freeing one healthy GPU, which the expedite job must take.
+func (e *Env) expedited() *expediteFixture {
+	node := e.Disturbable()
+	faults := e.faults(node)
+	f := e.shared("requeue-expedite/"+e.Vendor.Name, func() any {
+		r := &expediteFixture{node: node}
+		var ids []uint64
+		defer func() {
+			for _, id := range ids {
+				e.Cancel(id)
+			}
+		}()
+		e.quiesce(node)
+		if sick := e.waitHealthy(node); sick != "" {
+			r.fail = fmt.Sprintf("node %s's GPUs did not all recover from earlier specs' faults within %s (%s): a fault on one still failing raises no new verdict",
+				node, e.run.opts.HealthWait, sick)
+			return r
+		}
+		idle := e.idleGPUs(node)
+		if idle < 2 {
+			r.skip = fmt.Sprintf("node %s has %d idle GPUs; an expedited requeue needs one to fail and one to restart on", node, idle)
+			return r
+		}
+		q := e.expediteSpec("expedite-queued", node)
+		q.Hold = true
+		queued := e.SubmitSpec(q)
+		ids = append(ids, queued)
+		x := e.expediteSpec("expedite", node)
+		x.Requeue, x.RequeueExpedite = true, true
+		job := e.SubmitSpec(x)
+		ids = append(ids, job)
+		var fillers []uint64
+		for i := range idle - 1 {
+			fillers = append(fillers, e.SubmitSpec(e.expediteSpec("expedite-fill-"+strconv.Itoa(i), node)))
+		}
+		ids = append(ids, fillers...)
+		for _, id := range append([]uint64{job}, fillers...) {
+			e.WaitRunning(id)
+		}
+		if left := e.idleGPUs(node); left != 0 {
+			r.fail = fmt.Sprintf("node %s still has %d idle GPUs with the expedite job and its fillers running", node, left)
+			return r
+		}
+		if _, err := e.User.ReleaseJob(e.Ctx, queued); err != nil {
+			r.fail = fmt.Sprintf("release the queued job %d: %s", queued, client.Message(err))
+			return r
+		}
+		r.failed = AllocOn(e.Job(job), node).GetDevices()[0]
+		r.gpu = e.GPUIndex(node, r.failed)
+		defer e.Resume(node, r.failed)
+		defer e.repair(faults, node, r.gpu)
+		e.inject(faults, node, r.gpu, "fatal")
+		var last *pb.Job
+		back := e.waitSampled(e.run.opts.HealthWait, func() bool {
+			last = e.Job(job)
+			return last.GetState() == "PENDING" && last.GetRestarts() >= 1
+		})
+		if !back {
+			r.fail = fmt.Sprintf("after a fatal fault on %s GPU %d the expedite job was not back in the queue within %s: %s (%s)",
+				node, r.gpu, e.run.opts.HealthWait, describeJob(last), missingWiring)
+			return r
+		}
+		r.waited = last
+		e.Cancel(fillers[0])
+		e.Event(reports.EventNote, node, "", strconv.FormatUint(fillers[0], 10), "a filler ends: one healthy GPU frees")
+		e.waitFor(e.run.opts.JobTimeout, func() bool {
+			r.job, r.queued = e.Job(job), e.Job(queued)
+			return r.job.GetState() != "PENDING" || r.queued.GetState() != "PENDING"
+		})
+		evs, err := e.Admin.Events(e.Ctx, &pb.EventsRequest{JobId: job, Kinds: []string{"requeue", "start"}})
+		if err != nil {
+			r.fail = fmt.Sprintf("read job %d's decision log: %s", job, client.Message(err))
+			return r
+		}
+		r.events = evs
+		return r
+	}).(*expediteFixture)
+	e.rec.mu.Lock()
+	for _, j := range []*pb.Job{f.job, f.queued} {
+		if j != nil {
+			e.rec.jobs = append(e.rec.jobs, j.GetId())
+		}
+	}
+	e.rec.mu.Unlock()
+	if f.skip != "" {
+		g.Skip(f.skip)
+	}
+	if f.fail != "" {
+		e.Failf("%s", f.fail)
+	}
+	return f
+}
+
+// waitHealthy waits (in the target's sampling steps) until every GPU of
+// node has a healthy verdict, as an earlier spec's repaired GPU gets once
+// its recovery is over, and says which are not if some never do.
+func (e *Env) waitHealthy(node string) string {
+	var sick []string
+	e.waitSampled(e.run.opts.HealthWait, func() bool {
+		sick = sick[:0]
+		for _, gpu := range e.NodeRecord(node).GetGpus() {
+			if h := gpu.GetHealth(); h != "healthy" && h != "" || gpu.GetHealthHeld() {
+				sick = append(sick, fmt.Sprintf("GPU %d %s held=%t", gpu.GetIndex(), h, gpu.GetHealthHeld()))
+			}
+		}
+		return len(sick) == 0
+	})
+	return strings.Join(sick, ", ")
+}
+
+// expediteSpec is a one-GPU job pinned to node that runs until cancelled,
+// charged where idle-GPU reclamation leaves it alone (when the target has
+// such an account) so only the fault and the suite end its runs.
+func (e *Env) expediteSpec(name, node string) *pb.JobSpec {
+	spec := e.Spec(JobShape{Name: name, GPUs: 1, CPUs: 1, Nodelist: []string{node}, Script: "sleep 300"})
+	if acct := e.run.opts.ExemptAccount; acct != "" {
+		spec.Account = acct
+	}
+	return spec
+}
+
+func specExpediteFirst(e *Env) {
+	f := e.expedited()
+	e.Observe("expedited_while_pending", strconv.FormatBool(f.waited.GetExpedited()))
+	e.Observe("restarted", f.job.GetState())
+	e.Observe("older_queued_job", f.queued.GetState())
+	e.Expect(f.waited.GetExpedited()).To(gm.BeTrue(), "the requeued job waits as an expedited one: %s", describeJob(f.waited))
+	e.Expect(f.job.GetState()).To(gm.Equal("RUNNING"), "the expedite job, once a healthy GPU freed: %s", describeJob(f.job))
+	e.Expect(f.queued.GetState()).To(gm.Equal("PENDING"), "the older queued job must still wait: %s", describeJob(f.queued))
+}
+
+func specExpediteHealthyGPU(e *Env) {
+	f := e.expedited()
+	a := AllocOn(f.job, f.node)
+	e.Observe("on_failed_gpu", strconv.FormatBool(a != nil && slices.Contains(a.GetDevices(), f.failed)))
+	e.Expect(a).NotTo(gm.BeNil(), "the expedited run's allocation on %s: %s", f.node, describeJob(f.job))
+	e.Expect(a.GetDevices()).To(gm.HaveLen(1), "GPUs of the expedited run: %s", describeJob(f.job))
+	e.Expect(a.GetDevices()).NotTo(gm.ContainElement(f.failed), "the expedited run got GPU %d (%s), which failed", f.gpu, f.failed)
+	avoided := slices.ContainsFunc(f.waited.GetAvoid(), func(n *pb.NodeAlloc) bool {
+		return n.GetNode() == f.node && slices.Contains(n.GetDevices(), f.failed)
+	})
+	e.Observe("failed_gpu_avoided", strconv.FormatBool(avoided))
+	e.Expect(avoided).To(gm.BeTrue(), "the requeued job's record names the failed GPU as never to be given again: %v", f.waited.GetAvoid())
+}
+
+func specExpediteLogged(e *Env) {
+	f := e.expedited()
+	// The last expedited requeue, and the first start after it, in
+	// whatever order the log lists them.
+	var requeue, start *pb.Event
+	for _, ev := range f.events {
+		if ev.GetKind() == "requeue" && ev.GetFields()["expedite"] == "true" && (requeue == nil || ev.GetSeq() > requeue.GetSeq()) {
+			requeue = ev
+		}
+	}
+	for _, ev := range f.events {
+		if ev.GetKind() == "start" && requeue != nil && ev.GetSeq() > requeue.GetSeq() && (start == nil || ev.GetSeq() < start.GetSeq()) {
+			start = ev
+		}
+	}
+	e.Observe("requeue_logged", strconv.FormatBool(requeue != nil))
+	e.Observe("start_reason", start.GetReason())
+	e.Expect(requeue).NotTo(gm.BeNil(), "an expedited requeue record among %d records of job %d", len(f.events), f.job.GetId())
+	e.Expect(requeue.GetFields()["avoid"]).To(gm.ContainSubstring(f.failed), "the requeue record names the failed GPU it avoids")
+	e.Expect(strings.Contains(requeue.GetReason(), f.failed)).To(gm.BeTrue(), "the requeue record's reason names the failed GPU: %q", requeue.GetReason())
+	e.Expect(start).NotTo(gm.BeNil(), "a start record after the expedited requeue")
+	e.Expect(start.GetReason()).To(gm.Equal("expedited requeue"), "the start record's reason")
+	e.Expect(start.GetPriority().GetOverride()).To(gm.Equal("expedited requeue"), "the start record's priority says why it is not the weighted sum")
+}
