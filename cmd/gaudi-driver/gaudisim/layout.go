@@ -10,7 +10,7 @@ import (
 
 // The tree, relative to the root, and where each piece comes from:
 //
-//	sys/class/accel/accelN -> ../../devices/pciD/BDF/accel/accelN
+//	sys/class/accel/accelN -> ../../devices/pciD/PORT/BDF/accel/accelN
 //	    The accel class (drivers/accel/drm_accel.c) names compute nodes
 //	    accel<minor>; the driver registers one per card.
 //	sys/class/accel/accelN/device -> the card's PCI device directory,
@@ -84,7 +84,8 @@ func Generate(root string, cfg Config) (*Machine, error) {
 		node := i / max(perNode, 1)
 		bus := busNumbers[i]
 		c := Card{Accel: i, BDF: fmt.Sprintf("0000:%02x:00.0", bus), ModuleID: modules[i], NUMANode: node, LocalCPUs: cfg.NUMACPUs[node]}
-		rel := fmt.Sprintf("sys/devices/pci0000:%02x/%s", bus&0xf0, c.BDF)
+		// Each pair hangs off one root port, standing in for its PCIe switch.
+		rel := fmt.Sprintf("sys/devices/pci0000:%02x/0000:%02x:01.0/%s", bus&0xf0, bus&0xf0, c.BDF)
 		c.DeviceDir = filepath.Join(root, rel)
 		c.HwmonDir = filepath.Join(c.DeviceDir, "hwmon", fmt.Sprintf("hwmon%d", i+1))
 		m.writeCard(w, fam, rel, c, rng)

@@ -1,0 +1,53 @@
+// Command gaudi-driver is an out-of-tree vendor adapter for Intel Gaudi
+// accelerators: it reads the habanalabs kernel driver's accel sysfs and
+// device nodes and serves them to Parity's node agent over vendors/plugin.
+// Like cmd/example-driver it imports only public packages (gres, topology,
+// vendors, vendors/plugin) and its own simulator (gaudisim); `parity
+// conform driver --plugin unix:///path.sock` certifies it.
+//
+// Where the hardware's layout comes from (public material only):
+//
+//   - Attributes under /sys/class/accel/accel<n>/device/: device_type,
+//     module_id, pci_addr, status and its values, hard_reset_cnt,
+//     driver_ver, cpucp_ver, max_power — Documentation/ABI/testing/
+//     sysfs-driver-habanalabs and drivers/accel/habanalabs/common/sysfs.c
+//     (HabanaAI/drivers.accel.habanalabs.kernel; status upper-cases the
+//     first letter, module_id is the firmware's card_location).
+//   - PCI identity: vendor 0x1da3, device 0x1000 (Gaudi), 0x1020 (Gaudi 2),
+//     0x1060 (Gaudi 3) — habanalabs_drv.c's PCI id table. numa_node and
+//     local_cpulist are the PCI core's attributes of the same directory.
+//   - Sensors: hwmon under the PCI device (common/hwmon.c), in the hwmon
+//     ABI's units; that temp1 is the die sensor is an assumption.
+//   - Device nodes: /dev/accel/accel<n> with the accel major 261
+//     (include/drm/drm_accel.h) and minor n, and a control node
+//     /dev/accel/accel_controlD<n> on the driver's own dynamic major
+//     (common/device.c); the adapter reads both numbers from each node's
+//     sysfs dev file rather than assuming them.
+//   - HABANA_VISIBLE_DEVICES: Habana's container runtime (HabanaAI/
+//     habana-container-runtime, specs.go filterDevicesByENV) reads it as
+//     accel indices ("all" or "0,1,..."), matched to /dev/accel/accel<n>
+//     and accel_controlD<n>; module ids it does not take (that code is
+//     commented out there). The Kubernetes device plugin (HabanaAI/
+//     habanalabs-k8s-device-plugin, habanalabs.go Allocate) sets it to the
+//     cards' minors and HABANA_VISIBLE_MODULES to their module ids; the
+//     frameworks pick cards by HABANA_VISIBLE_MODULES (docs.habana.ai,
+//     PyTorch Gaudi-to-process Assignment). See Prepare for the choice.
+//   - Fabric: every Gaudi 2 has 24 × 100 GbE RoCE ports on chip; on an
+//     HLS-2 board 21 join the eight cards all-to-all, three to each peer,
+//     and 3 go out (docs.habana.ai Network Configuration: 21 × 12.5 GB/s
+//     scale-up per card). Gaudi 3 does the same at 200 Gb/s; first-
+//     generation Gaudi (HLS-1) uses 7 of its 10 ports, one per peer
+//     (habana.ai, "Gaudi integrated RoCE"). sysfs does not show this
+//     wiring, so the adapter derives it from the family: fabric.go.
+//   - HBM per card: 32 GB (Gaudi), 96 GB (Gaudi 2), 128 GB (Gaudi 3), from
+//     Intel's product briefs and the Gaudi 2 white paper; sysfs has no
+//     memory size or use (hl-smi asks the driver by ioctl).
+//
+// Where the public material is silent (assumptions, marked where used):
+// no sysfs attribute holds a card serial or UUID (hl-smi reads them from
+// firmware through the control node), so a card's UUID derives from the
+// host's /etc/machine-id and its PCI address — stable across restarts,
+// but it follows the slot, not the card; the PCIe switch is the root port
+// the card hangs off; utilisation, memory use and ECC counters are not in
+// sysfs and are reported as not measured.
+package main

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/parityhpc/parity/gres"
+)
+
+// notMeasured are the sample fields sysfs does not offer (hl-smi gets
+// utilisation, memory use and ECC counters from the driver by ioctl), under
+// the Missing names the agent's dcgm-exporter-compatible collector reads.
+var notMeasured = []string{"utilization", "memory", "ras"}
+
+// Sample reads each card's hwmon temperature and power, which the agent
+// exports as DCGM_FI_DEV_GPU_TEMP and DCGM_FI_DEV_POWER_USAGE; what it
+// cannot read is named in Missing, never reported as zero.
+func (d *Driver) Sample(ctx context.Context) ([]gres.Sample, error) {
+	inv, cards, err := d.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]gres.Sample, 0, len(inv.Devices))
+	for _, dev := range inv.Devices {
+		c := cards[dev.UUID]
+		s := gres.Sample{UUID: dev.UUID, Time: d.now(), Missing: append([]string(nil), notMeasured...)}
+		if mc, err := readHwmon(c.hwmon, "temp1_input"); err == nil {
+			s.TemperatureC = mc / 1000
+		} else {
+			s.Missing = append(s.Missing, "temperature")
+		}
+		if uw, err := readHwmon(c.hwmon, "power1_input"); err == nil {
+			s.PowerW = uw / 1e6
+		} else {
+			s.Missing = append(s.Missing, "power")
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// ErrNeedsQual is returned for diagnostic levels above 1, which need
+// Habana's hl_qual suite; it wraps errors.ErrUnsupported.
+var ErrNeedsQual = fmt.Errorf("gaudi: diagnostic level needs the hl_qual suite: %w", errors.ErrUnsupported)
+
+// Diagnose runs the level-1 checks on one card: its sysfs directory is
+// there, the driver calls it Operational, and its compute and control
+// nodes exist. Higher levels return ErrNeedsQual rather than a pass that
+// checked nothing.
+func (d *Driver) Diagnose(ctx context.Context, uuid string, level int) (gres.Diagnosis, error) {
+	if level < 1 {
+		return gres.Diagnosis{}, fmt.Errorf("gaudi: diagnostic level %d: levels start at 1", level)
+	}
+	if level > 1 {
+		return gres.Diagnosis{}, fmt.Errorf("%w (level %d on %s)", ErrNeedsQual, level, uuid)
+	}
+	inv, cards, err := d.current(ctx)
+	if err != nil {
+		return gres.Diagnosis{}, err
+	}
+	dev, ok := inv.Device(uuid)
+	if !ok {
+		return gres.Diagnosis{}, fmt.Errorf("gaudi: diagnose: %w %q", gres.ErrUnknownDevice, uuid)
+	}
+	n := cards[uuid].accel
+	diag := gres.Diagnosis{UUID: uuid, Level: level, Passed: true}
+	add := func(name string, err error) {
+		t := gres.DiagnosisTest{Name: name, Passed: err == nil}
+		if err != nil {
+			t.Message, diag.Passed = err.Error(), false
+		}
+		diag.Tests = append(diag.Tests, t)
+	}
+	_, err = os.Stat(deviceDir(d.root, n))
+	add("present", err)
+	status, err := readAttr(d.root, n, "status")
+	if err == nil && status != statusOperational {
+		err = fmt.Errorf("status is %q", status)
+	}
+	add("operational", err)
+	var missing []error
+	for _, f := range dev.Files {
+		if _, err := os.Stat(f.Path); err != nil {
+			missing = append(missing, err)
+		}
+	}
+	add("device-nodes", errors.Join(missing...))
+	return diag, nil
+}
