@@ -19,6 +19,7 @@ import (
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
 	"github.com/parityhpc/parity/scheduler/httplimit"
+	"github.com/parityhpc/parity/scheduler/rest"
 )
 
 // apiLimits are the HTTP API's defaults: a submission's body is bounded
@@ -45,6 +46,11 @@ func (c *Controller) httpAPI() http.Handler {
 	mux.HandleFunc(jsonapi.SubmitPath, func(w http.ResponseWriter, r *http.Request) {
 		c.serveSubmit(w, r, jobs)
 	})
+	// slurmrestd's API (data parser v0.0.44) over the same services and authenticator.
+	slurm := rest.New(rest.Backend{Jobs: jobs, Nodes: &nodesService{c: c}, Cluster: &clusterService{c: c},
+		Authenticate: c.authn.Authenticate, ClusterName: c.cfg.Name, Version: c.opts.Version, Now: c.now, Logger: c.log})
+	mux.Handle(rest.SlurmPrefix, slurm)
+	mux.Handle(rest.SlurmDBPrefix, slurm)
 	return mux
 }
 
