@@ -46,7 +46,8 @@ var swfFieldNames = [swfFields]string{
 // lines are checkpoint/swap partials of a job whose summary line (status
 // 0, 1 or 5) carries the whole run, so they are skipped; a cancelled job
 // with no runtime never ran and is skipped; processors are the allocated
-// count, else the requested one. Time fields may be fractional and are
+// count, else the requested one (the requested count is kept as well, in
+// RequestedProcs). Time fields may be fractional and are
 // rounded to whole seconds. A corrupt line (not 18 fields, a non-number, a
 // value no field may take) is counted with its line number, or returned as
 // the error in strict mode. Read errors are returned wrapped.
@@ -153,8 +154,11 @@ func swfRecord(f *[swfFields]string, line int, names interner) (Job, skipKind, *
 	if v[fReqTime] > 0 {
 		j.Requested = max(int64(math.Round(v[fReqTime])), 1)
 	}
+	if v[fReqProcs] > 0 {
+		j.RequestedProcs = int(v[fReqProcs])
+	}
 	if j.Procs <= 0 {
-		j.Procs = int(v[fReqProcs])
+		j.Procs = j.RequestedProcs
 	}
 	if j.User == "" {
 		j.User = "unknown"

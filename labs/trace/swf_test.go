@@ -46,13 +46,17 @@ func TestReadSWFRecords(t *testing.T) {
 		skipped Skipped
 	}{
 		{name: "completed", line: "7 100 5 60 4 -1 -1 4 120 -1 1 3 2 -1 -1 -1 -1 -1",
-			want: &Job{ID: 7, Submit: 100, Runtime: 60, Requested: 120, Procs: 4, User: "u3", Account: "g2", Status: 1, RecordedWait: 5}},
+			want: &Job{ID: 7, Submit: 100, Runtime: 60, Requested: 120, Procs: 4, RequestedProcs: 4, User: "u3", Account: "g2", Status: 1, RecordedWait: 5}},
 		{name: "allocated unknown uses requested", line: "1 0 -1 60 -1 -1 -1 8 -1 -1 0 -1 -1 -1 -1 -1 -1 -1",
-			want: &Job{ID: 1, Runtime: 60, Procs: 8, User: "unknown", Status: 0, RecordedWait: -1}},
+			want: &Job{ID: 1, Runtime: 60, Procs: 8, RequestedProcs: 8, User: "unknown", Status: 0, RecordedWait: -1}},
 		{name: "fractional times round", line: "2 10.6 0 59.5 1 -1 -1 1 30.2 -1 1 1 1 -1 -1 -1 -1 -1",
-			want: &Job{ID: 2, Submit: 11, Runtime: 60, Requested: 30, Procs: 1, User: "u1", Account: "g1", Status: 1, RecordedWait: 0}},
+			want: &Job{ID: 2, Submit: 11, Runtime: 60, Requested: 30, Procs: 1, RequestedProcs: 1, User: "u1", Account: "g1", Status: 1, RecordedWait: 0}},
 		{name: "cancelled after it ran is replayed", line: "3 0 10 30 2 -1 -1 2 60 -1 5 1 1 -1 -1 -1 -1 -1",
-			want: &Job{ID: 3, Runtime: 30, Requested: 60, Procs: 2, User: "u1", Account: "g1", Status: 5, RecordedWait: 10}},
+			want: &Job{ID: 3, Runtime: 30, Requested: 60, Procs: 2, RequestedProcs: 2, User: "u1", Account: "g1", Status: 5, RecordedWait: 10}},
+		{name: "allocated and requested differ", line: "10 0 0 60 16 -1 -1 12 120 -1 1 1 1 -1 -1 -1 -1 -1",
+			want: &Job{ID: 10, Runtime: 60, Requested: 120, Procs: 16, RequestedProcs: 12, User: "u1", Account: "g1", Status: 1, RecordedWait: 0}},
+		{name: "requested unknown", line: "11 0 0 60 16 -1 -1 -1 120 -1 1 1 1 -1 -1 -1 -1 -1",
+			want: &Job{ID: 11, Runtime: 60, Requested: 120, Procs: 16, User: "u1", Account: "g1", Status: 1, RecordedWait: 0}},
 		{name: "cancelled before start", line: "4 0 -1 -1 -1 -1 -1 2 60 -1 5 1 1 -1 -1 -1 -1 -1", skipped: Skipped{Cancelled: 1}},
 		{name: "cancelled with zero runtime", line: "4 0 -1 0 2 -1 -1 2 60 -1 5 1 1 -1 -1 -1 -1 -1", skipped: Skipped{Cancelled: 1}},
 		{name: "partial continued", line: "5 0 0 30 2 -1 -1 2 60 -1 2 1 1 -1 -1 -1 -1 -1", skipped: Skipped{Partial: 1}},
@@ -62,7 +66,7 @@ func TestReadSWFRecords(t *testing.T) {
 		{name: "unknown runtime", line: "6 0 0 -1 2 -1 -1 2 60 -1 1 1 1 -1 -1 -1 -1 -1", skipped: Skipped{NoRuntime: 1}},
 		{name: "no processors", line: "8 0 0 10 -1 -1 -1 -1 60 -1 1 1 1 -1 -1 -1 -1 -1", skipped: Skipped{NoProcs: 1}},
 		{name: "tabs and CRLF", line: "9\t0\t0\t10\t1\t-1\t-1\t1\t60\t-1\t1\t1\t1\t-1\t-1\t-1\t-1\t-1\r",
-			want: &Job{ID: 9, Runtime: 10, Requested: 60, Procs: 1, User: "u1", Account: "g1", Status: 1}},
+			want: &Job{ID: 9, Runtime: 10, Requested: 60, Procs: 1, RequestedProcs: 1, User: "u1", Account: "g1", Status: 1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -42,6 +42,10 @@ type Job struct {
 	// Procs is what the job occupied: SWF processors (allocated, else
 	// requested), or GPUs for a GPU CSV (always > 0).
 	Procs int
+	// RequestedProcs is the SWF requested processor count (field 8); 0
+	// when the trace does not say (and for GPU CSV traces). Replays size
+	// jobs by Procs unless asked to use the request.
+	RequestedProcs int
 	// Nodes is the node count the trace records; 0 means any.
 	Nodes int
 	// User and Account name who ran the job (SWF user and group ids as
