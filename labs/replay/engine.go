@@ -13,7 +13,8 @@ import (
 // seconds from the trace start; Start is -1 for a job that never ran.
 type Outcome struct {
 	Start, End int64
-	// Killed is set when the job hit its time limit before its recorded runtime.
+	// Killed is set when the job ended before its recorded runtime: at its
+	// time limit, or at its request under CapRuntimeAtRequest.
 	Killed bool
 }
 
@@ -77,6 +78,9 @@ type sim struct {
 // that do not fit the trace, for a job larger than the lab under
 // StrictFit, and when ctx is cancelled.
 func Run(ctx context.Context, tr *trace.Trace, opts Options) (*Result, error) {
+	if opts.RequestedProcs {
+		tr = requestedSizes(tr)
+	}
 	s, err := newSim(ctx, tr, &opts)
 	if err != nil {
 		return nil, err

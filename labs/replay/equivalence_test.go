@@ -52,6 +52,7 @@ func TestShortcutsKTHPrefix(t *testing.T) {
 	for _, p := range Policies() {
 		t.Run(string(p), func(t *testing.T) {
 			sameSchedule(t, tr, Options{Policy: p, ExtendShortEstimates: true})
+			sameSchedule(t, tr, Options{Policy: p}.Published())
 			o := Options{Policy: p, KeepJobs: true}
 			r, err := Run(context.Background(), tr, o)
 			if err != nil {
@@ -77,6 +78,9 @@ func genTrace(t *rapid.T, gpus bool, maxUnits int) *trace.Trace {
 		j := trace.Job{ID: int64(i + 1), Line: i + 1, Submit: submit, Runtime: run,
 			Procs: rapid.IntRange(1, maxUnits).Draw(t, "units"), Status: 1, RecordedWait: -1,
 			User: fmt.Sprintf("u%d", rapid.IntRange(1, 3).Draw(t, "user"))}
+		if !gpus && rapid.Bool().Draw(t, "asked") {
+			j.RequestedProcs = rapid.IntRange(1, maxUnits).Draw(t, "requested units")
+		}
 		if rapid.Bool().Draw(t, "estimated") {
 			j.Requested = rapid.Int64Range(1, 150).Draw(t, "requested")
 		}
@@ -89,8 +93,13 @@ func genTrace(t *rapid.T, gpus bool, maxUnits int) *trace.Trace {
 func TestShortcutsProperty(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		policy := rapid.SampledFrom(Policies()).Draw(t, "policy")
-		o := Options{Policy: policy, ExtendShortEstimates: rapid.Bool().Draw(t, "extend"),
-			Estimates: rapid.SampledFrom([]Estimates{EstimatesUser, EstimatesExact}).Draw(t, "estimates")}
+		o := Options{
+			Policy:               policy,
+			ExtendShortEstimates: rapid.Bool().Draw(t, "extend"),
+			Estimates:            rapid.SampledFrom([]Estimates{EstimatesUser, EstimatesExact}).Draw(t, "estimates"),
+			CapRuntimeAtRequest:  rapid.Bool().Draw(t, "cap"),
+			RequestedProcs:       rapid.Bool().Draw(t, "requested procs"),
+		}
 		var tr *trace.Trace
 		switch rapid.IntRange(0, 2).Draw(t, "lab") {
 		case 0:

@@ -15,6 +15,9 @@ func checkFeasible(t interface {
 	Fatalf(string, ...any)
 }, tr *trace.Trace, r *Result, o Options) {
 	t.Helper()
+	if o.RequestedProcs {
+		tr = requestedSizes(tr)
+	}
 	m, err := newMapping(tr, &o)
 	if err != nil {
 		t.Fatal(err)

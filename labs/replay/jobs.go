@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/parityhpc/parity/gres"
@@ -20,18 +21,21 @@ type mapping struct {
 	capacity  int   // units in the lab
 	base      int64 // Unix time of trace second 0
 	estimates Estimates
+	exact     bool // estimates == EstimatesExact, a bool so that limit inlines
 	extend    bool
+	capRun    bool  // runs end at their request (Options.CapRuntimeAtRequest)
 	maxRun    int64 // header MaxRuntime: the limit of jobs that state none
 }
 
 func newMapping(tr *trace.Trace, o *Options) (mapping, error) {
-	m := mapping{lab: o.Lab, estimates: o.Estimates, extend: o.ExtendShortEstimates, maxRun: tr.Header.MaxRuntime}
+	m := mapping{lab: o.Lab, estimates: o.Estimates, extend: o.ExtendShortEstimates, capRun: o.CapRuntimeAtRequest, maxRun: tr.Header.MaxRuntime}
 	if m.estimates == "" {
 		m.estimates = EstimatesUser
 	}
 	if m.estimates != EstimatesUser && m.estimates != EstimatesExact {
 		return m, fmt.Errorf("%w: estimates %q: want user or exact", ErrOptions, m.estimates)
 	}
+	m.exact = m.estimates == EstimatesExact
 	m.gpus = tr.Format == trace.FormatGPUCSV || o.ProcsAsGPUs
 	if m.lab == (Lab{}) {
 		if m.gpus {
@@ -68,6 +72,20 @@ func newMapping(tr *trace.Trace, o *Options) (mapping, error) {
 	return m, nil
 }
 
+// requestedSizes returns a copy of tr whose jobs are sized by their
+// requested processors where the trace states them (Options.RequestedProcs);
+// the caller's trace is left as it was.
+func requestedSizes(tr *trace.Trace) *trace.Trace {
+	out := *tr
+	out.Jobs = slices.Clone(tr.Jobs)
+	for i := range out.Jobs {
+		if r := out.Jobs[i].RequestedProcs; r > 0 {
+			out.Jobs[i].Procs = r
+		}
+	}
+	return &out
+}
+
 // unit names what the mapping counts.
 func (m *mapping) unit() string {
 	if m.gpus {
@@ -76,10 +94,20 @@ func (m *mapping) unit() string {
 	return "processors"
 }
 
+// runtime is how long the job would run unhindered: its recorded
+// runtime, or under capRun at most the requested time the trace states.
+func (m *mapping) runtime(j *trace.Job) int64 {
+	if m.capRun && j.Requested > 0 && j.Requested < j.Runtime {
+		return j.Requested
+	}
+	return j.Runtime
+}
+
 // limit is the time limit the scheduler sees for a job, in seconds.
+// Extended estimates follow the recorded runtime, capped or not.
 func (m *mapping) limit(j *trace.Job) int64 {
-	if m.estimates == EstimatesExact {
-		return j.Runtime
+	if m.exact {
+		return m.runtime(j)
 	}
 	req := j.Requested
 	if req <= 0 {
@@ -91,13 +119,15 @@ func (m *mapping) limit(j *trace.Job) int64 {
 	return req
 }
 
-// duration is how long the job runs in the replay: its runtime, cut at
-// its limit unless estimates are extended.
+// duration is how long the job runs in the replay: its runtime (capped
+// at its request under capRun), cut at its limit. killed says it ended
+// before its recorded runtime.
 func (m *mapping) duration(j *trace.Job) (run int64, killed bool) {
-	if l := m.limit(j); l < j.Runtime {
+	run = m.runtime(j)
+	if l := m.limit(j); l < run {
 		return l, true
 	}
-	return j.Runtime, false
+	return run, run < j.Runtime
 }
 
 // nodes is how many nodes the job spans.

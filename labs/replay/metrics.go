@@ -13,7 +13,8 @@ const Tau = 10
 
 // Metrics summarise a replay. Times are seconds.
 type Metrics struct {
-	// Jobs is how many jobs ran; Killed of them hit their time limit.
+	// Jobs is how many jobs ran; Killed of them ended before their
+	// recorded runtime (see Outcome.Killed).
 	Jobs   int `json:"jobs"`
 	Killed int `json:"killed"`
 	// Utilisation is Σ run × units / (capacity × makespan).

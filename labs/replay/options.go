@@ -83,10 +83,25 @@ type Options struct {
 	// Estimates picks the time limit the scheduler sees; "" is EstimatesUser.
 	Estimates Estimates
 	// ExtendShortEstimates raises a requested time shorter than the
-	// runtime to the runtime (estimate = max(requested, runtime)), the rule
-	// behind the published KTH-SP2 figures. Without it such a job is killed
-	// at its limit, as a real scheduler would.
+	// runtime to the runtime (estimate = max(requested, runtime)), one rule
+	// of the published setup (see Published). Without it such a job is
+	// killed at its limit, as a real scheduler would.
 	ExtendShortEstimates bool
+	// CapRuntimeAtRequest ends a job whose recorded runtime exceeds the
+	// requested time the trace states at that request (a job that states
+	// none is not capped), and the metrics count the shorter
+	// run, whatever the scheduler was told: with ExtendShortEstimates it
+	// still plans for the recorded runtime, with EstimatesExact it is told
+	// the capped one. This is the published setup: predictsim (pyss) reads
+	// a trace that way (run = min(runtime, requested), estimate =
+	// max(requested, runtime)), and the published KTH-SP2 figures depend
+	// on it. A real scheduler either kills such a job at the limit it
+	// planned for (the default) or lets it run (ExtendShortEstimates).
+	CapRuntimeAtRequest bool
+	// RequestedProcs sizes SWF jobs by their requested processors (field
+	// 8, where the trace states it) instead of the allocated ones (field
+	// 5). This is the published setup: predictsim (pyss) reads field 8.
+	RequestedProcs bool
 	// Scheduler is the core configuration (priority weights, fair-share
 	// half-life, reservation depth, window); nil means FCFS priority (all
 	// weights zero: the queue is in submit order). Its Backfill is replaced
@@ -111,6 +126,15 @@ type Options struct {
 	// fullPasses runs a pass at every instant with every waiting job (no
 	// skipped passes, no window): tests replay both ways and compare.
 	fullPasses bool
+}
+
+// Published returns o with every rule of the published setup set:
+// ExtendShortEstimates, CapRuntimeAtRequest and RequestedProcs, the way
+// predictsim (pyss), the simulator behind the KTH-SP2 figures of Gaussier
+// et al. (SC'15), reads a trace.
+func (o Options) Published() Options {
+	o.ExtendShortEstimates, o.CapRuntimeAtRequest, o.RequestedProcs = true, true, true
+	return o
 }
 
 // Progress is where a running replay is.
