@@ -1,6 +1,7 @@
 // Package replay replays a recorded workload (labs/trace) through the real
 // scheduling core (scheduler/core.Schedule) in simulated time: discrete
-// submit and end events, one scheduling pass per instant with work pending,
+// submit and end events, one scheduling pass per instant with work pending
+// (or per event, as the published simulator does: Options.Published),
 // jobs running for their recorded runtime and killed at their time limit.
 // It owns the built-in lab shapes a replay runs on (a flat processor pool,
 // cpu:NODESxCPUS, gpu:NODESxGPUS), the mapping of trace jobs onto core jobs

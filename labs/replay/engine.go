@@ -64,6 +64,7 @@ type sim struct {
 	oneNode  bool
 	releases []release
 	skipped  int
+	atT      []int32 // eventsAt's scratch: the jobs ending at one instant
 	// blocked is set when the last pass left jobs waiting and no job has
 	// ended since: under FCFS with a static order its first blocked job
 	// still cannot start, so nothing behind it can either.
@@ -162,26 +163,17 @@ func (s *sim) loop() error {
 				return fmt.Errorf("replay stopped at simulated second %d: %w", t, err)
 			}
 		}
-		for s.ends.Len() > 0 && s.ends.top().t <= t {
-			s.finish(int(s.ends.pop().job))
-		}
-		for ; next < len(s.jobs) && s.jobs[next].Submit <= t; next++ {
-			s.submit(next)
-		}
-		started := 0
-		switch {
-		case s.queue == 0:
-		case s.noSkip:
-			started = s.pass(t)
-		case int64(s.demand.min()) > s.free:
-			s.skipped++ // no waiting job fits in what is free: nothing can start
-		case s.blocked && s.static && s.cfg.Backfill == core.BackfillNone:
-			s.skipped++ // FCFS: the head is still blocked
-		case s.exact && s.cannotStart(t):
-			s.skipped++
-		default:
-			started = s.pass(t)
-			s.blocked = s.queue > 0
+		var started int
+		if s.opts.PassPerEvent {
+			next, started = s.eventsAt(t, next)
+		} else {
+			for s.ends.Len() > 0 && s.ends.top().t <= t {
+				s.finish(int(s.ends.pop().job))
+			}
+			for ; next < len(s.jobs) && s.jobs[next].Submit <= t; next++ {
+				s.submit(next)
+			}
+			started = s.tryPass(t)
 		}
 		s.rec.point(t, s.busy, s.queue)
 		if s.frag != nil {
@@ -197,6 +189,27 @@ func (s *sim) loop() error {
 		s.opts.Progress(s.prog)
 	}
 	return nil
+}
+
+// tryPass runs one scheduling pass at t unless it provably starts
+// nothing, and returns how many jobs it started.
+func (s *sim) tryPass(t int64) int {
+	switch {
+	case s.queue == 0:
+	case s.noSkip:
+		return s.pass(t)
+	case int64(s.demand.min()) > s.free:
+		s.skipped++ // no waiting job fits in what is free: nothing can start
+	case s.blocked && s.static && s.cfg.Backfill == core.BackfillNone:
+		s.skipped++ // FCFS: the head is still blocked
+	case s.exact && s.cannotStart(t):
+		s.skipped++
+	default:
+		started := s.pass(t)
+		s.blocked = s.queue > 0
+		return started
+	}
+	return 0
 }
 
 func (s *sim) nextTime(next int) int64 {
@@ -275,7 +288,11 @@ func (s *sim) start(i int, alloc []core.NodeAlloc, t int64) {
 	j := &s.jobs[i]
 	run, killed := s.m.duration(j)
 	s.out[i] = Outcome{Start: t, End: t + run, Killed: killed}
-	s.ends.push(endEvent{t: t + run, job: int32(i)})
+	seq := int32(i)
+	if s.opts.PassPerEvent {
+		seq = int32(s.prog.Started)
+	}
+	s.ends.push(endEvent{t: t + run, job: int32(i), seq: seq})
 	s.runAt[slot] = int32(len(s.running))
 	s.running = append(s.running, int32(i))
 	s.queue--

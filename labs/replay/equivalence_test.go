@@ -99,6 +99,7 @@ func TestShortcutsProperty(t *testing.T) {
 			Estimates:            rapid.SampledFrom([]Estimates{EstimatesUser, EstimatesExact}).Draw(t, "estimates"),
 			CapRuntimeAtRequest:  rapid.Bool().Draw(t, "cap"),
 			RequestedProcs:       rapid.Bool().Draw(t, "requested procs"),
+			PassPerEvent:         rapid.Bool().Draw(t, "per event"),
 		}
 		var tr *trace.Trace
 		switch rapid.IntRange(0, 2).Draw(t, "lab") {

@@ -1,10 +1,13 @@
 package replay
 
-// endEvent is a job's end; the heap orders by time, then job index, so
-// simultaneous ends are processed in a fixed order.
+// endEvent is a job's end; the heap orders by time, then seq, so
+// simultaneous ends are processed in a fixed order. seq is the job index,
+// or under Options.PassPerEvent the job's start count (ends at one
+// instant come in the order the jobs started, as in predictsim).
 type endEvent struct {
 	t   int64
 	job int32
+	seq int32
 }
 
 type endHeap []endEvent
@@ -12,7 +15,7 @@ type endHeap []endEvent
 func (h endHeap) Len() int      { return len(h) }
 func (h endHeap) top() endEvent { return h[0] }
 func (h endHeap) less(a, b int) bool {
-	return h[a].t < h[b].t || h[a].t == h[b].t && h[a].job < h[b].job
+	return h[a].t < h[b].t || h[a].t == h[b].t && h[a].seq < h[b].seq
 }
 
 func (h *endHeap) push(e endEvent) {

@@ -102,6 +102,15 @@ type Options struct {
 	// 8, where the trace states it) instead of the allocated ones (field
 	// 5). This is the published setup: predictsim (pyss) reads field 8.
 	RequestedProcs bool
+	// PassPerEvent runs the scheduler after each event rather than once
+	// per instant: after each submission, in trace order, then after each
+	// job that ends before its time limit, in the order the jobs started;
+	// a job that ends at its limit is free before the submissions of that
+	// instant, as the scheduler expected. This is the published setup:
+	// predictsim (pyss) handles events one at a time (submissions before
+	// terminations at one second) and plans on expected ends. By default
+	// the pass sees every end and submission of the instant at once.
+	PassPerEvent bool
 	// Scheduler is the core configuration (priority weights, fair-share
 	// half-life, reservation depth, window); nil means FCFS priority (all
 	// weights zero: the queue is in submit order). Its Backfill is replaced
@@ -129,11 +138,11 @@ type Options struct {
 }
 
 // Published returns o with every rule of the published setup set:
-// ExtendShortEstimates, CapRuntimeAtRequest and RequestedProcs, the way
-// predictsim (pyss), the simulator behind the KTH-SP2 figures of Gaussier
-// et al. (SC'15), reads a trace.
+// ExtendShortEstimates, CapRuntimeAtRequest, RequestedProcs and
+// PassPerEvent, the way predictsim (pyss), the simulator behind the
+// KTH-SP2 figures of Gaussier et al. (SC'15), reads and replays a trace.
 func (o Options) Published() Options {
-	o.ExtendShortEstimates, o.CapRuntimeAtRequest, o.RequestedProcs = true, true, true
+	o.ExtendShortEstimates, o.CapRuntimeAtRequest, o.RequestedProcs, o.PassPerEvent = true, true, true, true
 	return o
 }
 

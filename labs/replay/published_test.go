@@ -93,3 +93,46 @@ func TestRequestedProcs(t *testing.T) {
 		t.Errorf("the caller's job now has %d processors, want its 8 kept", tr.Jobs[0].Procs)
 	}
 }
+
+// TestHandWorkedPassPerEvent replays testdata/perevent.swf on 4
+// processors. J1 and J2 (2 processors each) start at 0, J1 first; at 10
+// J1 ends 90 s before its request of 100, J2 ends at its request, and J3
+// (all 4, 20 s) and J4 (2, 5 s) arrive.
+//
+// Once per instant the pass sees both ends and both arrivals: J3 starts
+// at 10 and J4 follows it at 30, under every policy.
+//
+// Per event, J2's processors are free at 10 as planned, but J1 runs until
+// its own end event, after the arrivals. After J3 arrives it is blocked,
+// its reservation at J1's expected end, 100; after J4 arrives, EASY and
+// conservative backfill it at 10 (it ends at 15, long before 100). After
+// J1's end J3 lacks the processors J4 holds and starts at 15, when J4 ends
+// at its limit (the only event then). Had J2's end waited for its event
+// too, J1's end (J1 started first) would have come before it, with J2
+// still expected to end at 10, and J4 could not have backfilled. Under
+// FCFS J4 waits behind J3, which starts at J1's end.
+func TestHandWorkedPassPerEvent(t *testing.T) {
+	tests := []struct {
+		policy            Policy
+		perInstant, event []int64
+	}{
+		{PolicyFCFS, []int64{0, 0, 10, 30}, []int64{0, 0, 10, 30}},
+		{PolicyEASY, []int64{0, 0, 10, 30}, []int64{0, 0, 15, 10}},
+		{PolicyConservative, []int64{0, 0, 10, 30}, []int64{0, 0, 15, 10}},
+	}
+	tr := readTestTrace(t, "perevent.swf")
+	for _, tc := range tests {
+		t.Run(string(tc.policy), func(t *testing.T) {
+			for _, noSkip := range []bool{false, true} {
+				_, got := replayStarts(t, tr, Options{Policy: tc.policy, fullPasses: noSkip})
+				if !equalInts(got, tc.perInstant) {
+					t.Errorf("per instant, noSkip=%v: starts %v, want %v", noSkip, got, tc.perInstant)
+				}
+				_, got = replayStarts(t, tr, Options{Policy: tc.policy, PassPerEvent: true, fullPasses: noSkip})
+				if !equalInts(got, tc.event) {
+					t.Errorf("per event, noSkip=%v: starts %v, want %v", noSkip, got, tc.event)
+				}
+			}
+		})
+	}
+}
