@@ -53,6 +53,7 @@ type Driver struct {
 	now       func() time.Time
 	newTicker func(time.Duration) Ticker
 	poll      time.Duration
+	meter     meter
 
 	mu       sync.Mutex
 	inv      *gres.Inventory
@@ -85,12 +86,15 @@ func WithTicker(f func(time.Duration) Ticker) Option { return func(d *Driver) { 
 // WithPoll sets how often the health watcher reads the cards.
 func WithPoll(iv time.Duration) Option { return func(d *Driver) { d.poll = iv } }
 
+// withMeter replaces the INFO-ioctl reader of utilisation and memory.
+func withMeter(m meter) Option { return func(d *Driver) { d.meter = m } }
+
 // WithLogger sets the logger.
 func WithLogger(l *slog.Logger) Option { return func(d *Driver) { d.log = l } }
 
 // NewDriver returns a driver over the tree under root.
 func NewDriver(root string, opts ...Option) *Driver {
-	d := &Driver{root: root, log: slog.Default(), now: time.Now, poll: time.Second,
+	d := &Driver{root: root, log: slog.Default(), now: time.Now, poll: time.Second, meter: ioctlMeter{},
 		newTicker: func(iv time.Duration) Ticker { return realTicker{time.NewTicker(iv)} },
 		prepared:  map[string]preparedEntry{}}
 	for _, o := range opts {

@@ -9,14 +9,12 @@ import (
 	"github.com/parityhpc/parity/gres"
 )
 
-// notMeasured are the sample fields sysfs does not offer (hl-smi gets
-// utilisation, memory use and ECC counters from the driver by ioctl), under
-// the Missing names the agent's dcgm-exporter-compatible collector reads.
-var notMeasured = []string{"utilization", "memory", "ras"}
-
-// Sample reads each card's hwmon temperature and power, which the agent
-// exports as DCGM_FI_DEV_GPU_TEMP and DCGM_FI_DEV_POWER_USAGE; what it
-// cannot read is named in Missing, never reported as zero.
+// Sample reads each card's hwmon temperature and power and, through the
+// driver's INFO ioctl on the control node (sysfs has neither), its
+// utilisation and HBM use; the agent exports them under dcgm-exporter's
+// names (DCGM_FI_DEV_GPU_TEMP, _POWER_USAGE, _GPU_UTIL, _FB_USED/_FB_FREE).
+// ECC counters this adapter does not read ("ras"). What it cannot read is
+// named in Missing, never reported as zero.
 func (d *Driver) Sample(ctx context.Context) ([]gres.Sample, error) {
 	inv, cards, err := d.current(ctx)
 	if err != nil {
@@ -25,7 +23,14 @@ func (d *Driver) Sample(ctx context.Context) ([]gres.Sample, error) {
 	out := make([]gres.Sample, 0, len(inv.Devices))
 	for _, dev := range inv.Devices {
 		c := cards[dev.UUID]
-		s := gres.Sample{UUID: dev.UUID, Time: d.now(), Missing: append([]string(nil), notMeasured...)}
+		s := gres.Sample{UUID: dev.UUID, Time: d.now(), Missing: []string{"ras"}, MemoryTotalBytes: dev.MemoryBytes}
+		if util, used, err := d.meter.read(c, dev); err == nil {
+			s.UtilizationPct, s.MemoryUsedBytes = util, used
+		} else {
+			s.Missing = append(s.Missing, "utilization", "memory")
+			s.MemoryTotalBytes = 0
+			d.log.Debug("gaudi: utilisation and memory unreadable", "uuid", dev.UUID, "err", err)
+		}
 		if mc, err := readHwmon(c.hwmon, "temp1_input"); err == nil {
 			s.TemperatureC = mc / 1000
 		} else {

@@ -126,12 +126,16 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, ready func()
 			return err
 		}
 	}
-	d := NewDriver(dir, WithLogger(log), WithPoll(f.poll))
-	opts := []plugin.ServeOption{plugin.WithServerLogger(log)}
-	if ready != nil {
-		opts = append(opts, plugin.WithReady(ready))
+	opts := []Option{WithLogger(log), WithPoll(f.poll)}
+	if f.sim {
+		opts = append(opts, withMeter(simMeter{root: dir}))
 	}
-	return plugin.Serve(ctx, f.socket, d, opts...)
+	d := NewDriver(dir, opts...)
+	serve := []plugin.ServeOption{plugin.WithServerLogger(log)}
+	if ready != nil {
+		serve = append(serve, plugin.WithReady(ready))
+	}
+	return plugin.Serve(ctx, f.socket, d, serve...)
 }
 
 // simulate generates the board under dir unless a tree is already there.

@@ -105,6 +105,9 @@ func Open(root string) (*Machine, error) {
 		}
 		hw, _ := filepath.Glob(filepath.Join(dir, "hwmon", "hwmon*"))
 		c := Card{Accel: i, BDF: filepath.Base(dir), DeviceDir: dir}
+		if b, err := os.ReadFile(filepath.Join(dir, "device_type")); err == nil {
+			m.Config.Family = strings.TrimSpace(string(b))
+		}
 		if len(hw) > 0 {
 			c.HwmonDir = hw[0]
 		}

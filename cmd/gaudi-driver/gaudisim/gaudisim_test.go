@@ -94,6 +94,16 @@ func TestHooksChangeTheFilesTheDriverReads(t *testing.T) {
 	if err := m.SetSensors(2, 71.5, 432); err != nil {
 		t.Fatal(err)
 	}
+	if err := m.SetLoad(2, 64, 10<<30); err != nil {
+		t.Fatal(err)
+	}
+	meter := filepath.Join(root, MeterDir, "accel2")
+	if u, f := read(t, filepath.Join(meter, "utilization")), read(t, filepath.Join(meter, "dram_free")); u != "64" || f != strconv.FormatUint(86<<30, 10) {
+		t.Errorf("meter: utilization %q, dram_free %q; want 64 and 86 GiB", u, f)
+	}
+	if err := m.SetLoad(2, 101, 0); err == nil {
+		t.Error("SetLoad accepted 101%")
+	}
 	if s, n := read(t, filepath.Join(dev, "status")), read(t, filepath.Join(dev, "hard_reset_cnt")); s != StatusNeedsReset || n != "2" {
 		t.Errorf("status %q, hard_reset_cnt %q; want %q and 2", s, n, StatusNeedsReset)
 	}

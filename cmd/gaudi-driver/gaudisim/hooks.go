@@ -100,3 +100,25 @@ func (m *Machine) Remove(accel int) error {
 	errs = append(errs, os.RemoveAll(c.DeviceDir))
 	return errors.Join(errs...)
 }
+
+// SetLoad sets what the driver's INFO ioctl would report for a card: its
+// utilisation (percent) and the HBM in use (bytes).
+func (m *Machine) SetLoad(accel int, utilPct int, usedBytes uint64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, err := m.card(accel); err != nil {
+		return err
+	}
+	if utilPct < 0 || utilPct > 100 {
+		return fmt.Errorf("gaudisim: utilisation %d%% of accel%d is not a percentage", utilPct, accel)
+	}
+	hbm := families[m.Config.Family].hbm
+	if usedBytes > hbm {
+		return fmt.Errorf("gaudisim: accel%d: %d bytes used of %d", accel, usedBytes, hbm)
+	}
+	dir := filepath.Join(m.Root, MeterDir, fmt.Sprintf("accel%d", accel))
+	if err := writeAtomic(filepath.Join(dir, "utilization"), strconv.Itoa(utilPct)+"\n"); err != nil {
+		return err
+	}
+	return writeAtomic(filepath.Join(dir, "dram_free"), strconv.FormatUint(hbm-usedBytes, 10)+"\n")
+}

@@ -30,6 +30,12 @@ import (
 //	dev/accel/accelN, dev/accel/accel_controlDN
 //	    The nodes Habana's container runtime hands a container for
 //	    HABANA_VISIBLE_DEVICES=N (habana-container-runtime specs.go).
+//	var/lib/gaudisim/accelN/{utilization,dram_free}
+//	    Not a driver file: the two values the driver's INFO ioctl on the
+//	    control node returns (HL_INFO_DEVICE_UTILIZATION, the percentage;
+//	    HL_INFO_DRAM_USAGE, free HBM in bytes), which a placeholder node
+//	    cannot answer; the adapter reads them here only when told it runs
+//	    on the simulator.
 //	etc/machine-id
 //	    The host's identity; the adapter derives card UUIDs from it, as no
 //	    sysfs attribute holds a card serial (see the adapter's doc.go).
@@ -39,6 +45,9 @@ import (
 // shape, not their numbers); which module id sits at which bus address
 // (hl-smi shows they differ; the permutation here is seeded); the first
 // hwmon temperature channel being the die sensor.
+// MeterDir holds the simulator's stand-in for the INFO ioctl.
+const MeterDir = "var/lib/gaudisim"
+
 var busNumbers = []int{0x19, 0x1a, 0x33, 0x34, 0x9a, 0x9b, 0xb3, 0xb4}
 
 // Card describes one generated card.
@@ -114,6 +123,9 @@ func (m *Machine) writeCard(w *writer, fam family, rel string, c Card, rng *rand
 	w.file(filepath.Join(hw, "temp1_input"), strconv.Itoa(30_000+rng.IntN(8_000))+"\n")
 	w.file(filepath.Join(hw, "power1_input"), strconv.Itoa((fam.idleW+rng.IntN(40))*1_000_000)+"\n")
 	w.link(filepath.Join(rel, "driver"), relTo(rel, "sys/bus/pci/drivers/habanalabs"))
+	meter := filepath.Join(MeterDir, fmt.Sprintf("accel%d", c.Accel))
+	w.file(filepath.Join(meter, "utilization"), "0\n")
+	w.file(filepath.Join(meter, "dram_free"), strconv.FormatUint(fam.hbm, 10)+"\n")
 
 	accel := fmt.Sprintf("accel%d", c.Accel)
 	accelDir := filepath.Join(rel, "accel", accel)
