@@ -25,7 +25,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // fixedClock is the injected time stamped on samples and conditions.
 var fixedClock = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
-func newMachine(t *testing.T, cfg amdsim.Config, opts ...amd.Option) (*amdsim.Machine, *amd.Driver) {
+func newMachine(t testing.TB, cfg amdsim.Config, opts ...amd.Option) (*amdsim.Machine, *amd.Driver) {
 	t.Helper()
 	root := t.TempDir()
 	m, err := amdsim.Generate(root, cfg)

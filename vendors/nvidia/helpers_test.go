@@ -22,7 +22,7 @@ type rig struct {
 
 // newRig builds a simulated machine, lays out its /proc and /dev files
 // under a temp root and starts the real driver on it.
-func newRig(t *testing.T, cfg nvmlsim.Config, opts ...nvidia.Option) *rig {
+func newRig(t testing.TB, cfg nvmlsim.Config, opts ...nvidia.Option) *rig {
 	t.Helper()
 	m, err := nvmlsim.New(cfg)
 	if err != nil {

@@ -31,6 +31,19 @@ type Config struct {
 	NoXGMI bool
 	// ComputePartition is "spx" (default), "dpx", "qpx" or "cpx"; MI300-class
 	// only. Partitions get KFD nodes and render nodes of their own.
+	//
+	// The layout follows AMD's public documentation: the amdgpu kernel
+	// docs (Documentation/gpu/amdgpu, the sysfs attributes
+	// current_compute_partition, available_compute_partition,
+	// current_memory_partition and available_memory_partition on the PCI
+	// device, upper-case mode names), AMD Instinct's "MI300X GPU
+	// partitioning overview" and quick-start guide (CPX: each of the 8
+	// XCDs is a logical GPU; NPS4: four 48 GB memory partitions; CPX pairs
+	// with NPS1 or NPS4) and the amd-smi partitioning guide. Partition 0
+	// keeps the PCI device's card/render nodes; partitions 1.. are
+	// amdgpu_xcp platform devices with render nodes of their own, and each
+	// partition is one KFD topology node whose drm_render_minor names it
+	// and whose unique_id is the board's, as the kernel copies it.
 	ComputePartition string
 	// MemoryPartition is "nps1" (default) or "nps4" (which needs qpx or cpx).
 	MemoryPartition string
