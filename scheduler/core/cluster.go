@@ -186,19 +186,23 @@ func newClass(id int, s *NodeShape, n int) *class {
 	for i, d := range s.Devices {
 		bit := uint64(1) << uint(i)
 		cl.allMask |= bit
-		found := false
-		for t, name := range cl.typeNames {
-			if name == d.Type {
-				cl.typeMasks[t] |= bit
-				found = true
-			}
-		}
-		if !found {
-			cl.typeNames = append(cl.typeNames, d.Type)
-			cl.typeMasks = append(cl.typeMasks, bit)
+		cl.addType(d.Type, bit)
+		if d.Partition != "" && d.Partition != d.Type {
+			cl.addType(d.Partition, bit) // gpu:1g.10gb names every h100_1g.10gb slice
 		}
 	}
 	return cl
+}
+
+func (c *class) addType(name string, bit uint64) {
+	for t, have := range c.typeNames {
+		if have == name {
+			c.typeMasks[t] |= bit
+			return
+		}
+	}
+	c.typeNames = append(c.typeNames, name)
+	c.typeMasks = append(c.typeMasks, bit)
 }
 
 func deviceCount(s *NodeShape) int {

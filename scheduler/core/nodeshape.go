@@ -24,6 +24,9 @@ type DeviceSlot struct {
 	LocalCPUs  topology.CPUSet
 	PCIeSwitch string
 	Parent     int // index of the whole device for a partition, -1 otherwise
+	// Partition is a slice's profile ("1g.10gb", "cpx"): a request may
+	// name it instead of the full type, as Slurm users name MIG types.
+	Partition string
 }
 
 // NodeShape is the compact, immutable form of a node's hardware that
@@ -102,6 +105,11 @@ func NewNodeShape(cpus topology.CPUSet, memoryMB int64, numa []topology.NUMANode
 // ShapeFromInventory derives a shape from what a node's drivers discovered,
 // and the device UUIDs in shape order. The inventory must describe its host
 // (CPUs and memory).
+//
+// A GPU split into partitions (MIG slices, AMD compute partitions) is
+// scheduled only through them: the shape leaves the whole device out, so
+// a whole-GPU request never lands on it, and an 8-GPU box in CPX mode (64
+// partitions) still fits the 64 devices a shape holds.
 func ShapeFromInventory(inv gres.Inventory) (*NodeShape, []string, error) {
 	if inv.Host == nil {
 		return nil, nil, fmt.Errorf("%w: inventory has no Host (CPUs, memory)", ErrShape)
@@ -109,18 +117,11 @@ func ShapeFromInventory(inv gres.Inventory) (*NodeShape, []string, error) {
 	if err := inv.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrShape, err)
 	}
-	pos := make(map[string]int, len(inv.Devices))
-	for i, d := range inv.Devices {
-		pos[d.UUID] = i
-	}
+	inv = schedulable(inv)
 	slots := make([]DeviceSlot, len(inv.Devices))
 	uuids := make([]string, len(inv.Devices))
 	for i, d := range inv.Devices {
-		parent := -1
-		if d.Parent != "" {
-			parent = pos[d.Parent]
-		}
-		slots[i] = DeviceSlot{Type: d.Type, NUMA: d.NUMANode, LocalCPUs: d.LocalCPUs, PCIeSwitch: d.PCIeSwitch, Parent: parent}
+		slots[i] = DeviceSlot{Type: d.Type, NUMA: d.NUMANode, LocalCPUs: d.LocalCPUs, PCIeSwitch: d.PCIeSwitch, Parent: -1, Partition: d.Partition}
 		uuids[i] = d.UUID
 	}
 	s, err := NewNodeShape(inv.Host.CPUs, int64(inv.Host.MemoryBytes>>20), inv.Host.NUMA, slots, inv.Graph())
@@ -128,6 +129,28 @@ func ShapeFromInventory(inv gres.Inventory) (*NodeShape, []string, error) {
 		return nil, nil, err
 	}
 	return s, uuids, nil
+}
+
+// schedulable is the inventory without the devices that have partitions.
+// It returns inv itself when nothing is partitioned.
+func schedulable(inv gres.Inventory) gres.Inventory {
+	split := map[string]bool{}
+	for _, d := range inv.Devices {
+		if d.Parent != "" {
+			split[d.Parent] = true
+		}
+	}
+	if len(split) == 0 {
+		return inv
+	}
+	out := inv
+	out.Devices = make([]gres.Device, 0, len(inv.Devices)-len(split))
+	for _, d := range inv.Devices {
+		if !split[d.UUID] {
+			out.Devices = append(out.Devices, d)
+		}
+	}
+	return out
 }
 
 // NodeFromInventory builds a usable (idle) node from a discovered inventory.
@@ -152,7 +175,7 @@ func fingerprint(s *NodeShape) string {
 		fmt.Fprintf(&b, "n%d:%s|", n.ID, n.CPUs)
 	}
 	for i, d := range s.Devices {
-		fmt.Fprintf(&b, "d%s:%d:%s:%s:%d[", d.Type, d.NUMA, d.LocalCPUs, d.PCIeSwitch, d.Parent)
+		fmt.Fprintf(&b, "d%s:%d:%s:%s:%d:%s[", d.Type, d.NUMA, d.LocalCPUs, d.PCIeSwitch, d.Parent, d.Partition)
 		for _, l := range s.graph.Links(i) {
 			b.WriteString(strconv.Itoa(l.Peer))
 			b.WriteByte(':')

@@ -140,9 +140,11 @@ func (b *builder) addGPU(i int, c pciGPU, nodes []*kfdNode) error {
 }
 
 // addPartitions models each KFD node of a partitioned GPU (CPX/DPX/QPX) as
-// a device with Parent = the whole GPU. The whole GPU stays schedulable as
-// the union of its partitions (gres excludes parent and children from
-// each other), so its Files list every partition's render node.
+// a device with Parent = the whole GPU, typed "<model>.<mode>" with the
+// mode as its Partition ("cpx"), so --gres=gpu:cpx:2 names it. The whole
+// GPU stays in the inventory (its identity, health and telemetry), and
+// its Files list every partition's render node, but the scheduler only
+// places jobs on the partitions of a partitioned GPU.
 func (b *builder) addPartitions(dev *gres.Device, phys *physical, c pciGPU, nodes []*kfdNode) error {
 	label := c.computeP
 	if label == "" || label == "spx" {
