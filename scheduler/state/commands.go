@@ -153,12 +153,16 @@ type Start struct {
 // to be requeued, a launch that failed) puts it back in the queue with the
 // same id, otherwise it finishes in State. Except is the node that
 // reported the end (or failed), whose part needs no kill order.
+// Expedite makes that requeue an expedited one, avoiding Avoid from then
+// on (a --requeue=expedite job's node failed; see Stop).
 type End struct {
 	Job              core.JobID
 	State, Reason    string
 	ExitCode, Signal int32
 	Actor, Except    string
 	Requeue, Hold    bool
+	Expedite         bool
+	Avoid            []core.NodeDevices
 }
 
 func (Submit[R]) command() {}

@@ -301,7 +301,8 @@ func parseCommand(verb string, a args) (Command, error) {
 		return HealthHold{Node: a.get("node"), Device: a.get("device"), Reason: a.get("reason")}, nil
 	case "end":
 		return End{Job: a.id(), State: a.get("state"), Reason: a.get("reason"), ExitCode: a.int32("exit"), Signal: a.int32("sig"),
-			Actor: a.get("actor"), Except: a.get("except"), Requeue: a.has("requeue"), Hold: a.has("hold")}, nil
+			Actor: a.get("actor"), Except: a.get("except"), Requeue: a.has("requeue"), Hold: a.has("hold"),
+			Expedite: a.has("expedite"), Avoid: ParseAvoid(a.get("avoid"))}, nil
 	}
 	return nil, fmt.Errorf("unknown verb %q", verb)
 }

@@ -182,6 +182,10 @@ func (m *Machine[R]) end(c End, now time.Time) ([]Effect, error) {
 	}
 	j.RequeueOnEnd = j.RequeueOnEnd || c.Requeue
 	j.HoldOnEnd = j.HoldOnEnd || c.Hold
+	if c.Expedite && j.RequeueOnEnd {
+		j.ExpediteOnEnd = true
+		j.Core.Avoid = addAvoid(j.Core.Avoid, c.Avoid)
+	}
 	if j.FaultReason != "" {
 		// A policy stopped this run: its reason (and state) outrank how
 		// the processes happened to end.
