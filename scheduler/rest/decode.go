@@ -61,11 +61,10 @@ func describeJSONError(err error) string {
 	var syntaxErr *json.SyntaxError
 	switch {
 	case errors.As(err, &typeErr):
-		field := typeErr.Field
-		if field == "" {
-			field = "(top level)"
+		if typeErr.Field == "" {
+			return fmt.Sprintf("got a JSON %s, want %s", typeErr.Value, jsonKind(typeErr.Type.Kind().String()))
 		}
-		return fmt.Sprintf("field %q: got a JSON %s, want %s", field, typeErr.Value, jsonKind(typeErr.Type.Kind().String()))
+		return fmt.Sprintf("field %q: got a JSON %s, want %s", typeErr.Field, typeErr.Value, jsonKind(typeErr.Type.Kind().String()))
 	case errors.As(err, &syntaxErr):
 		return fmt.Sprintf("malformed JSON at byte %d: %v", syntaxErr.Offset, syntaxErr)
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):

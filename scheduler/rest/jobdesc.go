@@ -128,8 +128,17 @@ func decodeObject(c *call, raw []byte, where string, known map[string]bool, v an
 			return status.Errorf(codes.InvalidArgument, "%s: field %q is not a property of the schema", where, k)
 		}
 	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return status.Errorf(codes.InvalidArgument, "%s: %s", where, describeJSONError(err))
+	// Property by property, so an error names the property it is in.
+	fields := reflect.ValueOf(v).Elem()
+	for i := range fields.NumField() {
+		name, _, _ := strings.Cut(fields.Type().Field(i).Tag.Get("json"), ",")
+		p, ok := props[name]
+		if !ok {
+			continue
+		}
+		if err := json.Unmarshal(p, fields.Field(i).Addr().Interface()); err != nil {
+			return status.Errorf(codes.InvalidArgument, "%s.%s: %s", where, name, describeJSONError(err))
+		}
 	}
 	return nil
 }

@@ -1,10 +1,13 @@
 package rest_test
 
 import (
+	"context"
 	"net/http"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3filter"
 
 	"github.com/parityhpc/parity/scheduler/auth"
 	"github.com/parityhpc/parity/scheduler/rest"
@@ -99,5 +102,26 @@ func TestPathsOutsideTheDocument(t *testing.T) {
 				t.Fatalf("%d %s; want %d with %q", a.code, a.body, tt.code, tt.want)
 			}
 		})
+	}
+}
+
+// TestValidatorRejects guards the checks above: answers that break the
+// document (a required property missing, a state outside the enum, a
+// wrong type) are refused by the validator the tests use.
+func TestValidatorRejects(t *testing.T) {
+	ct := loadContract(t)
+	for _, body := range []string{
+		`{"last_backfill":{},"last_update":{}}`,
+		`{"jobs":[{"job_state":["NOPE"]}],"last_backfill":{},"last_update":{}}`,
+		`{"jobs":[{"job_id":"1"}],"last_backfill":{},"last_update":{}}`,
+	} {
+		req, _ := http.NewRequest("GET", "/slurm/v0.0.44/jobs/", nil)
+		in := ct.requestInput(t, req, nil)
+		out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: 200,
+			Header: http.Header{"Content-Type": {"application/json"}}}
+		out.SetBodyBytes([]byte(body))
+		if err := openapi3filter.ValidateResponse(context.Background(), out); err == nil {
+			t.Errorf("validator accepted %s", body)
+		}
 	}
 }

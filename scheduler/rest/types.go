@@ -138,8 +138,8 @@ type exitSignal struct {
 type jobInfo struct {
 	Account         string    `json:"account"`
 	AdminComment    string    `json:"admin_comment,omitempty"`
-	ArrayJobID      *noVal    `json:"array_job_id"`
-	ArrayTaskID     *noVal    `json:"array_task_id"`
+	ArrayJobID      *noVal    `json:"array_job_id,omitempty"`
+	ArrayTaskID     *noVal    `json:"array_task_id,omitempty"`
 	ArrayTaskString string    `json:"array_task_string,omitempty"`
 	BatchFlag       bool      `json:"batch_flag"`
 	BatchHost       string    `json:"batch_host,omitempty"`
@@ -147,44 +147,44 @@ type jobInfo struct {
 	Command         string    `json:"command,omitempty"`
 	Comment         string    `json:"comment,omitempty"`
 	Contiguous      bool      `json:"contiguous"`
-	CPUsPerTask     *noVal    `json:"cpus_per_task"`
-	Deadline        *noVal    `json:"deadline"`
+	CPUsPerTask     *noVal    `json:"cpus_per_task,omitempty"`
+	Deadline        *noVal    `json:"deadline,omitempty"`
 	Dependency      string    `json:"dependency,omitempty"`
-	EligibleTime    *noVal    `json:"eligible_time"`
-	EndTime         *noVal    `json:"end_time"`
+	EligibleTime    *noVal    `json:"eligible_time,omitempty"`
+	EndTime         *noVal    `json:"end_time,omitempty"`
 	ExcludedNodes   string    `json:"excluded_nodes,omitempty"`
-	ExitCode        *exitCode `json:"exit_code"`
+	ExitCode        *exitCode `json:"exit_code,omitempty"`
 	Features        string    `json:"features,omitempty"`
 	JobID           int64     `json:"job_id"`
 	JobState        []string  `json:"job_state"`
 	MailUser        string    `json:"mail_user,omitempty"`
-	MaxNodes        *noVal    `json:"max_nodes"`
-	MemoryPerCPU    *noVal    `json:"memory_per_cpu"`
-	MemoryPerNode   *noVal    `json:"memory_per_node"`
+	MaxNodes        *noVal    `json:"max_nodes,omitempty"`
+	MemoryPerCPU    *noVal    `json:"memory_per_cpu,omitempty"`
+	MemoryPerNode   *noVal    `json:"memory_per_node,omitempty"`
 	Name            string    `json:"name"`
 	Nodes           string    `json:"nodes"`
 	Nice            int32     `json:"nice"`
-	CPUs            *noVal    `json:"cpus"`
-	NodeCount       *noVal    `json:"node_count"`
-	Tasks           *noVal    `json:"tasks"`
+	CPUs            *noVal    `json:"cpus,omitempty"`
+	NodeCount       *noVal    `json:"node_count,omitempty"`
+	Tasks           *noVal    `json:"tasks,omitempty"`
 	Partition       string    `json:"partition"`
 	Hold            bool      `json:"hold"`
-	Priority        *noVal    `json:"priority"`
+	Priority        *noVal    `json:"priority,omitempty"`
 	QOS             string    `json:"qos"`
 	RequiredNodes   string    `json:"required_nodes,omitempty"`
 	Requeue         bool      `json:"requeue"`
 	RestartCnt      int32     `json:"restart_cnt"`
 	ResvName        string    `json:"resv_name,omitempty"`
-	StartTime       *noVal    `json:"start_time"`
+	StartTime       *noVal    `json:"start_time,omitempty"`
 	StateDesc       string    `json:"state_description,omitempty"`
 	StateReason     string    `json:"state_reason"`
 	StandardInput   string    `json:"standard_input,omitempty"`
 	StandardOutput  string    `json:"standard_output,omitempty"`
 	StandardError   string    `json:"standard_error,omitempty"`
-	SubmitTime      *noVal    `json:"submit_time"`
-	SuspendTime     *noVal    `json:"suspend_time"`
-	TimeLimit       *noVal    `json:"time_limit"`
-	TimeMinimum     *noVal    `json:"time_minimum"`
+	SubmitTime      *noVal    `json:"submit_time,omitempty"`
+	SuspendTime     *noVal    `json:"suspend_time,omitempty"`
+	TimeLimit       *noVal    `json:"time_limit,omitempty"`
+	TimeMinimum     *noVal    `json:"time_minimum,omitempty"`
 	TresPerNode     string    `json:"tres_per_node,omitempty"`
 	TresPerJob      string    `json:"tres_per_job,omitempty"`
 	TresPerTask     string    `json:"tres_per_task,omitempty"`
