@@ -97,8 +97,10 @@ func (s *agentService) Register(ctx context.Context, req *pb.RegisterRequest) (*
 				continue
 			}
 			requeue := j.live() && (j.spec.GetRequeue() || c.cfg.RequeueOnNodeFail)
-			w, after := c.endLocked(j, cstate.End{State: StateNodeFail, Reason: fmt.Sprintf("node %s re-registered without the job", n.name),
-				Actor: "agent:" + n.name, Except: n.name, Requeue: requeue})
+			end := cstate.End{State: StateNodeFail, Reason: fmt.Sprintf("node %s re-registered without the job", n.name),
+				Actor: "agent:" + n.name, Except: n.name, Requeue: requeue}
+			expediteEnd(&end, j, n.name)
+			w, after := c.endLocked(j, end)
 			ws = append(ws, w...)
 			afters = append(afters, after)
 		}

@@ -36,6 +36,16 @@ func expediteStop(stop *cstate.Stop, j *job, node string, uuids map[string]bool)
 	stop.Expedite, stop.Avoid = true, []core.NodeDevices{avoid}
 }
 
+// expediteEnd makes the end of a run whose node failed (stopped
+// responding, or came back without the job) an expedited requeue when the
+// job asked for one and is being requeued: the node is avoided from now
+// on, as Slurm moves an expedited job off the node that failed it.
+func expediteEnd(end *cstate.End, j *job, node string) {
+	if end.Requeue && j.spec.GetRequeueExpedite() {
+		end.Expedite, end.Avoid = true, []core.NodeDevices{{Node: node}}
+	}
+}
+
 // expediteDetail is the decision-log detail of an expedited requeue.
 func expediteDetail(a []core.NodeDevices) string {
 	return fmt.Sprintf("expedited requeue (--requeue=expedite): eligible at once, ranked ahead of every other pending job until it starts, never again on %s",

@@ -220,3 +220,58 @@ func TestExpeditedNeverBackOnFailedGPU(t *testing.T) {
 		t.Fatalf("expedited job after a healthy GPU freed: %v", j)
 	}
 }
+
+// TestExpeditedRequeueOnNodeFailure: a node silent past nodeDownTimeout
+// (Slurm's node failure, expedited requeue's first trigger) requeues a
+// --requeue=expedite job expedited and moved off that node: once the node
+// is back the job still does not go there, but takes the other node when
+// it frees, leaving the returned node to a queued job.
+func TestExpeditedRequeueOnNodeFailure(t *testing.T) {
+	h := startController(t, testCluster)
+	ctx := context.Background()
+	h.register("n1", 4)
+	alice := h.as("alice", auth.RoleUser)
+	x := gpuJob("expedite", 4)
+	x.Requeue, x.RequeueExpedite, x.Nodelist = true, true, nil
+	exp := h.submit(alice, x)
+	h.pass()
+	if j := h.job(exp); j.GetState() != StateRunning || j.GetAlloc()[0].GetNode() != "n1" {
+		t.Fatalf("expedite job: %v", j)
+	}
+	// n2 comes up full; another job waits for it.
+	h.register("n2", 4)
+	fill := h.submit(alice, gpuJob("fill", 4))
+	h.pass()
+	queued := h.submit(alice, gpuJob("queued", 4))
+	h.pass()
+	if h.job(fill).GetAlloc()[0].GetNode() != "n2" || h.job(queued).GetState() != StatePending {
+		t.Fatalf("setup: fill %v queued %v", h.job(fill), h.job(queued))
+	}
+	// n1 falls silent while n2 keeps heartbeating.
+	for range 7 {
+		h.clock.Advance(10 * time.Second)
+		h.heartbeat("n2", 4, beat{})
+	}
+	h.maintain()
+	j := h.job(exp)
+	if j.GetState() != StatePending || !j.GetExpedited() || len(j.GetAvoid()) != 1 || j.GetAvoid()[0].GetNode() != "n1" || len(j.GetAvoid()[0].GetDevices()) != 0 {
+		t.Fatalf("after n1 failed: state %s expedited %v avoid %v", j.GetState(), j.GetExpedited(), j.GetAvoid())
+	}
+	rq := h.eventsOf(EventRequeue)
+	if last := rq[len(rq)-1]; last.GetJobId() != exp || last.GetFields()["avoid"] != "n1" || !strings.Contains(last.GetDetail(), "expedited requeue") {
+		t.Fatalf("requeue record %v", last)
+	}
+	// n1 returns; it is free, but the expedited job never goes back to it:
+	// it takes n2 as soon as that frees, and the queued job gets n1.
+	h.register("n1", 4)
+	if err := h.agent("n2").JobEnded(ctx, &pb.JobEndedRequest{Node: "n2", JobId: fill, State: StateCompleted}); err != nil {
+		t.Fatal(err)
+	}
+	h.pass()
+	if j := h.job(exp); j.GetState() != StateRunning || j.GetAlloc()[0].GetNode() != "n2" {
+		t.Fatalf("expedited job: %s on %v, want n2", j.GetState(), j.GetAlloc())
+	}
+	if j := h.job(queued); j.GetState() != StateRunning || j.GetAlloc()[0].GetNode() != "n1" {
+		t.Fatalf("queued job: %s on %v, want n1", j.GetState(), j.GetAlloc())
+	}
+}

@@ -50,6 +50,9 @@ func (c *Controller) endLocked(j *job, end cstate.End) ([]write, func()) {
 		switch e := e.(type) {
 		case cstate.Logged:
 			ev := loggedEvent(e)
+			if ev.GetFields()["expedite"] == "true" {
+				ev.Detail = expediteDetail(j.Core.Avoid)
+			}
 			ws = append(ws, c.record(ev)...)
 			seq = ev.GetSeq()
 		case cstate.Account:
@@ -126,7 +129,9 @@ func (c *Controller) failNodeJobsLocked(n *node, reason string) ([]write, []func
 			continue
 		}
 		requeue := j.live() && (j.spec.GetRequeue() || c.cfg.RequeueOnNodeFail)
-		w, after := c.endLocked(j, cstate.End{State: StateNodeFail, Reason: reason, Actor: "scheduler", Except: n.name, Requeue: requeue})
+		end := cstate.End{State: StateNodeFail, Reason: reason, Actor: "scheduler", Except: n.name, Requeue: requeue}
+		expediteEnd(&end, j, n.name)
+		w, after := c.endLocked(j, end)
 		ws = append(ws, w...)
 		afters = append(afters, after)
 	}
