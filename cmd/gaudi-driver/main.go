@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -62,6 +63,7 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 
 type serveFlags struct {
 	socket, root  string
+	numaCPUs      string
 	sim, nodes, v bool
 	seed          int64
 	cards         int
@@ -76,6 +78,7 @@ func parseServe(args []string, stderr io.Writer) (serveFlags, error) {
 	fs.BoolVar(&f.sim, "sim", false, "generate a simulated HLS-2 board under --root unless one is there")
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the simulated identities")
 	fs.IntVar(&f.cards, "cards", 8, "simulated cards (0: a host without Gaudi cards)")
+	fs.StringVar(&f.numaCPUs, "numa-cpus", "", `the simulated host's CPUs by NUMA node, "LIST;LIST" (default: the lab's CPU host, 0-31,64-95;32-63,96-127)`)
 	fs.BoolVar(&f.nodes, "device-nodes", false, "mknod real character devices in the simulated tree (needs root)")
 	fs.DurationVar(&f.poll, "poll", time.Second, "how often the health watcher reads the cards")
 	fs.BoolVar(&f.v, "v", false, "log every call")
@@ -148,11 +151,19 @@ func simulate(dir string, f serveFlags, log *slog.Logger) error {
 		log.Info("simulating a host without Gaudi cards", "root", dir)
 		return nil
 	}
-	if _, err := gaudisim.Generate(dir, gaudisim.Config{Cards: f.cards, Seed: f.seed, DeviceNodes: f.nodes}); err != nil {
+	if _, err := gaudisim.Generate(dir, gaudisim.Config{Cards: f.cards, Seed: f.seed, DeviceNodes: f.nodes, NUMACPUs: numaLists(f.numaCPUs)}); err != nil {
 		return err
 	}
 	log.Info("generated a simulated HLS-2 board", "root", dir, "cards", f.cards, "seed", f.seed)
 	return nil
+}
+
+// numaLists splits --numa-cpus; empty means the simulator's default.
+func numaLists(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ";")
 }
 
 func runInject(args []string, stderr io.Writer) error {

@@ -94,6 +94,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--socket", "/tmp/x.sock", "--poll", "0s"}, "--poll 0s must be positive"},
 		{[]string{"--socket", "/tmp/x.sock", "--cards", "9"}, "--cards 9 out of range"},
 		{[]string{"--socket", "/tmp/x.sock", "--sim", "--root", "/"}, "would write into /"},
+		{[]string{"--socket", "/tmp/x.sock", "--sim", "--root", "/tmp/gaudi-x", "--numa-cpus", "0-3;x"}, `NUMACPUs[1] "x"`},
 		{[]string{"inject", "--card", "1"}, "--root is required"},
 		{[]string{"inject", "--root", "/nonexistent-gaudi-root"}, "no simulated cards"},
 		{[]string{"--bogus"}, "flag provided but not defined"},

@@ -29,8 +29,9 @@ type Config struct {
 	Seed int64
 	// NUMACPUs lists each NUMA node's CPUs (a Linux cpulist); cards are
 	// spread over the nodes in bus order, half on each of two by default.
-	// The default, 0-15 and 16-31, is a scaled-down host (an HLS-2 has two
-	// 40-core Xeons) that fits the lab's built-in host.
+	// The default is the lab's built-in CPU host (two 32-core sockets with
+	// SMT, siblings numbered after all cores), a scaled-down HLS-2 host,
+	// which has two 40-core Xeons.
 	NUMACPUs []string
 	// DeviceNodes makes /dev/accel/* real character devices (needs root);
 	// otherwise they are empty placeholder files.
@@ -81,7 +82,12 @@ func (c Config) withDefaults() (Config, family, error) {
 		return c, f, fmt.Errorf("gaudisim: Cards %d out of range 0..8 (one board)", c.Cards)
 	}
 	if len(c.NUMACPUs) == 0 {
-		c.NUMACPUs = []string{"0-15", "16-31"}
+		c.NUMACPUs = []string{"0-31,64-95", "32-63,96-127"}
+	}
+	for n, l := range c.NUMACPUs {
+		if l == "" || strings.Trim(l, "0123456789,-") != "" {
+			return c, f, fmt.Errorf("gaudisim: NUMACPUs[%d] %q is not a cpulist", n, l)
+		}
 	}
 	if c.ControlMajor == 0 {
 		c.ControlMajor = DefaultControlMajor

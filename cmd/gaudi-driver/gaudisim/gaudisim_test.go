@@ -122,7 +122,7 @@ func TestHooksChangeTheFilesTheDriverReads(t *testing.T) {
 }
 
 func TestConfigRefusesImpossibleBoards(t *testing.T) {
-	for _, c := range []Config{{Cards: 9}, {Cards: -1}, {Family: "goya"}, {ControlMajor: AccelMajor}} {
+	for _, c := range []Config{{Cards: 9}, {Cards: -1}, {Family: "goya"}, {ControlMajor: AccelMajor}, {NUMACPUs: []string{"0-3", "four"}}} {
 		if _, err := Generate(t.TempDir(), c); err == nil {
 			t.Errorf("Generate(%+v) succeeded", c)
 		}
