@@ -199,10 +199,11 @@ type JobSpec struct {
 	Hold             bool                   `protobuf:"varint,35,opt,name=hold,proto3" json:"hold,omitempty"`
 	Requeue          bool                   `protobuf:"varint,36,opt,name=requeue,proto3" json:"requeue,omitempty"`
 	// requeue_expedite is --requeue=expedite (Slurm 25.11's expedited
-	// requeue; requeue is set too): when a fault of a device the job holds
-	// stops its run, the job is requeued at once, ahead of every other
-	// pending job, and never given the failed devices again. Numbered
-	// apart from the fields appended at the end.
+	// requeue; requeue is set too): when a health check fails a device
+	// the job holds (or its node), or its node fails, the job is requeued
+	// at once, ahead of every other pending job, and never given the
+	// failed devices (or node) again. Numbered apart from the fields
+	// appended at the end.
 	RequeueExpedite bool `protobuf:"varint,80,opt,name=requeue_expedite,json=requeueExpedite,proto3" json:"requeue_expedite,omitempty"`
 	NoKill          bool `protobuf:"varint,37,opt,name=no_kill,json=noKill,proto3" json:"no_kill,omitempty"`
 	// signal is --signal as typed ("B:USR1@120").
@@ -866,9 +867,10 @@ type Job struct {
 	// them here, best first (PriorityTier, then as given); partition is
 	// then the first, and once the job starts, the one it runs in.
 	Partitions []string `protobuf:"bytes,44,rep,name=partitions,proto3" json:"partitions,omitempty"`
-	// expedited: the job is pending after an expedited requeue (see
+	// expedited: a pending job is back after an expedited requeue (see
 	// JobSpec.requeue_expedite) and is ranked ahead of every other pending
-	// job, at priority 4294967295, until it starts.
+	// job, at priority 4294967295, until it starts; a completing job's
+	// requeue, once its stopped run ends, will be an expedited one.
 	Expedited bool `protobuf:"varint,45,opt,name=expedited,proto3" json:"expedited,omitempty"`
 	// avoid are the devices (and nodes, with no devices) the job is never
 	// given again: those that failed under its expedited runs. Only node
