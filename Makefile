@@ -2,7 +2,7 @@
 GO ?= go
 FUZZTIME ?= 3s
 
-.PHONY: all build test vet unit unit-norace fuzz fuzz-ci bench bench-sched bench-baseline bench-readme devices chaos compat compat-record compat-floors
+.PHONY: all build test vet unit unit-norace fuzz fuzz-ci bench bench-sched bench-baseline bench-readme devices chaos compat compat-record compat-floors compat-env-record compat-env compat-env-floors
 
 all: build
 
@@ -90,3 +90,17 @@ compat-record:
 
 compat-floors:
 	$(COMPAT) -recorded -mismatches 0 -write-floors cmd/internal/compat/testdata/floors.txt
+
+# The SLURM_* variables a job and an srun step inside it see: compat-env-
+# record runs the env cases on the anchor (sbatch --wait) into
+# testdata/envcorpus.jsonl; compat-env runs them on a lab of the anchor's
+# nodes (root: lab agents run jobs) and prints the agreement per variable;
+# compat-env-floors rewrites the floors TestEnvCorpus holds Parity to.
+compat-env-record:
+	$(COMPAT) -env-record $(COMPATFLAGS)
+
+compat-env:
+	$(GO) test ./cmd/internal/compat -run TestEnvCorpus -count=1 -v
+
+compat-env-floors:
+	$(GO) test ./cmd/internal/compat -run TestEnvCorpus -count=1 -args -write-env-floors

@@ -6,5 +6,11 @@
 // ids, times, the working directory) and a field-by-field comparison of
 // what each side accepts and prints (scontrol show job -o, squeue -o).
 // The corpus in testdata holds Slurm's recorded answers, so the
-// comparison runs in go test without a Slurm.
+// comparison runs in go test without a Slurm; testdata/differences.txt
+// documents the mismatches Parity keeps, each with why.
+//
+// The env cases (env.go) run jobs to their end instead: each job's batch
+// step and one srun step inside it write the SLURM_* variables they see;
+// testdata/envcorpus.jsonl holds the anchor's, and TestEnvCorpus runs
+// them on a lab of the anchor's nodes and compares variable by variable.
 package compat

@@ -35,6 +35,8 @@ type flags struct {
 	corpus, work     string
 	floors           string
 	differences      string
+	envRecord        bool
+	envN             int
 	mismatches, only int
 }
 
@@ -52,6 +54,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.work, "work", "", "directory for the cases' scripts (default: a temporary one)")
 	fs.IntVar(&f.mismatches, "mismatches", 40, "mismatches to list")
 	fs.StringVar(&f.floors, "write-floors", "", "write the agreement reached as the floors file go test holds Parity to")
+	fs.BoolVar(&f.envRecord, "env-record", false, "run the env cases (SLURM_* in a job and a step) on Slurm and record them (needs Slurm)")
+	fs.IntVar(&f.envN, "env-n", 80, "env cases to generate")
 	fs.StringVar(&f.differences, "differences", "cmd/internal/compat/"+compat.DifferencesPath, "the documented differences")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -76,6 +80,12 @@ func do(ctx context.Context, f flags, stdout, stderr io.Writer) error {
 	slurm, live := compat.Slurm{}, false
 	if !f.recorded {
 		slurm, live = slurmSide(ctx, f, stderr)
+	}
+	if f.envRecord {
+		if !live {
+			return fmt.Errorf("-env-record needs a Slurm: none answers at %s", f.conf)
+		}
+		return recordEnv(ctx, slurm, f, filepath.Join(work, "slurm-env"), stderr)
 	}
 	var cases []compat.Case
 	switch {
@@ -203,4 +213,21 @@ func recordAll(ctx context.Context, s compat.Side, base string, cases []compat.C
 		}
 	}
 	return nil
+}
+
+// recordEnv runs every env case on Slurm, one job after another, and
+// writes the env corpus beside the sbatch one.
+func recordEnv(ctx context.Context, s compat.Side, f flags, base string, stderr io.Writer) error {
+	cases := compat.GenerateEnv(f.seed, f.envN)
+	for i := range cases {
+		a, err := compat.RunEnv(ctx, s, base, cases[i])
+		if err != nil {
+			return err
+		}
+		cases[i].Slurm = a
+		if (i+1)%20 == 0 {
+			fmt.Fprintf(stderr, "compat: slurm env: %d of %d\n", i+1, len(cases))
+		}
+	}
+	return compat.SaveEnv(filepath.Join(filepath.Dir(f.corpus), filepath.Base(compat.EnvCorpusPath)), cases)
 }

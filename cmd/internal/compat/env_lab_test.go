@@ -1,0 +1,161 @@
+package compat
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parityhpc/parity/cmd/internal/userverbs"
+	"github.com/parityhpc/parity/labs/cluster"
+	"github.com/parityhpc/parity/labs/labfile"
+	"github.com/parityhpc/parity/scheduler/agent/shim"
+	"github.com/parityhpc/parity/scheduler/auth"
+	"github.com/parityhpc/parity/scheduler/client/clientenv"
+)
+
+// labShimArg makes the test binary the lab nodes' job supervisor; a copy
+// of it named srun is Parity's srun inside the env cases' jobs.
+const labShimArg = "__parity_compat_shim__"
+
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == labShimArg {
+		os.Exit(shim.Main(os.Args[2:]))
+	}
+	if filepath.Base(os.Args[0]) == "srun" {
+		os.Exit(userverbs.RunIn(context.Background(), realWorld(), os.Args, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+func realWorld() userverbs.World {
+	return userverbs.World{Now: time.Now, Loc: time.Local, Getenv: os.Getenv, Environ: os.Environ, Getwd: os.Getwd,
+		Hostname: os.Hostname, Stdin: os.Stdin}
+}
+
+// envLab is the anchor's nodes as a lab: n[1-4] in partition gpu, each
+// with 8 H100 (the lab's machines have more CPUs and memory than the
+// anchor's 16 and 64000 MB).
+const envLab = `name: anchor
+seed: 1
+nodes:
+  - names: n[1-4]
+    template: dgx-h100
+partitions:
+  - name: gpu
+    nodes: n[1-4]
+    default: true
+`
+
+// labSide runs the verbs in this process against a lab, as root, with a
+// PATH whose srun is Parity's.
+type labSide struct {
+	addr, token, path string
+}
+
+func (l labSide) Run(ctx context.Context, dir string, env map[string]string, argv ...string) (string, string, int) {
+	vars := map[string]string{"USER": "root", "HOME": "/root", "PATH": l.path, clientenv.EnvController: l.addr, clientenv.EnvToken: l.token}
+	for k, v := range env {
+		vars[k] = v
+	}
+	w := realWorld()
+	w.Getenv = func(k string) string { return vars[k] }
+	w.Environ = func() []string {
+		out := make([]string, 0, len(vars))
+		for k, v := range vars {
+			out = append(out, k+"="+v)
+		}
+		slices.Sort(out)
+		return out
+	}
+	w.Getwd = func() (string, error) { return dir, nil }
+	var out, errb strings.Builder
+	code := userverbs.RunIn(ctx, w, argv, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// TestEnvCorpus runs the recorded env cases (testdata/envcorpus.jsonl:
+// jobs and srun steps Slurm 22.05 ran on the anchor, with the SLURM_*
+// variables each saw) on a lab of the anchor's nodes and compares them
+// variable by variable. It needs root (lab agents run jobs as their
+// owner).
+func TestEnvCorpus(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: lab agents need root to run jobs")
+	}
+	cases, err := LoadEnv(EnvCorpusPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lab, err := labfile.Parse("anchor", []byte(envLab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cluster.Up(ctx, cluster.Options{Lab: lab, Dir: filepath.Join(dir, "lab"), Shim: []string{exe, labShimArg}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Down(context.Background())
+	tok, err := c.Token("root", auth.RoleAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "srun"), data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	side := labSide{addr: c.Addr, token: tok, path: bin + ":/usr/bin:/bin"}
+	table := NewTable()
+	for _, ec := range cases {
+		a, err := RunEnv(ctx, side, filepath.Join(dir, "cases"), ec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		table.AddEnv(ec.ID, ec.Slurm, a)
+	}
+	var b strings.Builder
+	table.Write(&b)
+	t.Log("\n" + b.String())
+	for _, m := range table.Mismatches {
+		t.Log(m)
+	}
+	if *writeEnvFloors {
+		if err := table.WriteFloors(EnvFloorsPath); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	floors, err := LoadFloors(EnvFloorsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range table.Shortfalls(floors) {
+		t.Error(s)
+	}
+}
+
+// writeEnvFloors rewrites the env floors from this run (say why in the
+// commit): go test ./cmd/internal/compat -run TestEnvCorpus -args -write-env-floors
+var writeEnvFloors = flag.Bool("write-env-floors", false, "write the env agreement reached as "+EnvFloorsPath)
+
+// EnvFloorsPath holds, per variable not yet agreeing on every env case,
+// how many cases must agree at least.
+const EnvFloorsPath = "testdata/envfloors.txt"
