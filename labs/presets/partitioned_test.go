@@ -15,7 +15,7 @@ func TestPartitionedMachines(t *testing.T) {
 		files   int            // device files of one slice
 		prefix  string         // of every slice's own file
 	}{
-		{"dgx-h100-mig", map[string]int{"h100_1g.10gb": 16, "h100_2g.20gb": 2, "h100_3g.40gb": 2}, 4, 3, "/dev/nvidia"},
+		{"dgx-h100-mig", map[string]int{"1g.10gb": 16, "2g.20gb": 2, "3g.40gb": 2}, 4, 3, "/dev/nvidia"},
 		{"mi300x-cpx", map[string]int{"mi300x.cpx": 64}, 8, 1, "/dev/dri/renderD"},
 	}
 	for _, tc := range tests {

@@ -187,9 +187,6 @@ func newClass(id int, s *NodeShape, n int) *class {
 		bit := uint64(1) << uint(i)
 		cl.allMask |= bit
 		cl.addType(d.Type, bit)
-		if d.Partition != "" && d.Partition != d.Type {
-			cl.addType(d.Partition, bit) // gpu:1g.10gb names every h100_1g.10gb slice
-		}
 	}
 	return cl
 }

@@ -24,9 +24,6 @@ type DeviceSlot struct {
 	LocalCPUs  topology.CPUSet
 	PCIeSwitch string
 	Parent     int // index of the whole device for a partition, -1 otherwise
-	// Partition is a slice's profile ("1g.10gb", "cpx"): a request may
-	// name it instead of the full type, as Slurm users name MIG types.
-	Partition string
 }
 
 // NodeShape is the compact, immutable form of a node's hardware that
@@ -121,7 +118,7 @@ func ShapeFromInventory(inv gres.Inventory) (*NodeShape, []string, error) {
 	slots := make([]DeviceSlot, len(inv.Devices))
 	uuids := make([]string, len(inv.Devices))
 	for i, d := range inv.Devices {
-		slots[i] = DeviceSlot{Type: d.Type, NUMA: d.NUMANode, LocalCPUs: d.LocalCPUs, PCIeSwitch: d.PCIeSwitch, Parent: -1, Partition: d.Partition}
+		slots[i] = DeviceSlot{Type: d.Type, NUMA: d.NUMANode, LocalCPUs: d.LocalCPUs, PCIeSwitch: d.PCIeSwitch, Parent: -1}
 		uuids[i] = d.UUID
 	}
 	s, err := NewNodeShape(inv.Host.CPUs, int64(inv.Host.MemoryBytes>>20), inv.Host.NUMA, slots, inv.Graph())
@@ -175,7 +172,7 @@ func fingerprint(s *NodeShape) string {
 		fmt.Fprintf(&b, "n%d:%s|", n.ID, n.CPUs)
 	}
 	for i, d := range s.Devices {
-		fmt.Fprintf(&b, "d%s:%d:%s:%s:%d:%s[", d.Type, d.NUMA, d.LocalCPUs, d.PCIeSwitch, d.Parent, d.Partition)
+		fmt.Fprintf(&b, "d%s:%d:%s:%s:%d[", d.Type, d.NUMA, d.LocalCPUs, d.PCIeSwitch, d.Parent)
 		for _, l := range s.graph.Links(i) {
 			b.WriteString(strconv.Itoa(l.Peer))
 			b.WriteByte(':')

@@ -10,8 +10,8 @@ import (
 )
 
 // migInventory is inventory8 with GPUs 4-5 split into seven 1g.10gb
-// slices and 6-7 into 3g.40gb + 2g.20gb + 1g.10gb, typed as the NVIDIA
-// driver types them ("h100_<profile>").
+// slices and 6-7 into 3g.40gb + 2g.20gb + 1g.10gb, typed by their
+// profile as the NVIDIA driver types them.
 func migInventory(name string) gres.Inventory {
 	inv := inventory8(name, "h100")
 	profiles := map[int][]string{4: {"1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb"},
@@ -21,7 +21,7 @@ func migInventory(name string) gres.Inventory {
 	for gpu := 4; gpu < 8; gpu++ {
 		parent := inv.Devices[gpu]
 		for k, p := range profiles[gpu] {
-			inv.Devices = append(inv.Devices, gres.Device{UUID: fmt.Sprintf("%s-mig%d.%d", name, gpu, k), Type: "h100_" + p,
+			inv.Devices = append(inv.Devices, gres.Device{UUID: fmt.Sprintf("%s-mig%d.%d", name, gpu, k), Type: p,
 				Index: next, NUMANode: parent.NUMANode, LocalCPUs: parent.LocalCPUs, Parent: parent.UUID, Partition: p})
 			next++
 		}
@@ -82,14 +82,13 @@ func TestPartitionRequests(t *testing.T) {
 		start  bool
 	}{
 		{"gres=gpu:1g.10gb:2 takes slices", migInventory("n1"), "1g.10gb", 2, "n1-mig", true},
-		{"full MIG type", migInventory("n1"), "h100_3g.40gb", 2, "n1-mig", true},
 		{"gpus=3g.40gb:1", migInventory("n1"), "3g.40gb", 1, "n1-mig", true},
 		{"three 3g.40gb: the node has two", migInventory("n1"), "3g.40gb", 3, "", false},
 		{"all 16 1g.10gb", migInventory("n1"), "1g.10gb", 16, "n1-mig", true},
 		{"whole h100: only the 4 unsplit", migInventory("n1"), "h100", 4, "n1-gpu", true},
 		{"five whole h100 never take a split GPU", migInventory("n1"), "h100", 5, "", false},
-		{"AMD partition by its profile", cpxInventory("n1"), "cpx", 8, "n1-cpx", true},
-		{"AMD partition by the driver's type", cpxInventory("n1"), "mi300x.cpx", 64, "n1-cpx", true},
+		{"AMD partitions by the driver's type", cpxInventory("n1"), "mi300x.cpx", 8, "n1-cpx", true},
+		{"all 64 AMD partitions", cpxInventory("n1"), "mi300x.cpx", 64, "n1-cpx", true},
 		{"whole mi300x on a CPX box", cpxInventory("n1"), "mi300x", 1, "", false},
 	}
 	for _, tc := range tests {

@@ -9,9 +9,10 @@ import (
 )
 
 // migDevices enumerates the MIG devices of every GPU in MIG mode. Each
-// becomes a gres.Device with Parent = the GPU's UUID, Partition = its
-// profile ("3g.40gb") and Type = "<gpu type>_<profile>", numbered after
-// the whole GPUs. Its files are the parent's /dev/nvidiaN plus the GPU-
+// becomes a gres.Device with Parent = the GPU's UUID and Partition and
+// Type = its profile ("3g.40gb"), numbered after the whole GPUs: users
+// ask for --gres=gpu:3g.40gb:1, as Slurm's MIG documentation types MIG
+// devices in gres.conf (Type=1g.5gb). Its files are the parent's /dev/nvidiaN plus the GPU-
 // and compute-instance capability nodes (/dev/nvidia-caps/nvidia-capM)
 // read from /proc/driver/nvidia/capabilities; where those cannot be read,
 // only the parent's node is listed (CUDA then sees the whole GPU unless
@@ -89,7 +90,7 @@ func (d *Driver) migDevice(g *gpu, h nvml.Device, index int) (migDev, error) {
 		mem = m.Total
 	}
 	dev := gres.Device{
-		UUID: uuid, Vendor: "nvidia", Name: name, Type: g.dev.Type + "_" + profile, Index: index,
+		UUID: uuid, Vendor: "nvidia", Name: name, Type: profile, Index: index,
 		PCIBusID: g.dev.PCIBusID, NUMANode: g.dev.NUMANode, LocalCPUs: g.dev.LocalCPUs, MemoryBytes: mem,
 		Files: d.migFiles(g, uuid, gi, ci), PCIeSwitch: g.dev.PCIeSwitch,
 		Parent: g.dev.UUID, Partition: profile,

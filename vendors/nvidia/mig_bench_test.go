@@ -23,7 +23,7 @@ func TestDiscoverEightGPUsSevenWays(t *testing.T) {
 	}
 	slices := map[string]int{}
 	for _, d := range inv.Devices[8:] {
-		if d.Partition != "1g.10gb" || d.Type != "h100_1g.10gb" || len(d.Files) != 3 {
+		if d.Partition != "1g.10gb" || d.Type != "1g.10gb" || len(d.Files) != 3 {
 			t.Errorf("slice %s: partition %q type %q files %v", d.UUID, d.Partition, d.Type, d.Files)
 		}
 		slices[d.Parent]++
