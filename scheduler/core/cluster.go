@@ -186,20 +186,19 @@ func newClass(id int, s *NodeShape, n int) *class {
 	for i, d := range s.Devices {
 		bit := uint64(1) << uint(i)
 		cl.allMask |= bit
-		cl.addType(d.Type, bit)
-	}
-	return cl
-}
-
-func (c *class) addType(name string, bit uint64) {
-	for t, have := range c.typeNames {
-		if have == name {
-			c.typeMasks[t] |= bit
-			return
+		found := false
+		for t, name := range cl.typeNames {
+			if name == d.Type {
+				cl.typeMasks[t] |= bit
+				found = true
+			}
+		}
+		if !found {
+			cl.typeNames = append(cl.typeNames, d.Type)
+			cl.typeMasks = append(cl.typeMasks, bit)
 		}
 	}
-	c.typeNames = append(c.typeNames, name)
-	c.typeMasks = append(c.typeMasks, bit)
+	return cl
 }
 
 func deviceCount(s *NodeShape) int {
