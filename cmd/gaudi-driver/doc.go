@@ -39,15 +39,21 @@
 //     generation Gaudi (HLS-1) uses 7 of its 10 ports, one per peer
 //     (habana.ai, "Gaudi integrated RoCE"). sysfs does not show this
 //     wiring, so the adapter derives it from the family: fabric.go.
-//   - HBM per card: 32 GB (Gaudi), 96 GB (Gaudi 2), 128 GB (Gaudi 3), from
-//     Intel's product briefs and the Gaudi 2 white paper; sysfs has no
-//     memory size or use (hl-smi asks the driver by ioctl).
+//   - HBM per card: 32 GB (Gaudi), 96 GB (Gaudi 2), 128 GB (Gaudi 3), and
+//     board power 400/600/900 W: the generations table of Intel's Gaudi 3
+//     talk (Hot Chips, August 2024). sysfs has neither
+//     memory use nor utilisation; the adapter asks the driver as hl-smi
+//     does, by the INFO ioctl on the control node (HL_INFO_DEVICE_UTILIZATION,
+//     HL_INFO_DRAM_USAGE; include/uapi/drm/habanalabs_accel.h, and
+//     habanalabs_ioctl.c, which serves INFO on the control node): meter.go.
 //
 // Where the public material is silent (assumptions, marked where used):
 // no sysfs attribute holds a card serial or UUID (hl-smi reads them from
 // firmware through the control node), so a card's UUID derives from the
 // host's /etc/machine-id and its PCI address — stable across restarts,
 // but it follows the slot, not the card; the PCIe switch is the root port
-// the card hangs off; utilisation, memory use and ECC counters are not in
-// sysfs and are reported as not measured.
+// the card hangs off; ECC counters are not read (reported as not
+// measured). The INFO ioctl path is written from the uapi header and has
+// not met a card: on the simulator, whose nodes cannot answer ioctls, the
+// adapter reads gaudisim's stand-in files instead (--sim only).
 package main

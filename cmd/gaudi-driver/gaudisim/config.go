@@ -52,7 +52,8 @@ const AccelMajor = 261
 const DefaultControlMajor = 510
 
 // family is what the driver and the product documentation say of one
-// generation.
+// generation: the PCI ids of habanalabs_drv.c, HBM and board power from
+// the generations table of Intel's Gaudi 3 talk (Hot Chips 2024).
 type family struct {
 	deviceID   string // PCI device id (habanalabs_drv.c PCI_IDS_*)
 	hbm        uint64 // bytes of HBM per card
@@ -61,7 +62,7 @@ type family struct {
 }
 
 var families = map[string]family{
-	"GAUDI":  {"0x1000", 32 << 30, 350_000, 90},
+	"GAUDI":  {"0x1000", 32 << 30, 400_000, 90},
 	"GAUDI2": {"0x1020", 96 << 30, 600_000, 150},
 	"GAUDI3": {"0x1060", 128 << 30, 900_000, 200},
 }
