@@ -23,7 +23,7 @@ driver protocol (vendors/plugin), reading the habanalabs driver's sysfs and
 /dev/accel under --root ("/" on a real host).
 
 Usage:
-  gaudi-driver [serve] --socket PATH [--root DIR] [--sim] [--seed N] [--cards N] [--device-nodes] [--poll D]
+  gaudi-driver [serve] --socket PATH [--root DIR] [--sim] [--seed N] [--cards N] [--numa-cpus L;L] [--device-nodes] [--poll D]
   gaudi-driver inject --root DIR --card N --fault hard-reset|needs-reset|disabled|operational|remove
 
 serve --sim generates a simulated HLS-2 board under --root unless a tree is
@@ -31,6 +31,17 @@ already there (so identities and counters survive restarts); --sim without
 --root uses a temporary directory removed at exit. inject changes one card
 of a simulated tree (N is its accel index) as the driver would; a running
 adapter's health watcher reports it at the next poll.
+
+An agent attaches the adapter from its config file (parity agent --config):
+
+  drivers:
+    - name: cpu
+    - plugin: unix:///run/parity/gaudi.sock
+
+and it is certified with:
+
+  parity conform driver --plugin unix:///run/parity/gaudi.sock --root DIR \
+      --trigger 'gaudi-driver inject --root DIR --card 0 --fault hard-reset'
 `
 
 func main() {
