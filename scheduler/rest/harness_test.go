@@ -72,14 +72,21 @@ nodes:
     gpuType: h100
 `
 
-func startCluster(tb testing.TB) *cluster {
+func startCluster(tb testing.TB) *cluster { return startClusterWith(tb, nil) }
+
+// startClusterWith lets the test change the controller's options.
+func startClusterWith(tb testing.TB, change func(*controller.Options)) *cluster {
 	tb.Helper()
 	cfg, err := config.Parse("lab.yaml", []byte(clusterYAML))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	c, err := controller.New(controller.Options{Config: cfg, Listen: "127.0.0.1:0", StateDir: tb.TempDir(), MetricsAddr: "off",
-		NoScheduler: true, Version: "test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	opts := controller.Options{Config: cfg, Listen: "127.0.0.1:0", StateDir: tb.TempDir(), MetricsAddr: "off",
+		NoScheduler: true, Version: "test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if change != nil {
+		change(&opts)
+	}
+	c, err := controller.New(opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
