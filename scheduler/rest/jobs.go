@@ -101,11 +101,7 @@ func serveJobs(h *Handler, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	jobs, err := h.listJobs(c, &pb.ListJobsRequest{AllStates: true})
-	if err != nil {
-		return nil, err
-	}
-	return h.jobsAnswer(c, jobs, since)
+	return h.streamJobs(c, &pb.ListJobsRequest{AllStates: true}, since)
 }
 
 // jobRef reads a job id as slurmrestd takes it: 42, or 42_3 for a task.
