@@ -91,8 +91,41 @@ func (b *builder) deriveNodes() error {
 		r.Nodes.Min = r.NTasks
 		r.Nodes.Max = max(r.Nodes.Max, r.Nodes.Min)
 	}
+	b.deriveGPUNodes()
 	return nil
 }
+
+// deriveGPUNodes gives a job without -N or -w the node count its GPUs
+// imply: --gpus (or -n times --gpus-per-task, or -n over
+// --ntasks-per-gpu) over the GPUs per node
+// (--gpus-per-node or --gres=gpu). slurmctld 22.05 fixes it so, after
+// sbatch's own trimming: on the anchor -G 2 --gpus-per-node=1 ran on
+// n[1-2] with a GPU each (NumNodes=2-2, also with -n 1), where one node
+// with both GPUs would break --gpus-per-node.
+func (b *builder) deriveGPUNodes() {
+	r := b.req
+	if !r.Nodes.IsZero() || b.nodesGivenZero() {
+		return
+	}
+	perNode := max(gpuCount(r.GPU.GPUsPerNode, false), gpuCount(r.GPU.GRES, true))
+	total := gpuCount(r.GPU.GPUs, false)
+	switch {
+	case total > 0 || !r.Explicit("ntasks"):
+	case r.GPU.GPUsPerTask != "":
+		total = r.NTasks * gpuCount(r.GPU.GPUsPerTask, false)
+	case r.NTasksPerGPU > 0:
+		// The anchor: -n 4 --ntasks-per-gpu=2 --gpus-per-node=1 on n[1-2].
+		total = (r.NTasks + r.NTasksPerGPU - 1) / r.NTasksPerGPU
+	}
+	if perNode == 0 || total <= perNode || total%perNode != 0 {
+		return
+	}
+	n := total / perNode
+	r.Nodes, r.Sources["nodes"] = NodeRange{Min: n, Max: n}, "derived from --gpus"
+}
+
+// nodesGivenZero reports -N 0, which keeps the job without a node count.
+func (b *builder) nodesGivenZero() bool { return b.req.GivenEmpty("nodes") }
 
 // deriveTasks sets the task count when -n was not given: tasks per GPU
 // times the GPUs asked for (Slurm: --gpus=h100:2 --ntasks-per-gpu=2 is

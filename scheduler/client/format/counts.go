@@ -100,7 +100,7 @@ func taskCPUs(s *pb.JobSpec) int {
 func minCPUsNode(s *pb.JobSpec, n counts) int {
 	per := 1
 	if n.tasks > 1 {
-		per = max(int(s.GetNtasksPerNode()), 1)
+		per = max(tasksPerNodeShown(s), 1)
 	}
 	return max(int(s.GetMincpus()), taskCPUs(s)*per)
 }
@@ -136,7 +136,7 @@ type requestShape struct {
 func newRequestShape(s *pb.JobSpec, nodeCPUs int) requestShape {
 	derived := func(f string) bool { return slices.Contains(s.GetDerivedOptions(), f) }
 	empty := func(f string) bool { return slices.Contains(s.GetEmptyOptions(), f) }
-	r := requestShape{s: s, nodeCPUs: nodeCPUs, c: max(int(s.GetCpusPerTask()), 1), ntpn: int(s.GetNtasksPerNode())}
+	r := requestShape{s: s, nodeCPUs: nodeCPUs, c: max(int(s.GetCpusPerTask()), 1), ntpn: tasksPerNodeShown(s)}
 	if !derived("ntasks") {
 		r.n = int(s.GetNtasks())
 	}
