@@ -53,6 +53,11 @@ func TestAuthorisationMatrix(t *testing.T) {
 			if a.code != tt.code || !strings.Contains(a.errorText(), tt.want) {
 				t.Fatalf("%d %s; want %d with %q", a.code, a.body, tt.code, tt.want)
 			}
+			if tt.code == http.StatusNotFound {
+				if n := a.obj["errors"].([]any)[0].(map[string]any)["error_number"]; n != 2017.0 {
+					t.Errorf("error_number %v, want 2017 (ESLURM_INVALID_JOB_ID)", n)
+				}
+			}
 			if tt.code == http.StatusOK && a.errorText() != "" {
 				t.Fatalf("success with errors: %s", a.body)
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -18,6 +19,7 @@ const ContentType = "application/json"
 const (
 	errnoGeneric      = -1   // SLURM_ERROR
 	errnoAccessDenied = 2002 // ESLURM_ACCESS_DENIED
+	errnoInvalidNode  = 2009 // ESLURM_INVALID_NODE_NAME
 	errnoInvalidJobID = 2017 // ESLURM_INVALID_JOB_ID
 )
 
@@ -68,11 +70,11 @@ func (h *Handler) writeError(c *call, skeleton map[string]any, err error) {
 		ws = []warning{}
 	}
 	skeleton["warnings"] = ws
-	source := "parity"
+	source, path := "parity", ""
 	if c.op != nil {
-		source = c.op.method + " " + c.op.path
+		source, path = c.op.method+" "+c.op.path, c.op.path
 	}
-	skeleton["errors"] = []apiErr{{Description: st.Message(), ErrorNumber: slurmErrno(st.Code()), Error: errorName(st.Code()), Source: source}}
+	skeleton["errors"] = []apiErr{{Description: st.Message(), ErrorNumber: slurmErrno(st.Code(), path), Error: errorName(st.Code()), Source: source}}
 	code := httpStatus(st.Code())
 	b, jerr := json.Marshal(skeleton)
 	if jerr != nil {
@@ -90,10 +92,16 @@ func statusOf(err error) *status.Status {
 	return status.Convert(err)
 }
 
-func slurmErrno(c codes.Code) int32 {
-	switch c {
-	case codes.NotFound:
+// slurmErrno is the error number for a code on the operation's path: a
+// job or node that is not found has its own number.
+func slurmErrno(c codes.Code, path string) int32 {
+	switch {
+	case c == codes.NotFound && strings.Contains(path, "/job/"):
 		return errnoInvalidJobID
+	case c == codes.NotFound && strings.Contains(path, "/node/"):
+		return errnoInvalidNode
+	}
+	switch c {
 	case codes.PermissionDenied:
 		return errnoAccessDenied
 	}

@@ -147,8 +147,11 @@ func serveJobsState(h *Handler, c *call) (any, error) {
 		return nil, err
 	}
 	for _, j := range jobs {
-		out.Jobs = append(out.Jobs, &jobInfo{JobID: int64(j.GetId()), JobState: jobState(j), StateReason: reason(j),
-			ArrayJobID: num(int64(j.GetArrayJobId())), ArrayTaskID: toJobInfo(j, "").ArrayTaskID})
+		ji := &jobInfo{JobID: int64(j.GetId()), JobState: jobState(j), StateReason: reason(j), ArrayJobID: num(0), ArrayTaskID: unset()}
+		if j.GetArrayTask() || j.GetArrayJobId() != 0 {
+			ji.ArrayJobID, ji.ArrayTaskID = num(int64(j.GetArrayJobId())), num(int64(j.GetArrayTaskId()))
+		}
+		out.Jobs = append(out.Jobs, ji)
 	}
 	return out, nil
 }
