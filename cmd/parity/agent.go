@@ -54,11 +54,29 @@ re-attaches to them and still reports their real exit codes.
 Device telemetry is served on --metrics-addr under the standard GPU exporter's
 metric names, so existing dashboards read every vendor's devices.
 
+The node's drivers come from --config: in-tree drivers by name, each with
+its own settings block, and out-of-tree adapters on unix sockets, which the
+agent supervises: while an adapter is gone, hung or sends an inventory the
+node cannot hold its devices are drained (the node's other devices and jobs
+are not touched) and it reconnects with backoff; its devices return through
+the health policy once it is back. Without --config every in-tree driver
+runs with its defaults.
+
 Without usable cgroups jobs still run, without isolation; the agent says so
 at start. With --sim the real drivers run on a built-in simulated machine
 (` + strings.Join(presets.Names(), ", ") + `), whose CPUs the agent maps onto this host's.`,
 		Example: `  parity agent --controller ctl:6817 --token-file /etc/parity/n1.token --node n1
-  parity agent --node sim1 --sim dgx-h100 --spool /tmp/parity/sim1`,
+  parity agent --node sim1 --sim dgx-h100 --spool /tmp/parity/sim1
+  parity agent --node n1 --config /etc/parity/agent.yaml --token-file /etc/parity/n1.token
+
+  # /etc/parity/agent.yaml
+  drivers:
+    - name: cpu
+      settings: {hostname: n1}
+    - plugin: unix:///run/parity/acme.sock
+      connectTimeout: 10s
+      callTimeout: 5s
+      reconnect: {min: 1s, max: 1m}`,
 		Args: cobra.NoArgs,
 	}
 	// The in-tree drivers are registered before the flags are declared:
