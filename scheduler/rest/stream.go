@@ -16,6 +16,7 @@ type jobStream struct {
 	c       *call
 	since   int64
 	bw      *bufio.Writer
+	enc     *json.Encoder // over bw: each job is encoded straight into it
 	started bool
 	n       int
 }
@@ -31,6 +32,7 @@ func (s *jobStream) start() {
 	s.c.w.Header().Set("Content-Type", ContentType)
 	s.c.w.WriteHeader(http.StatusOK)
 	s.bw = bufio.NewWriterSize(s.c.w, 64<<10)
+	s.enc = json.NewEncoder(s.bw)
 	s.bw.WriteString(`{"jobs":[`)
 }
 
@@ -40,15 +42,12 @@ func (s *jobStream) send(m *pb.ListJobsResponse) error {
 		if s.since != 0 && lastChange(j) <= s.since {
 			continue
 		}
-		b, err := json.Marshal(toJobInfo(j, s.h.b.ClusterName))
-		if err != nil {
-			return err
-		}
 		if s.n > 0 {
 			s.bw.WriteByte(',')
 		}
 		s.n++
-		if _, err := s.bw.Write(b); err != nil {
+		// Encode ends each job with a newline, which JSON allows there.
+		if err := s.enc.Encode(toJobInfo(j, s.h.b.ClusterName)); err != nil {
 			return err // the client went away: the service stops sending
 		}
 	}
