@@ -66,6 +66,9 @@ type Adapter struct {
 	downSince  time.Time
 	reason     string // why the adapter is down ("" while up)
 	unknownNew map[string]bool
+	// releases asked for while the adapter was down, replayed when it is
+	// back: a hung adapter that returns still holds what it prepared.
+	releases []string
 }
 
 var (
@@ -249,12 +252,17 @@ func (a *Adapter) Prepare(ctx context.Context, al vendors.Allocation) (vendors.P
 	return p, err
 }
 
-// Release forwards; while the adapter is gone there is nothing to undo
-// on its side that it still holds, so it is a logged no-op.
+// Release forwards; while the adapter is gone the release is kept and
+// made when it is back (Release is idempotent on the adapter's side).
 func (a *Adapter) Release(ctx context.Context, id string) error {
 	conn, err := a.current()
 	if err != nil {
-		a.log.Debug("release while the adapter is down", "id", id, "why", err)
+		a.mu.Lock()
+		if !slices.Contains(a.releases, id) {
+			a.releases = append(a.releases, id)
+		}
+		a.mu.Unlock()
+		a.log.Info("release kept until the adapter is back", "id", id, "why", err)
 		return nil
 	}
 	err = a.bounded(ctx, a.cfg.Policy.CallTimeout, func(ctx context.Context) error { return conn.Release(ctx, id) })

@@ -40,11 +40,18 @@ func (r *adapterRig) reconnect() {
 // drained naming the hang, and it recovers when it answers again.
 func TestAdapterHang(t *testing.T) {
 	r := newAdapterRig(t, acmeInventory(4))
+	if err := r.prepare("job-0", "ACME-3"); err != nil {
+		t.Fatal(err)
+	}
 	r.accel.setHang(true)
 	r.probe()
 	r.clock.waitTimer(t, r.policy.CallTimeout)
 	r.clock.advance(r.policy.CallTimeout)
 	r.checkDrained(4, AdapterHung, "timed out after 3s")
+	// The job on ACME-3 ends while the adapter hangs: its release is kept.
+	if err := r.ad.Release(context.Background(), "job-0"); err != nil {
+		t.Errorf("release while hung: %v", err)
+	}
 	if err := r.prepare("job-1", "ACME-0"); !errors.Is(err, ErrAdapterDown) || !strings.Contains(err.Error(), "timed out") {
 		t.Errorf("prepare on a hung adapter: %v, want ErrAdapterDown saying it timed out", err)
 	}
@@ -53,6 +60,12 @@ func TestAdapterHang(t *testing.T) {
 	r.noMoreConditions()
 	if err := r.prepare("job-1", "ACME-0"); err != nil {
 		t.Errorf("prepare after the hang: %v", err)
+	}
+	r.accel.mu.Lock()
+	_, held := r.accel.prepared["job-0"]
+	r.accel.mu.Unlock()
+	if held {
+		t.Error("the release kept while the adapter hung was not made when it came back")
 	}
 }
 

@@ -158,9 +158,16 @@ func (a *Adapter) comeUp(conn vendors.Driver, inv gres.Inventory, emit func(gres
 		a.info = conn.Info()
 	}
 	gone := a.cfg.Clock.Now().Sub(a.downSince)
+	releases := a.releases
+	a.releases = nil
 	a.mu.Unlock()
 	a.log.Info("adapter back: its devices return once the health policy has clean samples and a passing diagnosis",
 		"after", gone.Round(time.Millisecond))
+	for _, id := range releases {
+		if err := a.Release(context.Background(), id); err != nil {
+			a.log.Warn("a release kept while the adapter was down failed", "id", id, "err", err)
+		}
+	}
 	a.reconcile(inv, emit)
 }
 
