@@ -39,13 +39,13 @@ type expediteFixture struct {
 	fail, skip   string
 }
 
-// expedited runs (once per vendor) an expedited requeue on the vendor's
-// disturbable node: an older job (held until the node is full, so it is
+// expedited runs (once per vendor) an expedited requeue on a node of the
+// vendor the suite may disturb (expediteNode): an older job (held until the node is full, so it is
 // ahead on age and submit time) waits behind an expedite job and fillers
 // holding every GPU; the expedite job's GPU fails; then one filler ends,
 // freeing one healthy GPU, which the expedite job must take.
 func (e *Env) expedited() *expediteFixture {
-	node := e.Disturbable()
+	node := e.expediteNode()
 	faults := e.faults(node)
 	f := e.shared("requeue-expedite/"+e.Vendor.Name, func() any {
 		r := &expediteFixture{node: node}
@@ -56,12 +56,10 @@ func (e *Env) expedited() *expediteFixture {
 			}
 		}()
 		e.quiesce(node)
-		if sick := e.waitHealthy(node); sick != "" {
-			r.fail = fmt.Sprintf("node %s's GPUs did not all recover from earlier specs' faults within %s (%s): a fault on one still failing raises no new verdict",
-				node, e.run.opts.HealthWait, sick)
-			return r
+		if resume := e.fenceSick(node); resume != nil {
+			defer resume()
 		}
-		idle := e.idleGPUs(node)
+		idle := e.idleWholeGPUs(node)
 		if idle < 2 {
 			r.skip = fmt.Sprintf("node %s has %d idle GPUs; an expedited requeue needs one to fail and one to restart on", node, idle)
 			return r
@@ -82,7 +80,7 @@ func (e *Env) expedited() *expediteFixture {
 		for _, id := range append([]uint64{job}, fillers...) {
 			e.WaitRunning(id)
 		}
-		if left := e.idleGPUs(node); left != 0 {
+		if left := e.idleWholeGPUs(node); left != 0 {
 			r.fail = fmt.Sprintf("node %s still has %d idle GPUs with the expedite job and its fillers running", node, left)
 			return r
 		}
@@ -136,21 +134,69 @@ func (e *Env) expedited() *expediteFixture {
 	return f
 }
 
-// waitHealthy waits (in the target's sampling steps) until every GPU of
-// node has a healthy verdict, as an earlier spec's repaired GPU gets once
-// its recovery is over, and says which are not if some never do.
-func (e *Env) waitHealthy(node string) string {
-	var sick []string
-	e.waitSampled(e.run.opts.HealthWait, func() bool {
-		sick = sick[:0]
-		for _, gpu := range e.NodeRecord(node).GetGpus() {
-			if h := gpu.GetHealth(); h != "healthy" && h != "" || gpu.GetHealthHeld() {
-				sick = append(sick, fmt.Sprintf("GPU %d %s held=%t", gpu.GetIndex(), h, gpu.GetHealthHeld()))
-			}
+// expediteNode is the vendor's last node the suite may disturb that has
+// two whole GPUs or more (one to fail, one to restart on): a node whose
+// GPUs are all split into MIG or compute partitions cannot run the
+// vendor's one-GPU jobs. Without one, the disturbable node (the spec then
+// skips, saying why).
+func (e *Env) expediteNode() string {
+	for i := len(e.Vendor.Nodes) - 1; i >= 0; i-- {
+		n := e.Vendor.Nodes[i]
+		if ok, _ := e.Target.MayDisturb(n); ok && len(e.wholeGPUs(n)) >= 2 {
+			return n
 		}
-		return len(sick) == 0
-	})
-	return strings.Join(sick, ", ")
+	}
+	return e.Disturbable()
+}
+
+// wholeGPUs are the node's GPUs a one-GPU job of the vendor's type can be
+// given: of that type and not split (a MIG or compute-partitioned GPU's
+// slices are devices of their own types, and the GPU itself is not given).
+func (e *Env) wholeGPUs(node string) []*pb.GPU {
+	gpus := e.NodeRecord(node).GetGpus()
+	split := map[string]bool{}
+	for _, gpu := range gpus {
+		if p := gpu.GetParent(); p != "" {
+			split[p] = true
+		}
+	}
+	var out []*pb.GPU
+	for _, gpu := range gpus {
+		if gpu.GetParent() == "" && !split[gpu.GetUuid()] && (e.Vendor.GPUType == "" || gpu.GetType() == e.Vendor.GPUType) {
+			out = append(out, gpu)
+		}
+	}
+	return out
+}
+
+// idleWholeGPUs counts the node's whole GPUs the controller has free.
+func (e *Env) idleWholeGPUs(node string) int {
+	n := 0
+	for _, gpu := range e.wholeGPUs(node) {
+		if gpu.GetState() == "idle" {
+			n++
+		}
+	}
+	return n
+}
+
+// fenceSick drains, for the fixture's time, the node's idle whole GPUs
+// whose verdict is failed or suspect (an earlier spec's faulted GPU that
+// an admin returned to service before it recovered): a fault injected on
+// one raises no new verdict, so the expedite job must not be given one.
+// It returns what resumes them (nil when there are none).
+func (e *Env) fenceSick(node string) func() {
+	var sick []string
+	for _, gpu := range e.wholeGPUs(node) {
+		if h := gpu.GetHealth(); gpu.GetState() == "idle" && (h == "failed" || h == "suspect" || gpu.GetHealthHeld()) {
+			sick = append(sick, gpu.GetUuid())
+		}
+	}
+	if len(sick) == 0 {
+		return nil
+	}
+	e.Evidence("action", fmt.Sprintf("drained %d GPU(s) of %s still failing from earlier specs for the fixture's time", len(sick), node), nil)
+	return e.Drain(node, "conformance: still failing from an earlier spec", sick...)
 }
 
 // expediteSpec is a one-GPU job pinned to node that runs until cancelled,
