@@ -42,6 +42,12 @@ type Config struct {
 	// requeue every job), e.g. a GPU lost from the bus needs a reboot.
 	NodeScopedKinds   []string
 	NodeScopedActions []string
+	// CommonCauseKinds: a device failed by a condition of one of these
+	// kinds is out for a cause outside its node's hardware (the agent's
+	// "adapter" conditions: an out-of-tree driver's adapter went away, so
+	// all its devices fail together), and does not count towards
+	// MaxFailedGPUs; the node's other devices stay in service.
+	CommonCauseKinds []string
 	// FlapLimit (F) and FlapWindow: a device that was automatically resumed
 	// FlapLimit times within FlapWindow is not resumed again; it is held
 	// drained until an admin resumes it.
@@ -69,6 +75,7 @@ func DefaultConfig() Config {
 		MaxFailedGPUs:         3,
 		NodeScopedKinds:       []string{"lost"},
 		NodeScopedActions:     []string{RemedyReboot},
+		CommonCauseKinds:      []string{"adapter"},
 		FlapLimit:             2,
 		FlapWindow:            7 * 24 * time.Hour,
 	}

@@ -2,6 +2,7 @@ package healthcheck
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,7 +59,9 @@ func (t *Tracker) nodeCauses() []nodeCause {
 		if d.state != Failed {
 			continue
 		}
-		failed = append(failed, u)
+		if !slices.Contains(t.cfg.CommonCauseKinds, d.cause.Kind) {
+			failed = append(failed, u)
+		}
 		if d.nodeScoped {
 			causes = append(causes, nodeCause{reason: fmt.Sprintf("gpu %s: %s", u, Reason(d.cause)), requeue: true,
 				ev: Evidence{Rule: RuleNodeScoped, Conditions: []gres.Condition{d.cause}}})

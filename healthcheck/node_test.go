@@ -169,3 +169,31 @@ func TestFlapWindowExpires(t *testing.T) {
 		t.Fatalf("resume outside the window held: %v", actions(ds))
 	}
 }
+
+// TestCommonCauseDoesNotCountTowardsTheNode: devices failed together by
+// their adapter going away do not drain the node; the same number of
+// hardware faults does.
+func TestCommonCauseDoesNotCountTowardsTheNode(t *testing.T) {
+	tests := []struct {
+		kind      string
+		nodeDrain bool
+	}{{"adapter", false}, {"xid", true}}
+	for _, tt := range tests {
+		t.Run(tt.kind, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.MaxFailedGPUs = 1
+			h := newHarness(t, cfg, "g0", "g1", "g2", "g3")
+			var ds []Decision
+			for _, g := range []string{"g0", "g1", "g2"} {
+				h.ok(g)
+				ds = append(ds, h.cond(g, gres.SeverityFatal, tt.kind, "gone", "went away", "drain")...)
+			}
+			if _, drained := find(ds, ActionDrainNode, ""); drained != tt.nodeDrain {
+				t.Fatalf("three %s failures: node drained %v, want %v (%v)", tt.kind, drained, tt.nodeDrain, actions(ds))
+			}
+			if _, ok := find(ds, ActionDrainGPU, "g2"); !ok {
+				t.Fatalf("the device itself was not drained: %v", actions(ds))
+			}
+		})
+	}
+}
