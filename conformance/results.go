@@ -10,11 +10,12 @@ import (
 // Reports and driver certificates record it, so a certificate says which
 // suite an adapter passed; change it when a spec is added, removed or
 // asserts something else.
-const SuiteVersion = "2026.12"
+const SuiteVersion = "2026.12.1"
 
 // KnownSuiteVersions are the suite versions whose certificates this build
-// verifies, oldest first.
-func KnownSuiteVersions() []string { return []string{SuiteVersion} }
+// verifies, oldest first. 2026.12.1 added the --gpu-bind, collective
+// topology, expedited requeue and partition specs.
+func KnownSuiteVersions() []string { return []string{"2026.12", SuiteVersion} }
 
 // finishSpec converts a ginkgo spec report into the run's result.
 func (st *runState) finishSpec(r types.SpecReport) {
