@@ -33,7 +33,7 @@ var areaOrder = []string{reports.AreaPlacement, reports.AreaIsolation, reports.A
 
 // allSpecs lists every spec of the suite.
 func allSpecs() []specDef {
-	return slices.Concat(placementSpecs(), isolationSpecs(), accountingSpecs(), healthSpecs(), contractSpecs(), multiNodeSpecs(), stepSpecs(), telemetrySpecs(), requeueSpecs(), requeueExpediteSpecs(), preemptSpecs(), cgroupV2Specs())
+	return slices.Concat(placementSpecs(), isolationSpecs(), partitionSpecs(), accountingSpecs(), healthSpecs(), contractSpecs(), multiNodeSpecs(), stepSpecs(), telemetrySpecs(), requeueSpecs(), requeueExpediteSpecs(), preemptSpecs(), cgroupV2Specs())
 }
 
 func specByID(id string) (specDef, bool) {

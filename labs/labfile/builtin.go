@@ -19,12 +19,20 @@ nodes:
   - names: mi300x-[1-2]
     template: mi300x
     features: [mi300x, xgmi]
+  # Partitioned nodes, named to sort between their vendor's whole-GPU
+  # nodes: specs that need a node take the first or the last of them.
+  - names: h100-1-mig
+    template: dgx-h100-mig-all
+    features: [h100, mig]
+  - names: mi300x-1-cpx
+    template: mi300x-cpx
+    features: [mi300x, cpx]
   - names: cpu-[1-2]
     template: cpu
     features: [cpu]
 partitions:
   - name: gpu
-    nodes: h100-[1-2],mi300x-[1-2]
+    nodes: h100-[1-2],mi300x-[1-2],h100-1-mig,mi300x-1-cpx
     default: true
     maxTime: 1-00:00:00
     billingWeights: CPU=1,Mem=0.25G,GRES/gpu=8
@@ -35,9 +43,9 @@ switches:
   - name: spine
     switches: leaf[1-2]
   - name: leaf1
-    nodes: h100-[1-2],cpu-1
+    nodes: h100-[1-2],h100-1-mig,cpu-1
   - name: leaf2
-    nodes: mi300x-[1-2],cpu-2
+    nodes: mi300x-[1-2],mi300x-1-cpx,cpu-2
 `,
 		// slurm-anchor matches the side-by-side Slurm setup: 4 nodes × 8 H100.
 		"slurm-anchor": `name: slurm-anchor

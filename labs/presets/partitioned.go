@@ -23,6 +23,27 @@ func dgxH100MIG() Template {
 		Layout:      layout, empty: nvidiaAbsent, accel: nvidiaMachine(cfg)}
 }
 
+// dgxH100MIGAll is a DGX H100 with every GPU split (0-3 in seven 1g.10gb
+// slices, 4-7 as 3g.40gb + 2g.20gb + 1g.10gb): 40 MIG devices and no
+// whole GPU, so a lab's whole-GPU jobs never reach it and it serves
+// slices only, as a site's inference node does.
+func dgxH100MIGAll() Template {
+	layout := sim.HostLayout{Sockets: 2, NUMANodes: 2, CoresPerSocket: 56, ThreadsPerCore: 2, MemoryBytes: 2048 * gib}
+	mixed := []string{"3g.40gb", "2g.20gb", "1g.10gb"}
+	seven := []string{"1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb"}
+	mig := map[int][]string{}
+	for gpu := range 8 {
+		mig[gpu] = seven
+		if gpu >= 4 {
+			mig[gpu] = mixed
+		}
+	}
+	cfg := nvmlsim.Config{Model: "h100", GPUs: 8, GPUNUMA: []int{0, 0, 0, 0, 1, 1, 1, 1}, NVSwitch: true, MIG: mig}
+	return Template{Name: "dgx-h100-mig-all",
+		Description: "8× H100 SXM5 80GB, every GPU split: 4 as 7× 1g.10gb, 4 as 3g.40gb+2g.20gb+1g.10gb (MIG), 2 NUMA nodes",
+		Layout:      layout, empty: nvidiaAbsent, accel: nvidiaMachine(cfg)}
+}
+
 // mi300xCPX is an MI300X box in CPX mode: every XCD is a GPU of its own
 // (8 per board, 64 in all), with its own KFD node and render node, over
 // NPS4 memory (four 48 GB quadrants per board, two XCDs on each).

@@ -16,6 +16,7 @@ func TestPartitionedMachines(t *testing.T) {
 		prefix  string         // of every slice's own file
 	}{
 		{"dgx-h100-mig", map[string]int{"1g.10gb": 16, "2g.20gb": 2, "3g.40gb": 2}, 4, 3, "/dev/nvidia"},
+		{"dgx-h100-mig-all", map[string]int{"1g.10gb": 32, "2g.20gb": 4, "3g.40gb": 4}, 8, 3, "/dev/nvidia"},
 		{"mi300x-cpx", map[string]int{"mi300x.cpx": 64}, 8, 1, "/dev/dri/renderD"},
 	}
 	for _, tc := range tests {

@@ -106,7 +106,7 @@ func (t Template) Build(ctx context.Context, opts Options) (*Machine, error) {
 // templates returns the built-in machines, built anew on each call so no
 // caller can change another's.
 func templates() map[string]Template {
-	list := []Template{dgxH100(), dgxA100(), dgxH100MIG(), mi300x(), mi300xNPS1(), mi300xCPX(), gpuVM(), cpuOnly()}
+	list := []Template{dgxH100(), dgxA100(), dgxH100MIG(), dgxH100MIGAll(), mi300x(), mi300xNPS1(), mi300xCPX(), gpuVM(), cpuOnly()}
 	out := make(map[string]Template, len(list))
 	for _, t := range list {
 		out[t.Name] = t

@@ -34,7 +34,7 @@ func discover(t *testing.T, m *Machine) gres.Inventory {
 }
 
 func TestEveryTemplateBuildsAndDiscovers(t *testing.T) {
-	want := map[string]int{"dgx-h100": 8, "dgx-a100": 8, "dgx-h100-mig": 8 + 20, "mi300x": 8, "mi300x-nps1": 8, "mi300x-cpx": 8 + 64, "gpu-vm": 1, "cpu": 0}
+	want := map[string]int{"dgx-h100": 8, "dgx-a100": 8, "dgx-h100-mig": 8 + 20, "dgx-h100-mig-all": 8 + 40, "mi300x": 8, "mi300x-nps1": 8, "mi300x-cpx": 8 + 64, "gpu-vm": 1, "cpu": 0}
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
 			m := build(t, name, 1)
