@@ -191,7 +191,7 @@ func deadPid(t *testing.T) int {
 // nor a cgroup of the lab remains.
 func TestLabUpProcessesRunsJobsAndLabDownLeavesNothing(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a lab of seven processes")
+		t.Skip("starts a lab of nine processes")
 	}
 	if os.Geteuid() != 0 {
 		t.Skip("jobs run as root, the lab's exported identity")
@@ -202,8 +202,8 @@ func TestLabUpProcessesRunsJobsAndLabDownLeavesNothing(t *testing.T) {
 	defer up.Process.Kill()
 
 	pids := daemonPids(t, dir)
-	if len(pids) != 7 || pids["controller"] == 0 || pids["agent-h100-1"] == 0 || pids["agent-cpu-2"] == 0 {
-		t.Fatalf("pid files %v; want the controller and six agents", pids)
+	if len(pids) != 9 || pids["controller"] == 0 || pids["agent-h100-1"] == 0 || pids["agent-h100-1-mig"] == 0 || pids["agent-cpu-2"] == 0 {
+		t.Fatalf("pid files %v; want the controller and eight agents", pids)
 	}
 	for name, pid := range pids {
 		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
@@ -352,14 +352,14 @@ func daemonPids(t *testing.T, dir string) map[string]int {
 // them by their pid files.
 func TestLabDownStopsTheDaemonsOfAKilledProcessLab(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a lab of seven processes")
+		t.Skip("starts a lab of nine processes")
 	}
 	dir := filepath.Join(t.TempDir(), "lab")
 	up := parityChild(t, "lab", "up", "default", "--processes", "--dir", dir)
 	startLabChild(t, up, "Lab default is up")
 	pids := daemonPids(t, dir)
-	if len(pids) != 7 {
-		t.Fatalf("pid files %v; want seven daemons", pids)
+	if len(pids) != 9 {
+		t.Fatalf("pid files %v; want nine daemons", pids)
 	}
 	up.Process.Kill()
 	up.Wait()

@@ -56,8 +56,8 @@ func TestDefaultLabRunsAGPUJobOnEachVendor(t *testing.T) {
 			}
 		}
 	}()
-	if got := len(c.Nodes()); got != 6 {
-		t.Fatalf("%d nodes, want 6", got)
+	if got := len(c.Nodes()); got != 8 {
+		t.Fatalf("%d nodes, want 8", got)
 	}
 	cl, err := c.Client(ctx, "nobody")
 	if err != nil {
