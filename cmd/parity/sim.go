@@ -21,7 +21,7 @@ import (
 // simFlags are the options of `parity sim`.
 type simFlags struct {
 	lab, policy, compare, configPath, estimates, jsonPath, htmlPath string
-	gpus, extend, strict, quiet                                     bool
+	gpus, extend, published, strict, quiet                          bool
 	maxReservations                                                 int
 }
 
@@ -56,9 +56,14 @@ does; GPU traces need a gpu lab. SWF processors are CPUs, or GPUs with
 on the same trace and shows them side by side. --config reads a cluster
 file for priority weights, fair-share half-life and reservation depth (its
 scheduler.backfill is the default policy); without one the queue is in
-submit order. To reproduce published SWF figures use --extend-estimates
-(requested times shorter than the runtime are raised to it).`,
-		Example: `  parity sim KTH-SP2-1996-2.swf --policy easy --extend-estimates
+submit order. --extend-estimates raises a requested time shorter than the
+runtime to it instead of killing the job at its limit. --published replays
+as the predictsim simulator behind the published SWF figures does (SC'15:
+KTH-SP2 EASY bounded slowdown 92.58, 71.72 with --estimates exact): the
+estimate is max(requested, runtime) but the job ends at its request, jobs
+are sized by their requested processors, and the scheduler runs once per
+event rather than once per instant.`,
+		Example: `  parity sim KTH-SP2-1996-2.swf --policy easy --published
   parity sim KTH-SP2-1996-2.swf --compare --json kth.json --html kth.html
   parity sim philly.csv --lab gpu:128x8 --compare=fcfs,easy
   parity sim trace.swf --lab cpu:64x32 --config cluster.yaml --estimates exact`,
@@ -82,6 +87,7 @@ submit order. To reproduce published SWF figures use --extend-estimates
 	fl.StringVar(&f.configPath, "config", "", "cluster file (YAML) with priority weights, fair share and scheduler options")
 	fl.StringVar(&f.estimates, "estimates", "user", "what the scheduler is told a job will take: user (requested time) or exact (recorded runtime)")
 	fl.BoolVar(&f.extend, "extend-estimates", false, "raise a requested time shorter than the runtime to the runtime instead of killing the job at it")
+	fl.BoolVar(&f.published, "published", false, "replay as the simulator behind the published SWF figures does (implies --extend-estimates)")
 	fl.BoolVar(&f.gpus, "gpus", false, "SWF processors are GPUs (needs a gpu lab)")
 	fl.BoolVar(&f.strict, "strict", false, "fail on the first corrupt trace line and on a job larger than the lab")
 	fl.StringVar(&f.jsonPath, "json", "", "write the results (metrics, users, chart series) as JSON to this file; - for stdout instead of the table")
@@ -153,6 +159,9 @@ func tuneSimGC() func() {
 func simOptions(f *simFlags) (replay.Options, []replay.Policy, error) {
 	o := replay.Options{ProcsAsGPUs: f.gpus, Estimates: replay.Estimates(f.estimates), ExtendShortEstimates: f.extend,
 		StrictFit: f.strict, MaxReservations: f.maxReservations}
+	if f.published {
+		o = o.Published()
+	}
 	if o.Estimates != replay.EstimatesUser && o.Estimates != replay.EstimatesExact {
 		return o, nil, fmt.Errorf("--estimates=%q: want user or exact", f.estimates)
 	}

@@ -100,6 +100,26 @@ func TestSimCompareHTML(t *testing.T) {
 	}
 }
 
+// --published replays as the published SWF figures were made, and the
+// header and the JSON say so.
+func TestSimPublishedSetup(t *testing.T) {
+	out, _, err := runSimCmd(t, backfillSWF, "--policy", "easy", "--published")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "estimates: user (the published setup:") {
+		t.Errorf("the header does not name the published setup:\n%s", out)
+	}
+	out, _, err = runSimCmd(t, backfillSWF, "--policy", "easy", "--published", "--json", "-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r replay.Result
+	if err := json.Unmarshal([]byte(out), &r); err != nil || !r.Published || !r.ExtendShortEstimates {
+		t.Errorf("published %v, extended %v (%v)", r.Published, r.ExtendShortEstimates, err)
+	}
+}
+
 func TestSimSinglePolicyJSONToStdout(t *testing.T) {
 	out, _, err := runSimCmd(t, backfillSWF, "--policy", "conservative", "--json", "-", "--lab", "cpu:2x2")
 	if err != nil {

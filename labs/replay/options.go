@@ -146,6 +146,10 @@ func (o Options) Published() Options {
 	return o
 }
 
+func (o *Options) isPublished() bool {
+	return o.ExtendShortEstimates && o.CapRuntimeAtRequest && o.RequestedProcs && o.PassPerEvent
+}
+
 // Progress is where a running replay is.
 type Progress struct {
 	// SimTime is the simulated time, seconds from the trace start.

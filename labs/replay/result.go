@@ -26,6 +26,10 @@ type Result struct {
 	Unit                 string    `json:"unit"`
 	Estimates            Estimates `json:"estimates"`
 	ExtendShortEstimates bool      `json:"extendShortEstimates"`
+	// Published is set when the replay ran the published setup
+	// (Options.Published: runs end at their request, jobs sized by their
+	// requested processors, a pass per event).
+	Published bool `json:"published,omitempty"`
 	// NoRequestedTime counts jobs that state no requested time (and the
 	// header no MaxRuntime): under user estimates their runtime stands in.
 	NoRequestedTime int         `json:"noRequestedTime"`
@@ -51,7 +55,7 @@ type Result struct {
 func (s *sim) result(tr *trace.Trace) *Result {
 	r := &Result{
 		Policy: s.opts.Policy, Lab: s.m.lab.String(), Capacity: s.m.capacity, Unit: s.m.unit(),
-		Estimates: s.m.estimates, ExtendShortEstimates: s.m.extend,
+		Estimates: s.m.estimates, ExtendShortEstimates: s.m.extend, Published: s.opts.isPublished(),
 		Trace:    TraceInfo{Format: tr.Format, Records: tr.Records, Jobs: len(tr.Jobs), Skipped: tr.Skipped, BadLines: tr.BadLines},
 		Rejected: s.rejected, Unscheduled: s.unscheduled, Passes: s.prog.Passes, Skipped: s.skipped,
 	}

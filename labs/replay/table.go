@@ -17,7 +17,9 @@ func WriteTable(out io.Writer, results ...*Result) error {
 	w := &errWriter{w: out}
 	r0 := results[0]
 	est := string(r0.Estimates)
-	if r0.ExtendShortEstimates {
+	if r0.Published {
+		est += " (the published setup: estimate max(requested, runtime), runs end at their request, jobs sized by requested processors, a pass per event)"
+	} else if r0.ExtendShortEstimates {
 		est += " (raised to the runtime where shorter)"
 	} else if r0.Estimates == EstimatesUser {
 		est += " (jobs killed at their requested time)"
