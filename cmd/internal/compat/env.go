@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +22,9 @@ type EnvCase struct {
 	ID   string   `json:"id"`
 	Job  []string `json:"job"`
 	Step []string `json:"step"`
+	// Salloc runs the script as salloc's command (here, with the
+	// allocation's variables) instead of as a batch job.
+	Salloc bool `json:"salloc,omitempty"`
 	// Slurm is Slurm's recorded answer (nil before recording).
 	Slurm *EnvAnswer `json:"slurm,omitempty"`
 }
@@ -39,10 +43,14 @@ type EnvAnswer struct {
 	JobID string `json:"jobId,omitempty"`
 }
 
+// granted is salloc's word of its allocation.
+var granted = regexp.MustCompile(`Granted job allocation (\d+)`)
+
 // envCaseTimeout bounds one env case: its job runs a few commands.
 const envCaseTimeout = 2 * time.Minute
 
-// envScript is the job: its environment, then the step's tasks'.
+// envScript is the job: its environment, then the step's tasks'. Under
+// salloc it runs here, its "batch" environment salloc's.
 func envScript(step []string) string {
 	return "#!/bin/bash\nprintenv | grep '^SLURM' | sort > batch.env\n" +
 		"srun " + strings.Join(step, " ") + " bash -c 'printenv | grep ^SLURM | sort > task.$SLURM_PROCID.env'\n" +
@@ -73,6 +81,7 @@ func GenerateEnv(seed uint64, n int) []EnvCase {
 			c.Job = append(c.Job, envJobOptions[j]...)
 		}
 		c.Step = slices.Clone(envStepOptions[r.IntN(len(envStepOptions))])
+		c.Salloc = i%4 == 3
 		out = append(out, c)
 	}
 	return out
@@ -92,8 +101,17 @@ func RunEnv(ctx context.Context, s Side, base string, c EnvCase) (*EnvAnswer, er
 		return nil, fmt.Errorf("compat: %w", err)
 	}
 	argv := append([]string{"sbatch", "--wait", "--parsable", "-o", "out.txt"}, c.Job...)
-	out, errs, code := s.Run(ctx, dir, nil, append(argv, scriptName)...)
+	if c.Salloc {
+		argv = append([]string{"salloc"}, c.Job...)
+	}
+	out, errs, code := s.Run(ctx, dir, nil, append(argv, "./"+scriptName)...)
 	a := &EnvAnswer{Dir: dir, JobID: strings.TrimSpace(firstLine(out))}
+	if c.Salloc {
+		a.JobID = ""
+		if m := granted.FindStringSubmatch(errs); m != nil {
+			a.JobID = m[1]
+		}
+	}
 	if a.JobID == "" {
 		a.Error = firstLine(errs)
 		return a, nil

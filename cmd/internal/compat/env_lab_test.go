@@ -79,8 +79,8 @@ func (l labSide) Run(ctx context.Context, dir string, env map[string]string, arg
 }
 
 // TestEnvCorpus runs the recorded env cases (testdata/envcorpus.jsonl:
-// jobs and srun steps Slurm 22.05 ran on the anchor, with the SLURM_*
-// variables each saw) on a lab of the anchor's nodes and compares them
+// batch jobs and salloc sessions, each with an srun step, that Slurm
+// 22.05 ran on the anchor, with the SLURM_* variables each saw) on a lab of the anchor's nodes and compares them
 // variable by variable. It needs root (lab agents run jobs as their
 // owner).
 func TestEnvCorpus(t *testing.T) {
