@@ -42,15 +42,6 @@ func knownVendorNames() map[string][]string {
 		// dashboards work on all of them.
 		"scheduler/agent/telemetry/collector.go": {"dcgm"},
 		"conformance/telemetry.go":               {"dcgm"},
-
-		// Debt for the registry step: help texts that list the in-tree
-		// vendors and their simulated backends by name, and `parity
-		// devices`, which builds each in-tree driver by hand; both read
-		// the registry's list once there is one.
-		"cmd/parity/conform.go": {"amd", "nvidia"},
-		"cmd/parity/devices.go": {"amd", "amdgpu", "kfd", "nvidia", "nvml"},
-		"cmd/parity/lab.go":     {"kfd", "nvml"},
-		"cmd/parity/main.go":    {"amd", "nvidia"},
 	}
 }
 

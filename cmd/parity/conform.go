@@ -56,7 +56,7 @@ and since the last green one.
 
 Without --target it starts the built-in "default" lab (or --lab NAME|FILE)
 in this process — a real controller and one agent per node over simulated
-NVIDIA, AMD and CPU-only machines — and removes it afterwards (--keep
+machines for the in-tree drivers (` + inTreeDriverNames() + `) — and removes it afterwards (--keep
 leaves its directory). Jobs run confined in cgroups when run as root.
 
 With --target ADDR --token TOKEN --vendors FILE it runs against a live

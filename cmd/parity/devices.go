@@ -26,14 +26,16 @@ func newDevicesCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "devices",
 		Short: "Show the devices the vendor drivers discover on this host or on a simulated machine",
-		Long: `Runs every in-tree vendor driver (nvidia, amd, cpu) and prints what they
-discover: GPUs with UUID, type, PCI bus id, NUMA node, local CPUs, memory,
-device files and links, then the fast-link islands and the devices the
-placement code would choose for a job asking for --best of them.
+		Long: `Runs every in-tree vendor driver and prints what they discover: GPUs with
+UUID, type, PCI bus id, NUMA node, local CPUs, memory, device files and
+links, then the fast-link islands and the devices the placement code would
+choose for a job asking for --best of them. The in-tree drivers:
 
-With --sim, the same real drivers run on a built-in simulated machine
-(go-nvml's mock servers, generated amdgpu sysfs/KFD trees, a generated host
-CPU tree) instead of this host's hardware. Templates: ` + strings.Join(presets.Names(), ", ") + `.`,
+` + inTreeDriverSummaries() + `
+With --sim, the same real drivers run on a built-in simulated machine (each
+vendor's management library mocked, or its sysfs and device tree generated,
+and a generated host CPU tree) instead of this host's hardware. Templates:
+` + strings.Join(presets.Names(), ", ") + `.`,
 		Example: `  parity devices
   parity devices --sim dgx-h100
   parity devices --sim mi300x --json`,

@@ -38,8 +38,9 @@ func newLabCmd() *cobra.Command {
 		Short: "Start or stop a simulated lab cluster",
 		Long: `A lab is an ordinary Parity cluster over simulated hardware: a controller
 and one agent per node, each agent running the real vendor drivers over a
-simulated machine (NVML mock, generated sysfs/KFD trees, device nodes with
-the real major numbers). Every verb works against it.
+simulated machine (each vendor's management library mocked, or its sysfs and
+device tree generated, with device nodes of the real major numbers). Every
+verb works against it.
 
 A lab runs in one process by default; with --processes the controller and
 each agent are separate processes (` + "`parity controller`" + `, ` + "`parity agent`" + `), children

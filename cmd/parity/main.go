@@ -55,9 +55,10 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "parity",
 		Short: "Parity: a GPU cluster workload manager with the same placement, isolation and accounting on every vendor",
-		Long: `Parity schedules batch jobs on GPU clusters (NVIDIA, AMD and CPU-only nodes)
-behind vendor drivers, and proves with its conformance suite that placement,
-isolation and accounting behave the same on every vendor.`,
+		Long: `Parity schedules batch jobs on GPU clusters behind vendor drivers (in tree:
+` + inTreeDriverNames() + `; others as out-of-tree adapters), and proves with
+its conformance suite that placement, isolation and accounting behave the
+same on every vendor.`,
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
