@@ -94,18 +94,26 @@ func (a score) less(b score) bool {
 }
 
 type scorer struct {
-	g          *Graph
-	attrs      []DeviceAttrs
-	cand       []int
-	island     []int
-	freeByIsle map[int]int
+	g      *Graph
+	attrs  []DeviceAttrs
+	cand   []int
+	island []int
+	// freeByIsle counts the free devices of each island, indexed by
+	// islandOf (islands of the graph first, then devices outside it).
+	freeByIsle []int
+	isles      []int // score's scratch: the pick's islands
 }
 
 func newScorer(g *Graph, attrs []DeviceAttrs, cand []int) *scorer {
 	if g == nil {
 		g = &Graph{}
 	}
-	s := &scorer{g: g, attrs: attrs, cand: cand, island: g.IslandIndex(), freeByIsle: map[int]int{}}
+	s := &scorer{g: g, attrs: attrs, cand: cand, island: g.IslandIndex()}
+	top := 0
+	for _, d := range cand {
+		top = max(top, s.islandOf(d)+1)
+	}
+	s.freeByIsle = make([]int, top)
 	for _, d := range cand {
 		s.freeByIsle[s.islandOf(d)]++
 	}
@@ -120,26 +128,57 @@ func (s *scorer) islandOf(d int) int {
 	return len(s.island) + d
 }
 
+// score rates one pick. It runs for every combination the exhaustive
+// search tries (up to exhaustiveLimit a call, and a pass makes many calls
+// on nodes of many small devices, such as MIG slices), so it allocates
+// nothing: a pick is small, and counting distinct values by scanning it
+// is cheaper than hashing them.
 func (s *scorer) score(pick []int) score {
 	var sc score
-	isles := map[int]int{}
-	numas := map[int]bool{}
-	switches := map[string]bool{}
+	isles := s.isles[:0]
 	for i, d := range pick {
-		isles[s.islandOf(d)]++
-		if d < len(s.attrs) {
-			numas[s.attrs[d].NUMA] = true
-			switches[s.attrs[d].PCIeSwitch] = true
-		}
+		isles = append(isles, s.islandOf(d))
 		for _, e := range pick[i+1:] {
 			sc.bandwidth += s.g.Bandwidth(d, e)
 		}
 	}
-	sc.islands, sc.numas, sc.switches = len(isles), len(numas), len(switches)
-	for isle, used := range isles {
-		sc.leftover += s.freeByIsle[isle] - used
+	s.isles = isles
+	for i, isle := range isles {
+		if !containsInt(isles[:i], isle) {
+			sc.islands++
+			sc.leftover += s.freeByIsle[isle]
+		}
+	}
+	sc.leftover -= len(pick)
+	for i, d := range pick {
+		if d >= len(s.attrs) {
+			continue
+		}
+		newNUMA, newSwitch := true, true
+		for _, e := range pick[:i] {
+			if e >= len(s.attrs) {
+				continue
+			}
+			newNUMA = newNUMA && s.attrs[e].NUMA != s.attrs[d].NUMA
+			newSwitch = newSwitch && s.attrs[e].PCIeSwitch != s.attrs[d].PCIeSwitch
+		}
+		if newNUMA {
+			sc.numas++
+		}
+		if newSwitch {
+			sc.switches++
+		}
 	}
 	return sc
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
 }
 
 // greedy serves candidate sets too large to score exactly: it fills from the

@@ -21,6 +21,8 @@ type BenchSize struct {
 	// Placement builds SyntheticPlacement's workload (Pending single-node
 	// jobs onto empty nodes) instead of SyntheticCluster's.
 	Placement bool
+	// Split builds SyntheticSplitCluster's: half the GPUs split 7 ways.
+	Split bool
 }
 
 // DefaultBenchSizes are the targets on a quiet 2-core machine: one full
@@ -35,6 +37,7 @@ func DefaultBenchSizes() []BenchSize {
 		{Name: "10k pending / 1k nodes", Nodes: 1000, GPUsPerNode: 8, Pending: 10_000, Running: 2_000, TargetMS: 15},
 		{Name: "100k pending / 10k nodes", Nodes: 10_000, GPUsPerNode: 8, Pending: 100_000, Running: 20_000, TargetMS: 150},
 		PlacementBenchSize(),
+		{Name: "10k pending / 1k nodes, half the GPUs split 7 ways", Nodes: 1000, GPUsPerNode: 8, Pending: 10_000, Running: 2_000, TargetMS: 20, Split: true},
 	}
 }
 
@@ -48,6 +51,9 @@ func PlacementBenchSize() BenchSize {
 func (size BenchSize) workload() (Snapshot, Config, time.Time) {
 	if size.Placement {
 		return SyntheticPlacement(1, size.Nodes, size.GPUsPerNode, size.Pending)
+	}
+	if size.Split {
+		return SyntheticSplitCluster(1, size.Nodes, size.GPUsPerNode, size.Pending, size.Running)
 	}
 	return SyntheticCluster(1, size.Nodes, size.GPUsPerNode, size.Pending, size.Running)
 }

@@ -44,6 +44,8 @@ type synth struct {
 	rng  *rand.Rand
 	now  time.Time
 	gpus int
+	// split makes every other node a MIG node (see SyntheticSplitCluster).
+	split bool
 }
 
 var synthLimits = [...]time.Duration{30 * time.Minute, time.Hour, 2 * time.Hour, 4 * time.Hour, 8 * time.Hour, 24 * time.Hour, 48 * time.Hour}
@@ -71,17 +73,24 @@ func (g *synth) shape(typ string) *NodeShape {
 
 func (g *synth) nodes(n int) []Node {
 	main, other := g.shape("h100"), g.shape("a100")
+	var split *NodeShape
+	if g.split {
+		split = g.splitShape()
+	}
 	out := make([]Node, n)
 	for i := range out {
 		s, feats := main, []string{"ib", "h100"}
-		if i%10 == 9 {
+		switch {
+		case i%10 == 9:
 			s, feats = other, []string{"ib", "a100"}
+		case g.splitNode(i):
+			s, feats = split, []string{"ib", "h100", "mig"}
 		}
 		if i%2 == 0 {
 			feats = append(feats, "nvme")
 		}
 		name := fmt.Sprintf("n%05d", i)
-		uuids := make([]string, g.gpus)
+		uuids := make([]string, len(s.Devices))
 		for d := range uuids {
 			uuids[d] = fmt.Sprintf("GPU-%s-%d", name, d)
 		}
@@ -89,7 +98,7 @@ func (g *synth) nodes(n int) []Node {
 		if g.rng.IntN(200) == 0 {
 			out[i].State = NodeDrain
 		} else if g.rng.IntN(100) == 0 && g.gpus > 0 {
-			out[i].DrainedDevices = []string{uuids[g.rng.IntN(g.gpus)]}
+			out[i].DrainedDevices = []string{uuids[g.rng.IntN(g.gpus)*len(uuids)/g.gpus]}
 		}
 	}
 	return out
@@ -190,6 +199,10 @@ func (g *synth) request(j *Job, gpus, nodes int) {
 		typ := ""
 		if g.rng.IntN(4) == 0 {
 			typ = "h100"
+		}
+		if st, n, ok := g.sliceRequest(gpus, nodes); ok {
+			typ, gpus = st, n
+			j.CPUsPerTask = 8
 		}
 		j.GRES.PerNode = gres.Requests{{Name: "gpu", Type: typ, Count: int64(gpus)}}
 	}
