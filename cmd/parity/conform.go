@@ -61,6 +61,9 @@ leaves its directory). Jobs run confined in cgroups when run as root.
 
 With --target ADDR --token TOKEN --vendors FILE it runs against a live
 cluster; FILE names the partition (and feature) of each vendor's nodes.
+There time is real: it first says how long the selected specs may wait
+(the health and reclamation windows, each bounded by --health-wait, and
+each job by --job-timeout).
 Specs that drain, requeue or fault a node run only on nodes named with
 --allow-faults; the others are reported skipped with the reason. Job output
 is read from --workdir, which must be shared with the nodes. The suite's
@@ -181,6 +184,10 @@ func runConform(cmd *cobra.Command, o conformOptions) error {
 		return err
 	}
 	tty := conformTTY(out)
+	if _, movable := target.(conformance.Clock); !movable {
+		// A live cluster keeps real time: say up front what that costs.
+		fmt.Fprintln(out, conformance.PlanRealTime(target.Vendors(), conformance.Options{Focus: focus, HealthWait: o.healthWait, JobTimeout: o.jobTimeout}))
+	}
 	prog := &conformProgress{w: out, tty: tty}
 	run, err := conformance.Run(ctx, target, conformance.Options{Focus: focus, Account: account, ExemptAccount: o.exemptAccount,
 		HealthWait: o.healthWait, JobTimeout: o.jobTimeout, Progress: prog.update, Version: version, Logger: logger})
