@@ -138,11 +138,19 @@ func (n *NodeAllocations) Release(owner string) []string {
 
 // Select chooses count free devices of typ ("" = any) with the best topology
 // (one fast-link island, then one NUMA node, then one PCIe switch) and
-// returns them with their local CPUs. It does not allocate.
+// returns them with their local CPUs. It does not allocate. As the
+// scheduler places them, a device split into partitions is chosen only
+// through its partitions, never whole.
 func (n *NodeAllocations) Select(typ string, count int) ([]string, topology.CPUSet, error) {
+	split := map[string]bool{}
+	for _, d := range n.inv.Devices {
+		if d.Parent != "" {
+			split[d.Parent] = true
+		}
+	}
 	var free []int
 	for i, d := range n.inv.Devices {
-		if (typ == "" || d.Type == typ) && n.available(i) {
+		if (typ == "" || d.Type == typ) && !split[d.UUID] && n.available(i) {
 			free = append(free, i)
 		}
 	}

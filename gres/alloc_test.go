@@ -3,6 +3,7 @@ package gres
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/parityhpc/parity/topology"
@@ -145,5 +146,24 @@ func TestSelectReturnsLocalCPUs(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, []string{uuidOf(4), uuidOf(5)}) || cpus.String() != "16-31" {
 		t.Errorf("Select 2 = %v cpus %q; want GPUs 4,5 on NUMA 1 (island with room), cpus 16-31", got, cpus)
+	}
+}
+
+// Select places as the scheduler does: a GPU split into partitions (GPU 7
+// has a MIG slice) is chosen only through them, never whole.
+func TestSelectNeverPicksASplitGPUWhole(t *testing.T) {
+	n := NewNodeAllocations(testInventory())
+	got, _, err := n.Select("h100", 4)
+	if err != nil || !reflect.DeepEqual(got, []string{uuidOf(0), uuidOf(1), uuidOf(2), uuidOf(3)}) {
+		t.Fatalf("Select 4 = %v, %v", got, err)
+	}
+	if got, _, err := n.Select("", 8); err != nil || slices.Contains(got, uuidOf(7)) || !slices.Contains(got, "MIG-7a") {
+		t.Errorf("Select 8 of any type = %v, %v; want the 7 whole GPUs and GPU 7's slice, not GPU 7", got, err)
+	}
+	if _, _, err := n.Select("h100", 8); !errors.Is(err, ErrInsufficient) {
+		t.Errorf("Select 8 h100 = %v, want ErrInsufficient (7 whole GPUs)", err)
+	}
+	if got, _, err := n.Select("h100_3g.40gb", 1); err != nil || !reflect.DeepEqual(got, []string{"MIG-7a"}) {
+		t.Errorf("Select the slice = %v, %v", got, err)
 	}
 }
