@@ -20,11 +20,16 @@ import (
 // the snapshot, a matching config and the "now" the workload is built
 // around. The same arguments always give the same workload.
 func SyntheticCluster(seed int64, nodes, gpusPerNode, pending, running int) (Snapshot, Config, time.Time) {
+	return syntheticCluster(seed, nodes, min(max(gpusPerNode, 0), maxDevices), pending, running, false)
+}
+
+// syntheticCluster builds SyntheticCluster's workload, or with split
+// SyntheticSplitCluster's.
+func syntheticCluster(seed int64, nodes, gpusPerNode, pending, running int, split bool) (Snapshot, Config, time.Time) {
 	nodes, pending, running = max(nodes, 1), max(pending, 0), max(running, 0)
-	gpusPerNode = min(max(gpusPerNode, 0), maxDevices)
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
 	now := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
-	g := synth{rng: rng, now: now, gpus: gpusPerNode}
+	g := synth{rng: rng, now: now, gpus: gpusPerNode, split: split}
 	snap := Snapshot{Nodes: g.nodes(nodes)}
 	snap.Partitions = g.partitions(snap.Nodes)
 	snap.Switches = g.switches(snap.Nodes)

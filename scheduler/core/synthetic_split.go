@@ -2,7 +2,6 @@ package core
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/parityhpc/parity/topology"
@@ -22,24 +21,7 @@ const (
 // for one to seven slices by profile. The same arguments always give the
 // same workload.
 func SyntheticSplitCluster(seed int64, nodes, gpusPerNode, pending, running int) (Snapshot, Config, time.Time) {
-	nodes, pending, running = max(nodes, 1), max(pending, 0), max(running, 0)
-	gpusPerNode = min(max(gpusPerNode, 0), maxDevices/slicesOfGPU)
-	rng := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
-	now := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
-	g := synth{rng: rng, now: now, gpus: gpusPerNode, split: true}
-	snap := Snapshot{Nodes: g.nodes(nodes)}
-	snap.Partitions = g.partitions(snap.Nodes)
-	snap.Switches = g.switches(snap.Nodes)
-	snap.Associations, snap.Usage = g.accounts()
-	snap.QOS = []QOS{{Name: "normal"}, {Name: "high", Priority: 100, MaxGPUsPerUser: 64}}
-	snap.Jobs = g.running(snap, running)
-	id := JobID(len(snap.Jobs) + 1)
-	for i := 0; i < pending; i++ {
-		snap.Jobs = append(snap.Jobs, g.pendingJob(id+JobID(i)))
-	}
-	cfg := DefaultConfig()
-	cfg.Priority.Weights.TRES = map[string]float64{"gres/gpu": 2000}
-	return snap, cfg, now
+	return syntheticCluster(seed, nodes, min(max(gpusPerNode, 0), maxDevices/slicesOfGPU), pending, running, true)
 }
 
 // splitShape is a node of the main type with every GPU split into
