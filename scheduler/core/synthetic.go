@@ -89,7 +89,7 @@ func (g *synth) nodes(n int) []Node {
 		case i%10 == 9:
 			s, feats = other, []string{"ib", "a100"}
 		case g.splitNode(i):
-			s, feats = split, []string{"ib", "h100", "mig"}
+			s, feats = split, []string{"ib", "h100", "sliced"}
 		}
 		if i%2 == 0 {
 			feats = append(feats, "nvme")
