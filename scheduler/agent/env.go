@@ -57,7 +57,9 @@ func slurmEnv(o *pb.LaunchOrder, cpus topology.CPUSet, inv gres.Inventory) map[s
 	if len(perNode) > 0 {
 		set("SLURM_JOB_CPUS_PER_NODE", jobspec.RunLength(perNode))
 	}
-	if s.GetNtasks() > 0 {
+	if s.GetNtasks() > 0 && !slices.Contains(s.GetDerivedOptions(), jobspec.NTasksDefaulted) {
+		// As slurmd, only for a task count some option gave (srun in the
+		// job reads it as its own -n).
 		num("SLURM_NTASKS", int64(s.GetNtasks()))
 		num("SLURM_NPROCS", int64(s.GetNtasks()))
 	}

@@ -59,3 +59,23 @@ func TestBatchHostIsTheFirstNode(t *testing.T) {
 		}
 	}
 }
+
+// As slurmd, SLURM_NTASKS and SLURM_NPROCS are set only for a task count
+// some option gave: a job whose count sbatch defaulted (-N 2 alone) has
+// none, so srun in it runs a task a node rather than the default's count.
+func TestSlurmEnvLeavesOutADefaultedTaskCount(t *testing.T) {
+	order := func(derived ...string) *pb.LaunchOrder {
+		return &pb.LaunchOrder{Job: &pb.Job{Id: 5, Spec: &pb.JobSpec{Nodes: 2, Ntasks: 2, DerivedOptions: derived}},
+			Alloc: &pb.NodeAlloc{Node: "n1", Cpus: "0-1"}, All: []*pb.NodeAlloc{{Node: "n1", Cpus: "0-1"}, {Node: "n2", Cpus: "0-1"}}}
+	}
+	env := slurmEnv(order("nodes", "ntasks", "ntasks-defaulted"), topology.CPURange(0, 1), gres.Inventory{})
+	for _, k := range []string{"SLURM_NTASKS", "SLURM_NPROCS"} {
+		if v, ok := env[k]; ok {
+			t.Errorf("defaulted task count: %s=%q set", k, v)
+		}
+	}
+	env = slurmEnv(order("nodes", "ntasks"), topology.CPURange(0, 1), gres.Inventory{})
+	if env["SLURM_NTASKS"] != "2" || env["SLURM_NPROCS"] != "2" {
+		t.Errorf("a derived task count (--ntasks-per-node): SLURM_NTASKS=%q SLURM_NPROCS=%q, want 2", env["SLURM_NTASKS"], env["SLURM_NPROCS"])
+	}
+}

@@ -52,3 +52,12 @@ func (r *Request) DerivedCounts() []string {
 	}
 	return out
 }
+
+// NTasksDefaulted marks, in a job spec's derived options, a task count no
+// option gave (not -n, --ntasks-per-node, --ntasks-per-gpu or --gpus over
+// --gpus-per-task): Slurm then sets no SLURM_NTASKS in the job, so srun
+// there runs one task a node.
+const NTasksDefaulted = "ntasks-defaulted"
+
+// TaskCountDefaulted reports whether no option gave the task count.
+func (r *Request) TaskCountDefaulted() bool { return r.Sources["ntasks"] == SourceDefault }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/client"
+	"github.com/parityhpc/parity/scheduler/jobspec"
 )
 
 func newSallocCmdWith(env userEnv) *cobra.Command {
@@ -118,7 +120,9 @@ func allocationEnv(j *pb.Job, addr string) map[string]string {
 		"SLURM_JOB_NUM_NODES": strconv.Itoa(len(j.GetAlloc())), "SLURM_NNODES": strconv.Itoa(len(j.GetAlloc())),
 		"SLURM_JOB_NAME": j.GetSpec().GetName(), "SLURM_JOB_PARTITION": j.GetPartition(), "SLURM_JOB_ACCOUNT": j.GetAccount(),
 		"SLURM_SUBMIT_DIR": j.GetSpec().GetWorkdir(), client.EnvController: addr}
-	if n := j.GetSpec().GetNtasks(); n > 0 {
+	// As the batch job's: only a task count some option gave (srun here
+	// reads it as its -n).
+	if n := j.GetSpec().GetNtasks(); n > 0 && !slices.Contains(j.GetSpec().GetDerivedOptions(), jobspec.NTasksDefaulted) {
 		v["SLURM_NTASKS"], v["SLURM_NPROCS"] = strconv.Itoa(int(n)), strconv.Itoa(int(n))
 	}
 	if c := j.GetSpec().GetCpusPerTask(); c > 0 {

@@ -270,6 +270,9 @@ func runSrun(cmd *cobra.Command, env userEnv, args []string) error {
 		}
 	}
 	step, err := stepRequest(env, req, a.jobID, a.argv)
+	if err == nil && !ownJob {
+		err = inheritJobCounts(env, req, step)
+	}
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("srun: %w", err)}
 	}
@@ -426,4 +429,69 @@ func jobNodes(j *pb.Job) string {
 		names = append(names, a.GetNode())
 	}
 	return jobspec.CompressHostlist(names)
+}
+
+// inheritJobCounts gives a step in an existing job the counts srun reads
+// from the job's environment where its own options are silent, as Slurm
+// 22.05's srun does (seen on the anchor): SLURM_NTASKS as -n, also beside
+// srun's own -N,
+// SLURM_NTASKS_PER_NODE as --ntasks-per-node, and SRUN_CPUS_PER_TASK as -c
+// (22.05's srun no longer reads SLURM_CPUS_PER_TASK). sbatch's job sets
+// SLURM_NTASKS only for a task count some option gave, so a job of -N 2
+// alone still runs one task a node.
+func inheritJobCounts(env userEnv, req *jobspec.Request, r *pb.StepRequest) error {
+	given := func(field string) bool {
+		s := req.Sources[field]
+		return s != "" && s != "default" && !strings.HasPrefix(s, "derived")
+	}
+	read := func(name string) (int32, bool, error) {
+		v := env.getenv(name)
+		if v == "" {
+			return 0, false, nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return 0, false, fmt.Errorf("$%s=%q: want a positive count", name, v)
+		}
+		return int32(n), true, nil
+	}
+	if !given("ntasks") && r.Ntasks == 0 {
+		n, ok, err := read("SLURM_NTASKS")
+		if err != nil {
+			return err
+		}
+		if ok {
+			r.Ntasks = n
+			// The inherited -n wins over srun's own --ntasks-per-node
+			// where they disagree on the job's nodes (the anchor ran
+			// --ntasks-per-node=1 in a 1-node, 2-task job as 2 tasks).
+			if nodes, known, _ := read("SLURM_NNODES"); known && r.NtasksPerNode > 0 {
+				if r.Nodes > 0 {
+					nodes = min(r.Nodes, nodes)
+				}
+				if r.NtasksPerNode*nodes < n {
+					r.NtasksPerNode = 0
+				}
+			}
+		}
+	}
+	if !given("ntasksPerNode") && r.NtasksPerNode == 0 {
+		n, ok, err := read("SLURM_NTASKS_PER_NODE")
+		if err != nil {
+			return err
+		}
+		if ok {
+			r.NtasksPerNode = n
+		}
+	}
+	if !given("cpusPerTask") && r.CpusPerTask == 0 {
+		n, ok, err := read("SRUN_CPUS_PER_TASK")
+		if err != nil {
+			return err
+		}
+		if ok {
+			r.CpusPerTask = n
+		}
+	}
+	return nil
 }

@@ -171,6 +171,54 @@ func TestStepRequestGPUBind(t *testing.T) {
 	}
 }
 
+// In a job, srun takes the counts the job's environment gives where its
+// own options are silent, as the anchor's srun did: SLURM_NTASKS as -n
+// (also beside -N), SLURM_NTASKS_PER_NODE, SRUN_CPUS_PER_TASK as -c (never
+// SLURM_CPUS_PER_TASK in 22.05); the inherited -n wins over a
+// --ntasks-per-node that cannot hold it on the job's nodes.
+func TestInheritJobCounts(t *testing.T) {
+	for _, tc := range []struct {
+		opts []string
+		env  map[string]string
+		want *pb.StepRequest
+		err  string
+	}{
+		{nil, map[string]string{"SLURM_NTASKS": "4", "SLURM_NTASKS_PER_NODE": "2"}, &pb.StepRequest{Ntasks: 4, NtasksPerNode: 2}, ""},
+		{[]string{"-N", "1"}, map[string]string{"SLURM_NTASKS": "4"}, &pb.StepRequest{Nodes: 1, Ntasks: 4}, ""},
+		{[]string{"-n", "1"}, map[string]string{"SLURM_NTASKS": "4"}, &pb.StepRequest{Ntasks: 1}, ""},
+		{nil, map[string]string{"SLURM_CPUS_PER_TASK": "4"}, &pb.StepRequest{}, ""},
+		{nil, map[string]string{"SRUN_CPUS_PER_TASK": "4"}, &pb.StepRequest{CpusPerTask: 4}, ""},
+		{[]string{"--ntasks-per-node=1"}, map[string]string{"SLURM_NTASKS": "2", "SLURM_NNODES": "1"}, &pb.StepRequest{Ntasks: 2}, ""},
+		{[]string{"--ntasks-per-node=1"}, map[string]string{"SLURM_NTASKS": "2", "SLURM_NNODES": "2"}, &pb.StepRequest{Ntasks: 2, NtasksPerNode: 1}, ""},
+		{nil, map[string]string{}, &pb.StepRequest{}, ""},
+		{nil, map[string]string{"SLURM_NTASKS": "many"}, nil, `$SLURM_NTASKS="many"`},
+	} {
+		vars := map[string]string{"USER": "alice", "HOME": "/home/alice"}
+		for k, v := range tc.env {
+			vars[k] = v
+		}
+		env := testEnv("/work", vars, "")
+		req, err := parseAllocation(env, tc.opts, "true")
+		if err != nil {
+			t.Fatalf("%q: %v", tc.opts, err)
+		}
+		got, err := stepRequest(env, req, 9, []string{"true"})
+		if err == nil {
+			err = inheritJobCounts(env, req, got)
+		}
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q %v: %v, want %q", tc.opts, tc.env, err, tc.err)
+			}
+			continue
+		}
+		w := tc.want
+		if err != nil || got.GetNodes() != w.GetNodes() || got.GetNtasks() != w.GetNtasks() || got.GetNtasksPerNode() != w.GetNtasksPerNode() || got.GetCpusPerTask() != w.GetCpusPerTask() {
+			t.Errorf("%q %v: -N %d -n %d --ntasks-per-node %d -c %d (%v); want %v", tc.opts, tc.env, got.GetNodes(), got.GetNtasks(), got.GetNtasksPerNode(), got.GetCpusPerTask(), err, w)
+		}
+	}
+}
+
 const srunLab = `name: srun
 seed: 4
 nodes:

@@ -166,7 +166,7 @@ func FromRequest(r *jobspec.Request) *JobSpec {
 		Script: string(r.Script), Env: r.Env, Workdir: r.WorkDir, Output: r.Output, Error: r.Error, Input: r.Input,
 		OpenMode: r.OpenMode, GetUserEnv: r.GetUserEnv, Argv: r.ScriptArgs, Command: r.ScriptFile,
 		NTasksPerGPU: int32(r.NTasksPerGPU), Oversubscribe: r.Oversubscribe, KillOnInvalidDepGiven: r.Explicit("killOnInvalidDep"),
-		EmptyOptions: r.Empty, KillOnInvalidDepBoth: r.KillOnInvalidDepBoth, DerivedOptions: r.DerivedCounts(),
+		EmptyOptions: r.Empty, KillOnInvalidDepBoth: r.KillOnInvalidDepBoth, DerivedOptions: derivedOptions(r),
 	}
 	if n, err := strconv.Atoi(r.Extra["mincpus"]); err == nil && n > 0 {
 		s.MinCPUs = int32(n)
@@ -232,4 +232,14 @@ func seconds(d time.Duration) int64 {
 		return -1
 	}
 	return int64(d / time.Second)
+}
+
+// derivedOptions are the counts sbatch derived, and whether it defaulted
+// the task count (the agent then sets no SLURM_NTASKS, as slurmd).
+func derivedOptions(r *jobspec.Request) []string {
+	out := r.DerivedCounts()
+	if r.TaskCountDefaulted() {
+		out = append(out, jobspec.NTasksDefaulted)
+	}
+	return out
 }
