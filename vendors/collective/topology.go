@@ -45,11 +45,7 @@ func File(inv gres.Inventory, uuids []string, d Dialect) (f vendors.File, ok boo
 	if err != nil || len(devs) == 0 {
 		return vendors.File{}, false, err
 	}
-	content, err := render(devs, d)
-	if err != nil {
-		return vendors.File{}, false, err
-	}
-	return vendors.File{Name: d.FileName, Env: TopologyEnv, Content: content}, true, nil
+	return vendors.File{Name: d.FileName, Env: TopologyEnv, Content: render(devs, d)}, true, nil
 }
 
 // wholeDevices are the job's whole devices in bus order: the order the
@@ -73,7 +69,7 @@ func wholeDevices(inv gres.Inventory, uuids []string) ([]gres.Device, error) {
 	return out, nil
 }
 
-func render(devs []gres.Device, d Dialect) ([]byte, error) {
+func render(devs []gres.Device, d Dialect) []byte {
 	byBus := map[string]string{} // UUID -> bus id, for link targets
 	for _, dev := range devs {
 		byBus[dev.UUID] = busID(dev.PCIBusID)
@@ -104,7 +100,7 @@ func render(devs []gres.Device, d Dialect) ([]byte, error) {
 		b.WriteString("  </cpu>\n")
 	}
 	b.WriteString("</system>\n")
-	return b.Bytes(), nil
+	return b.Bytes()
 }
 
 func writeDevice(b *bytes.Buffer, i int, dev gres.Device, byBus map[string]string, d Dialect) {

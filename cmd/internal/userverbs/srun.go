@@ -177,10 +177,7 @@ func stepRequest(env userEnv, req *jobspec.Request, jobID uint64, argv []string)
 			r.Env[k] = v
 		}
 	}
-	given := func(field string) bool {
-		s := req.Sources[field]
-		return s != "" && s != "default" && !strings.HasPrefix(s, "derived")
-	}
+	given := func(field string) bool { return givenOption(req, field) }
 	if given("name") {
 		r.Name = req.Name
 	}
@@ -440,10 +437,7 @@ func jobNodes(j *pb.Job) string {
 // SLURM_NTASKS only for a task count some option gave, so a job of -N 2
 // alone still runs one task a node.
 func inheritJobCounts(env userEnv, req *jobspec.Request, r *pb.StepRequest) error {
-	given := func(field string) bool {
-		s := req.Sources[field]
-		return s != "" && s != "default" && !strings.HasPrefix(s, "derived")
-	}
+	given := func(field string) bool { return givenOption(req, field) }
 	read := func(name string) (int32, bool, error) {
 		v := env.getenv(name)
 		if v == "" {
@@ -494,4 +488,11 @@ func inheritJobCounts(env userEnv, req *jobspec.Request, r *pb.StepRequest) erro
 		}
 	}
 	return nil
+}
+
+// givenOption reports whether srun's own options gave field (a JSON name),
+// not a default or a count derived from others.
+func givenOption(req *jobspec.Request, field string) bool {
+	s := req.Sources[field]
+	return s != "" && s != jobspec.SourceDefault && !strings.HasPrefix(s, "derived")
 }
