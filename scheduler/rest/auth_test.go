@@ -42,7 +42,7 @@ func TestAuthorisationMatrix(t *testing.T) {
 		{"user cannot drain", "POST", "/slurm/v0.0.44/node/n1", map[string]string{"X-SLURM-USER-TOKEN": alice}, drain, 403, "needs an operator"},
 		{"operator drains", "POST", "/slurm/v0.0.44/node/n1", map[string]string{"X-SLURM-USER-TOKEN": op}, drain, 200, ""},
 		{"no token", "GET", "/slurm/v0.0.44/jobs/", nil, nil, 401, "no token"},
-		{"no token on an unserved path", "GET", "/slurm/v0.0.44/licenses/", nil, nil, 401, "no token"},
+		{"no token on an unserved path", "GET", "/slurm/v0.0.44/reconfigure/", nil, nil, 401, "no token"},
 		{"bad token", "GET", "/slurm/v0.0.44/jobs/", map[string]string{"X-SLURM-USER-TOKEN": "pt1.garbage"}, nil, 401, "authentication failure"},
 		{"expired token", "GET", "/slurm/v0.0.44/ping/", map[string]string{"X-SLURM-USER-TOKEN": expired}, nil, 401, "expired"},
 		{"not the token's user", "GET", job, map[string]string{"X-SLURM-USER-TOKEN": alice, "X-SLURM-USER-NAME": "bob"}, nil, 403, "does not match"},

@@ -36,6 +36,10 @@ type Backend struct {
 	Jobs    pb.JobsServer
 	Nodes   pb.NodesServer
 	Cluster pb.ClusterServer
+	// Reservations and Accounting answer reservations, shares and the
+	// slurmdb paths.
+	Reservations pb.ReservationsServer
+	Accounting   pb.AccountingServer
 	// Authenticate turns the call's incoming metadata into an identity for
 	// the full gRPC method named, as the gRPC interceptors and /v1/jobs do
 	// (auth.Authenticator.Authenticate).

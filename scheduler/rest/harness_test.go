@@ -70,6 +70,17 @@ nodes:
     memory: 64G
     gpus: 4
     gpuType: h100
+accounts:
+  - name: physics
+    shares: 40
+    users: [alice, {name: bob, shares: 2}]
+  - name: bio
+    shares: 60
+    users: [dave]
+qos:
+  - name: normal
+  - name: high
+    priority: 100
 `
 
 func startCluster(tb testing.TB) *cluster { return startClusterWith(tb, nil) }
