@@ -149,7 +149,7 @@ func Merge(invs ...Inventory) Inventory {
 // Validate checks the invariants every driver's inventory must hold: unique
 // non-empty UUIDs, a GRES type, links only to known peers of a known class,
 // and partitions
-// whose parent exists.
+// whose parent exists, with a readable share (AttrShare) if they give one.
 func (inv Inventory) Validate() error {
 	uuids := map[string]bool{}
 	for _, d := range inv.Devices {
@@ -175,6 +175,9 @@ func (inv Inventory) Validate() error {
 		}
 		if d.Parent != "" && !uuids[d.Parent] {
 			return fmt.Errorf("gres: partition %q names unknown parent %q", d.UUID, d.Parent)
+		}
+		if _, err := d.Share(); err != nil {
+			return err
 		}
 	}
 	return nil

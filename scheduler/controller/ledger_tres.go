@@ -81,6 +81,10 @@ func reqTRES(j *job) accounting.TRES {
 // allocTRESLocked is what the job holds, as Slurm's AllocTRES: CPUs,
 // memory, nodes, GPUs in total and per type (gres/gpu:h100), and the
 // billing the partition's weights give it. Nil before an allocation.
+// A GPU partition counts one in its type (gres/gpu:1g.10gb=1) and its
+// share of a GPU in gres/gpu (1/7), so GPU-seconds, sreport's GPU-hours
+// and billing by gres/gpu charge a slice its fraction, alike on every
+// vendor.
 // c.mu held (it reads node inventories for the devices' types).
 func (c *Controller) allocTRESLocked(j *job) accounting.TRES {
 	if len(j.Core.Alloc) == 0 {
@@ -93,13 +97,29 @@ func (c *Controller) allocTRESLocked(j *job) accounting.TRES {
 			t[accounting.TRESMem] += float64(a.MemoryMB)
 		}
 		for _, uuid := range a.Devices {
-			t[accounting.TRESGPU]++
+			t[accounting.TRESGPU] += c.deviceShareLocked(a.Node, uuid)
 			if typ := c.deviceTypeLocked(a.Node, uuid, j); typ != "" {
 				t[accounting.TRESGPU+":"+typ]++
 			}
 		}
 	}
 	return c.billing.WithBilling(j.Core.Partition, t)
+}
+
+// deviceShareLocked is the fraction of a GPU one allocated device counts
+// as in gres/gpu: its share from the node's inventory, else 1 (a node not
+// registered since a restart, whose devices are not known). The agent's
+// discovery validates shares (gres.Inventory.Validate), so one that does
+// not read came from elsewhere and counts as Slurm would count it: one.
+func (c *Controller) deviceShareLocked(nodeName, uuid string) float64 {
+	if n := c.st.nodes[nodeName]; n != nil && n.Inventory != nil {
+		if d, ok := n.Inventory.Device(uuid); ok {
+			if share, err := d.Share(); err == nil {
+				return share
+			}
+		}
+	}
+	return 1
 }
 
 // deviceTypeLocked is the GRES type of one allocated device: from the

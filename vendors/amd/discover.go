@@ -143,6 +143,8 @@ func (b *builder) addGPU(i int, c pciGPU, nodes []*kfdNode) error {
 // a device with Parent = the whole GPU, typed "<model>.<mode>" with the
 // mode as its Partition ("cpx"), so --gres=gpu:cpx:2 names it. The whole
 // GPU stays in the inventory (its identity, health and telemetry), and
+// each partition's share of it (gres.AttrShare) is one over the partition
+// count, since every mode splits the dies evenly (CPX: one XCD in eight);
 // its Files list every partition's render node, but the scheduler only
 // places jobs on the partitions of a partitioned GPU.
 func (b *builder) addPartitions(dev *gres.Device, phys *physical, c pciGPU, nodes []*kfdNode) error {
@@ -173,7 +175,7 @@ func (b *builder) addPartitions(dev *gres.Device, phys *physical, c pciGPU, node
 		part := gres.Device{UUID: uuids[j], Vendor: "amd", Name: fmt.Sprintf("%s (%s %d)", dev.Name, label, j),
 			Type: dev.Type + "." + label, PCIBusID: c.bdf, NUMANode: dev.NUMANode, LocalCPUs: dev.LocalCPUs,
 			MemoryBytes: mem, Files: []gres.DeviceFile{f}, Parent: dev.UUID, Partition: label,
-			Attributes: map[string]string{"partition_index": strconv.Itoa(j)}}
+			Attributes: map[string]string{"partition_index": strconv.Itoa(j), gres.AttrShare: gres.FormatShare(1, len(nodes))}}
 		addKFDAttrs(part.Attributes, n, true)
 		b.owner[n.id] = part.UUID
 		b.parent[part.UUID] = dev.UUID

@@ -150,6 +150,9 @@ func TestDiscoverCPXPartitions(t *testing.T) {
 			if len(part.Files) != 1 || part.Files[0].Minor != uint32(p.RenderMinor) || parent.Files[j] != part.Files[0] {
 				t.Errorf("partition %d/%d files %v, want minor %d", i, j, part.Files, p.RenderMinor)
 			}
+			if share, err := part.Share(); err != nil || share != 1.0/8 {
+				t.Errorf("partition %d/%d share %v (%q), %v; want 1/8 (one XCD of eight)", i, j, share, part.Attributes[gres.AttrShare], err)
+			}
 			if part.Attributes["kfd_gpu_id"] != fmt.Sprint(p.GPUID) {
 				t.Errorf("partition %d/%d kfd_gpu_id %q, want %d", i, j, part.Attributes["kfd_gpu_id"], p.GPUID)
 			}

@@ -176,8 +176,12 @@ func TestMIGDiscovery(t *testing.T) {
 	if parent.Attributes["mig"] != "enabled" {
 		t.Errorf("parent attributes %v", parent.Attributes)
 	}
+	shares := []string{"3/7", "2/7", "1/7"} // compute slices of an H100's seven
 	for k, want := range []string{"3g.40gb", "2g.20gb", "1g.10gb"} {
 		d := inv.Devices[8+k]
+		if got := d.Attributes[gres.AttrShare]; got != shares[k] {
+			t.Errorf("mig %d (%s) share %q, want %q", k, want, got, shares[k])
+		}
 		gi := k // the mock numbers GPU instances in creation order, one compute instance each
 		wantFiles := []gres.DeviceFile{
 			parent.Files[0],

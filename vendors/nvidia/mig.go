@@ -44,7 +44,7 @@ func (d *Driver) migDevices(gpus []*gpu) []migDev {
 			if ret != nvml.SUCCESS {
 				continue // ERROR_NOT_FOUND: an empty slot
 			}
-			m, err := d.migDevice(g, h, next)
+			m, err := d.migDevice(g, h, next, n)
 			if err != nil {
 				d.log.Warn("skipping a MIG device", "parent", g.dev.UUID, "slot", i, "err", err)
 				continue
@@ -63,7 +63,10 @@ type migDev struct {
 	gi, ci uint32
 }
 
-func (d *Driver) migDevice(g *gpu, h nvml.Device, index int) (migDev, error) {
+// migDevice reads one MIG device. slots is the parent's MIG device count
+// (seven on A100 and H100, four on A30): one slot per compute slice, so a
+// device's share of its GPU is its compute slices over the slots.
+func (d *Driver) migDevice(g *gpu, h nvml.Device, index, slots int) (migDev, error) {
 	uuid, ret := call(d, "GetUUID", h.GetUUID)
 	if ret != nvml.SUCCESS || uuid == "" {
 		return migDev{}, fmt.Errorf("nvidia: read MIG uuid: %w", ret)
@@ -96,6 +99,9 @@ func (d *Driver) migDevice(g *gpu, h nvml.Device, index int) (migDev, error) {
 		Parent: g.dev.UUID, Partition: profile,
 		Attributes: map[string]string{"gpuInstance": fmt.Sprint(gi), "computeInstance": fmt.Sprint(ci)},
 	}
+	if share, ok := migShare(attrs, slots); ok {
+		dev.Attributes[gres.AttrShare] = share
+	}
 	return migDev{dev: dev, h: h, gi: uint32(gi), ci: uint32(ci)}, nil
 }
 
@@ -120,4 +126,19 @@ func (d *Driver) migFiles(g *gpu, uuid string, gi, ci int) []gres.DeviceFile {
 	return append(files,
 		d.devFile(fmt.Sprintf("nvidia-caps/nvidia-cap%d", giMinor), major, giMinor),
 		d.devFile(fmt.Sprintf("nvidia-caps/nvidia-cap%d", ciMinor), major, ciMinor))
+}
+
+// migShare is a MIG device's fraction of its GPU: its compute slices (the
+// compute instance's, else the GPU instance's) over the GPU's slots. No
+// share when either is unknown, so accounting counts the device as one GPU
+// rather than guessing.
+func migShare(a nvml.DeviceAttributes, slots int) (string, bool) {
+	n := int(a.ComputeInstanceSliceCount)
+	if n == 0 {
+		n = int(a.GpuInstanceSliceCount)
+	}
+	if n <= 0 || slots <= 0 || n > slots {
+		return "", false
+	}
+	return gres.FormatShare(n, slots), true
 }
