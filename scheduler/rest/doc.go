@@ -9,7 +9,9 @@
 // the controller's gRPC service in process, with the identity the
 // controller's authenticator gives the request's token, so authorisation
 // is the services' own (Jobs, Nodes, Cluster, Reservations and
-// Accounting); one it does not honour yet answers 501 in the
+// Accounting); the /slurmdb/ paths read the ledger through Accounting
+// and slurmdbd's static records (accounts, users, QOS, TRES, the
+// cluster) from the cluster file; one it does not honour yet answers 501 in the
 // operation's own schema with the error envelope. Every answer, errors
 // included, is the operation's response schema with meta, errors and
 // warnings, as slurmrestd answers.

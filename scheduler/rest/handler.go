@@ -15,6 +15,7 @@ import (
 
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
+	"github.com/parityhpc/parity/scheduler/config"
 )
 
 // Prefixes the handler answers under (mount both on the controller's mux).
@@ -40,6 +41,10 @@ type Backend struct {
 	// slurmdb paths.
 	Reservations pb.ReservationsServer
 	Accounting   pb.AccountingServer
+	// Config is the cluster file: slurmdbd's accounts, users, QOS,
+	// cluster and TRES records are read from it (nil: those paths answer
+	// that there is none).
+	Config *config.Cluster
 	// Authenticate turns the call's incoming metadata into an identity for
 	// the full gRPC method named, as the gRPC interceptors and /v1/jobs do
 	// (auth.Authenticator.Authenticate).
