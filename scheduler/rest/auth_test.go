@@ -46,6 +46,7 @@ func TestAuthorisationMatrix(t *testing.T) {
 		{"bad token", "GET", "/slurm/v0.0.44/jobs/", map[string]string{"X-SLURM-USER-TOKEN": "pt1.garbage"}, nil, 401, "authentication failure"},
 		{"expired token", "GET", "/slurm/v0.0.44/ping/", map[string]string{"X-SLURM-USER-TOKEN": expired}, nil, 401, "expired"},
 		{"not the token's user", "GET", job, map[string]string{"X-SLURM-USER-TOKEN": alice, "X-SLURM-USER-NAME": "bob"}, nil, 403, "does not match"},
+		{"a user name without a token", "GET", job, map[string]string{"X-SLURM-USER-NAME": "alice"}, nil, 401, "no token"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -177,13 +177,17 @@ func TestSlurmDBRecords(t *testing.T) {
 		got             func(answer) string
 		want            string
 	}{
-		{"accounts", alice, "accounts/", func(a answer) string { return names(a, "accounts", "name") + " " + names(a, "accounts", "organization") }, "physics,bio physics,bio"},
+		{"accounts", alice, "accounts/", func(a answer) string {
+			return names(a, "accounts", "name") + " " + names(a, "accounts", "organization")
+		}, "physics,bio physics,bio"},
 		{"one account", alice, "account/bio", func(a answer) string { return names(a, "accounts", "name") }, "bio"},
 		{"user's associations", alice, "associations/", assocKey, "root/ physics/ physics/alice bio/"},
 		{"operator's associations", op, "associations/", assocKey, "root/ physics/ physics/alice physics/bob bio/ bio/dave"},
 		{"associations by account", op, "association/?account=bio", assocKey, "bio/ bio/dave"},
 		{"user sees themselves", alice, "users/", func(a answer) string { return names(a, "users", "name") }, "alice"},
-		{"operator sees all", op, "users/", func(a answer) string { return names(a, "users", "name") + " " + names(a, "users", "administrator_level") }, "alice,bob,dave,root,op [None],[None],[None],[Administrator],[Operator]"},
+		{"operator sees all", op, "users/", func(a answer) string {
+			return names(a, "users", "name") + " " + names(a, "users", "administrator_level")
+		}, "alice,bob,dave,root,op [None],[None],[None],[Administrator],[Operator]"},
 		{"qos", alice, "qos/", func(a answer) string { return names(a, "qos", "name") }, "normal,high"},
 		{"one qos", alice, "qos/high", func(a answer) string { return fmt.Sprint(rows(a, "qos")[0]["priority"].(map[string]any)["number"]) }, "100"},
 		{"tres", alice, "tres/", func(a answer) string {
