@@ -21,12 +21,14 @@ import (
 // type the driver reports (a MIG profile, "mi300x.cpx"), never mixed up with the whole
 // GPU they split, and confined like a whole GPU.
 func partitionSpecs() []specDef {
-	p, i, a := reports.AreaPlacement, reports.AreaIsolation, reports.AreaAccounting
+	p, i, a, h := reports.AreaPlacement, reports.AreaIsolation, reports.AreaAccounting, reports.AreaHealth
 	return []specDef{
 		{Area: p, ID: "placement/partition-count-and-type", Name: "--gres=gpu:TYPE:2 and --gpus=TYPE:1, with a slice type the driver reports (1g.10gb, mi300x.cpx), get that many slices of that type", GPUs: true, Run: specPartitionCountAndType},
 		{Area: p, ID: "placement/no-whole-gpu-on-partitioned", Name: "a whole-GPU request never lands on a partitioned GPU", GPUs: true, Run: specNoWholeOnPartitioned},
 		{Area: i, ID: "isolation/partition-device-files", Name: "a job given a slice opens its slice's device files and is refused every other device's", GPUs: true, Isolation: true, Run: specPartitionDeviceFiles},
 		{Area: i, ID: "isolation/partition-visible-devices", Name: "the visible-devices variables name exactly the job's slice", GPUs: true, Isolation: true, Run: specPartitionVisibleDevices},
+		{Area: h, ID: "health/parent-fault-drains-slices", Name: "a fatal fault on a partitioned GPU drains it and every slice, and requeues the slice's job", GPUs: true, Run: specParentFaultDrainsSlices},
+		{Area: h, ID: "health/slice-fault-drains-slice", Name: "a fault contained in one slice drains that slice only and requeues its job", GPUs: true, Run: specSliceFaultDrainsSlice},
 		{Area: a, ID: "accounting/partition-gpu-seconds", Name: "a job on a slice is charged the slice's share of a GPU (gres/gpu) and one of its type (gres/gpu:TYPE)", GPUs: true, Run: specPartitionGPUSeconds},
 	}
 }

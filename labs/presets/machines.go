@@ -119,6 +119,25 @@ func (f nvidiaFaults) Inject(gpu int, fault string) error {
 	return fmt.Errorf("presets: fault %q is not one of fatal, correctable, xid-N, ecc-ue, ecc-ce, lost, hot", fault)
 }
 
+// InjectPartition raises a fault inside one MIG instance: "fatal" is XID
+// 48 (a double-bit ECC error, which NVML attributes to the GPU instance
+// whose memory it hit), "xid-N" any XID, each carrying the instance's ids.
+func (f nvidiaFaults) InjectPartition(gpu, part int, fault string) error {
+	xid := uint64(48)
+	switch {
+	case fault == "fatal":
+	case strings.HasPrefix(fault, "xid-"):
+		n, err := strconv.ParseUint(strings.TrimPrefix(fault, "xid-"), 10, 32)
+		if err != nil {
+			return fmt.Errorf("presets: partition fault %q: xid must be a number", fault)
+		}
+		xid = n
+	default:
+		return fmt.Errorf("presets: partition fault %q is not one of fatal, xid-N", fault)
+	}
+	return f.m.InjectMIGXID(gpu, part, xid)
+}
+
 func (f nvidiaFaults) SetUtilization(gpu, pct int) error { return f.m.SetUtilization(gpu, uint32(pct)) }
 
 func (f nvidiaFaults) Repair(gpu int) error { return f.m.Repair(gpu) }

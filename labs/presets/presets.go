@@ -49,6 +49,16 @@ type Faults interface {
 	Repair(gpu int) error
 }
 
+// PartitionFaults is the optional hook for faults contained in one
+// partition of a GPU (an XID NVML attributes to a MIG instance by its GPU
+// and compute instance ids). part counts the GPU's partitions in the
+// order its driver lists them. Backends whose hardware reports errors
+// only for the whole device (amdgpu counts RAS errors per device, not per
+// compute partition) do not implement it.
+type PartitionFaults interface {
+	InjectPartition(gpu, part int, fault string) error
+}
+
 // Machine is a built simulated host: its drivers, the sim root and the
 // fault hooks. Close releases driver handles.
 type Machine struct {

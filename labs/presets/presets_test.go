@@ -237,3 +237,68 @@ func TestCustomTemplateUsesTheCallersAccelerator(t *testing.T) {
 		t.Error("Custom without a builder succeeded")
 	}
 }
+
+// A fault inside one MIG instance reaches the driver as a condition on
+// that slice alone; a fault on its GPU names the GPU, whose drain covers
+// every slice. The AMD machine has no partition hook: amdgpu counts RAS
+// errors per device.
+func TestPartitionFaultNamesTheSlice(t *testing.T) {
+	m := build(t, "dgx-h100-mig", 1)
+	inv := discover(t, m)
+	var watcher vendors.HealthWatcher
+	for _, d := range m.Drivers {
+		if w, ok := d.(vendors.HealthWatcher); ok {
+			watcher = w
+		}
+	}
+	pf, ok := m.Faults.(PartitionFaults)
+	if !ok {
+		t.Fatal("the NVIDIA machine's faults have no partition hook")
+	}
+	// The second slice of the first split GPU.
+	var parent gres.Device
+	var slices []gres.Device
+	for _, d := range inv.Devices {
+		if d.Parent != "" && (parent.UUID == "" || d.Parent == parent.UUID) {
+			parent, _ = inv.Device(d.Parent)
+			slices = append(slices, d)
+		}
+	}
+	if len(slices) < 2 {
+		t.Fatalf("split GPU %s has %d slices, want at least 2", parent.UUID, len(slices))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	got := make(chan gres.Condition, 4)
+	go func() { _ = watcher.WatchHealth(ctx, func(c gres.Condition) { got <- c }) }()
+	if err := m.Faults.WaitWatched(ctx, parent.Index); err != nil {
+		t.Fatal(err)
+	}
+	if err := pf.InjectPartition(parent.Index, 1, "bogus"); err == nil {
+		t.Error("unknown partition fault accepted")
+	}
+	for _, tc := range []struct {
+		name   string
+		inject func() error
+		want   string
+	}{
+		{"slice", func() error { return pf.InjectPartition(parent.Index, 1, "fatal") }, slices[1].UUID},
+		{"parent", func() error { return m.Faults.Inject(parent.Index, "fatal") }, parent.UUID},
+	} {
+		if err := tc.inject(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case c := <-got:
+			if c.UUID != tc.want || c.Severity != gres.SeverityFatal {
+				t.Errorf("%s fault: condition %+v, want fatal on %s", tc.name, c, tc.want)
+			}
+		case <-ctx.Done():
+			t.Fatalf("%s fault: no condition arrived", tc.name)
+		}
+	}
+	cpx := build(t, "mi300x-cpx", 1)
+	if _, ok := cpx.Faults.(PartitionFaults); ok {
+		t.Error("the AMD machine claims partition-scoped faults amdgpu does not report")
+	}
+}

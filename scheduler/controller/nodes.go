@@ -97,6 +97,9 @@ func (c *Controller) nodeProto(n *node) *pb.Node {
 			g := &pb.GPU{Uuid: d.UUID, Type: d.Type, Index: int32(d.Index), State: "idle", Parent: d.Parent}
 			if r, ok := n.GPUDrain[d.UUID]; ok {
 				g.State, g.DrainReason = "drain", r
+			} else if r, ok := n.GPUDrain[d.Parent]; ok && d.Parent != "" {
+				// A slice of a drained GPU is out of service with it.
+				g.State, g.DrainReason = "drain", r
 			}
 			if id, ok := held[d.UUID]; ok {
 				g.State, g.JobId = "alloc", uint64(id)

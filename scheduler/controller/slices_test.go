@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -108,5 +109,41 @@ func TestSliceChargedItsShareOfAGPU(t *testing.T) {
 				t.Errorf("GPU-hours %v, want %v (sreport's gres/gpu over the hour)", got, tc.gpuHours)
 			}
 		})
+	}
+}
+
+// A drained GPU's slices are listed drained with its reason (sinfo and
+// the conformance suite read the listing), while a drained slice leaves
+// its GPU and siblings in service.
+func TestSlicesOfADrainedGPUAreListedDrained(t *testing.T) {
+	h := startController(t, shareCluster)
+	ctx := context.Background()
+	inv := splitInventory("m1", []string{"3g.40gb", "2g.20gb", "1g.10gb"}, "1/7")
+	if _, err := h.agent("m1").Register(ctx, &pb.RegisterRequest{Node: "m1", Inventory: api.InventoryToProto(inv), AgentVersion: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	root := h.as("root", auth.RoleAdmin)
+	parent, s0, s1, s2 := inv.Devices[1].UUID, inv.Devices[2].UUID, inv.Devices[3].UUID, inv.Devices[4].UUID
+	state := func() []string {
+		var out []string
+		for _, u := range []string{parent, s0, s1, s2} {
+			out = append(out, h.gpu("m1", u).GetState())
+		}
+		return out
+	}
+	if _, err := root.UpdateNodes(ctx, &pb.UpdateNodeRequest{Nodes: "m1", State: "DRAIN", Reason: "bad slice", Devices: []string{s1}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := state(), []string{"idle", "idle", "drain", "idle"}; !slices.Equal(got, want) {
+		t.Fatalf("after draining slice 1: %v, want %v", got, want)
+	}
+	if _, err := root.UpdateNodes(ctx, &pb.UpdateNodeRequest{Nodes: "m1", State: "DRAIN", Reason: "bad board", Devices: []string{parent}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := state(), []string{"drain", "drain", "drain", "drain"}; !slices.Equal(got, want) {
+		t.Fatalf("after draining the GPU: %v, want %v", got, want)
+	}
+	if r := h.gpu("m1", s2).GetDrainReason(); r != "bad board" {
+		t.Errorf("slice 2 drain reason %q, want its GPU's", r)
 	}
 }
