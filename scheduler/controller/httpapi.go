@@ -52,6 +52,7 @@ func (c *Controller) httpAPI() http.Handler {
 		Authenticate: c.authn.Authenticate, ClusterName: c.cfg.Name, Version: c.opts.Version, Now: c.now, Logger: c.log})
 	mux.Handle(rest.SlurmPrefix, slurm)
 	mux.Handle(rest.SlurmDBPrefix, slurm)
+	mux.Handle(rest.OpenAPIPath, slurm)
 	return mux
 }
 

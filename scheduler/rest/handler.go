@@ -56,10 +56,14 @@ type Backend struct {
 	MaxBody      int64
 }
 
-// Handler serves the /slurm/v0.0.44/ and /slurmdb/v0.0.44/ paths.
+// Handler serves the /slurm/v0.0.44/ and /slurmdb/v0.0.44/ paths and
+// the OpenAPI document of those it honours (OpenAPIPath).
 type Handler struct {
 	b   Backend
 	mux *http.ServeMux
+	// doc is the OpenAPI document of the routes (docErr: why there is none).
+	doc    []byte
+	docErr error
 }
 
 // serveFunc answers one operation: a body (a response type that embeds
@@ -108,6 +112,11 @@ func New(b Backend) *Handler {
 		h.mux.HandleFunc(bare, serve)
 		h.mux.HandleFunc(bare+"/{$}", serve)
 	}
+	h.doc, h.docErr = openAPIDocument(operations(), b.Version)
+	if h.docErr != nil {
+		b.Logger.Error("rest: OpenAPI document", "err", h.docErr)
+	}
+	h.mux.HandleFunc(OpenAPIPath, h.serveOpenAPI)
 	h.mux.HandleFunc("/", h.unknownPath)
 	return h
 }

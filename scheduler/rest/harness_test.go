@@ -23,7 +23,7 @@ import (
 	"github.com/parityhpc/parity/scheduler/controller"
 )
 
-const specFile = "testdata/slurm-openapi-v0.0.44.json"
+const specFile = "contract/slurm-openapi-v0.0.44.json"
 
 // contract is the OpenAPI document and a router over its paths.
 type contract struct {
@@ -234,7 +234,7 @@ func mustJSON(tb testing.TB, v any) []byte {
 	return b
 }
 
-// TestContractCopy keeps testdata's document identical to the shared one
+// TestContractCopy keeps the embedded document identical to the shared one
 // when the shared reference is beside the module.
 func TestContractCopy(t *testing.T) {
 	shared := filepath.Join("..", "..", "..", "shared", "reference", "slurmrestd", "slurm-openapi-v0.0.44.json")

@@ -200,8 +200,11 @@ func TestResources(t *testing.T) {
 	if a := c.do(t, "GET", fmt.Sprintf("/slurm/v0.0.44/resources/%d", id), bob, nil); a.code != http.StatusNotFound {
 		t.Errorf("another user's job: %d %s", a.code, a.body)
 	}
-	held := c.submit(t, alice, "waiting")
-	c.do(t, "POST", fmt.Sprintf("/slurm/v0.0.44/job/%d", held), alice, mustJSON(t, map[string]any{"hold": true}))
+	// Submitted held, so the scheduler cannot start it before the query.
+	body := submitBody("waiting")
+	body["job"].(map[string]any)["hold"] = true
+	a = c.do(t, "POST", "/slurm/v0.0.44/job/submit", alice, mustJSON(t, body))
+	held := int(a.obj["job_id"].(float64))
 	if a := c.do(t, "GET", fmt.Sprintf("/slurm/v0.0.44/resources/%d", held), alice, nil); a.code != http.StatusBadRequest || !strings.Contains(a.errorText(), "holds no resources") {
 		t.Errorf("pending job: %d %s", a.code, a.body)
 	}
