@@ -240,7 +240,7 @@ func TestContractCopy(t *testing.T) {
 	shared := filepath.Join("..", "..", "..", "shared", "reference", "slurmrestd", "slurm-openapi-v0.0.44.json")
 	want, err := os.ReadFile(shared)
 	if err != nil {
-		t.Skipf("SKIPPING: %s is absent (%v); the copy in testdata was not compared", shared, err)
+		t.Skipf("SKIPPING: %s is absent (%v); the embedded copy was not compared", shared, err)
 	}
 	got, err := os.ReadFile(specFile)
 	if err != nil {

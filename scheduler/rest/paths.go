@@ -72,7 +72,7 @@ func operations() []operation {
 		{method: "POST", path: s + "reservations/", skeleton: list("reservations")},
 		{method: "GET", path: s + "reservation/{reservation_name}", skeleton: withLastUpdate("reservations"), serve: serveReservation, grpc: pb.Reservations_Get_FullMethodName},
 		{method: "DELETE", path: s + "reservation/{reservation_name}", skeleton: none, serve: serveReservationDelete, grpc: pb.Reservations_Delete_FullMethodName},
-		{method: "POST", path: s + "reservation", skeleton: list("reservations")},
+		{method: "POST", path: s + "reservation", skeleton: list("reservations"), serve: serveReservationCreate, grpc: pb.Reservations_Create_FullMethodName},
 		{method: "GET", path: s + "shares", skeleton: object("shares"), serve: serveShares, grpc: pb.Accounting_Shares_FullMethodName},
 		{method: "GET", path: s + "licenses/", skeleton: withLastUpdate("licenses"), serve: serveLicenses, grpc: pb.Cluster_WhoAmI_FullMethodName},
 		{method: "GET", path: s + "reconfigure/", skeleton: none},

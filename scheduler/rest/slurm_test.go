@@ -79,6 +79,58 @@ func TestReservations(t *testing.T) {
 	}
 }
 
+// TestReservationCreate makes reservations through POST reservation, by
+// nodes and by a TRES amount, as an operator only, and refuses what
+// Parity cannot honour without making anything.
+func TestReservationCreate(t *testing.T) {
+	c := startCluster(t)
+	alice, op := c.token(t, "alice", auth.RoleUser), c.token(t, "op", auth.RoleUser)
+	start := time.Now().Add(time.Hour).Unix()
+	when := map[string]any{"set": true, "number": start}
+	byNodes := map[string]any{"name": "train", "start_time": when, "duration": map[string]any{"set": true, "number": 90},
+		"node_list": []string{"n1"}, "users": []string{"alice"}, "flags": []string{"MAINT"}}
+	if a := c.do(t, "POST", "/slurm/v0.0.44/reservation", alice, mustJSON(t, byNodes)); a.code != http.StatusForbidden {
+		t.Fatalf("user creates: %d %s", a.code, a.body)
+	}
+	a := c.do(t, "POST", "/slurm/v0.0.44/reservation", op, mustJSON(t, byNodes))
+	if made := rows(a, "reservations"); a.code != http.StatusOK || len(made) != 1 || made[0]["name"] != "train" || fmt.Sprint(made[0]["node_list"]) != "[n1]" {
+		t.Fatalf("operator creates by nodes: %d %s", a.code, a.body)
+	}
+	r := rows(c.do(t, "GET", "/slurm/v0.0.44/reservation/train", alice, nil), "reservations")[0]
+	if r["node_list"] != "n1" || r["end_time"].(map[string]any)["number"] != float64(start+90*60) || fmt.Sprint(r["flags"]) != "[MAINT]" {
+		t.Errorf("reservation train: %v", r)
+	}
+	// A TRES amount is placed on devices, so n2 reports its inventory first.
+	if _, err := c.grpcAgent(t, "n2").Register(context.Background(), &pb.RegisterRequest{Node: "n2", Inventory: api.InventoryToProto(inventory("n2")), AgentVersion: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	byTRES := map[string]any{"name": "gpus", "start_time": when, "duration": map[string]any{"set": true, "number": 30}, "partition": "gpu",
+		"tres": []map[string]any{{"type": "gres", "name": "gpu", "count": 2}}, "accounts": []string{"bio"}}
+	if a := c.do(t, "POST", "/slurm/v0.0.44/reservation", op, mustJSON(t, byTRES)); a.code != http.StatusOK {
+		t.Fatalf("operator creates by TRES: %d %s", a.code, a.body)
+	}
+	r = rows(c.do(t, "GET", "/slurm/v0.0.44/reservation/gpus", alice, nil), "reservations")[0]
+	if r["tres"] != "gres/gpu=2" || r["accounts"] != "bio" {
+		t.Errorf("reservation gpus: tres %v accounts %v", r["tres"], r["accounts"])
+	}
+	c.skipRequestCheck = true
+	bad := []struct{ name, body, want string }{
+		{"a property Parity cannot honour", `{"name":"x","start_time":{"set":true,"number":4102444800},"node_list":["n2"],"users":["bob"],"core_count":{"set":true,"number":4}}`, `"core_count"`},
+		{"no start", `{"name":"x","node_list":["n2"],"users":["bob"]}`, "start_time"},
+		{"a bad TRES", `{"name":"x","start_time":{"set":true,"number":4102444800},"tres":[{"type":"gres","count":0}],"users":["bob"]}`, "tres[0]"},
+		{"not an object", `[]`, "reservation_desc_msg"},
+	}
+	for _, tt := range bad {
+		if a := c.do(t, "POST", "/slurm/v0.0.44/reservation", op, []byte(tt.body)); a.code != http.StatusBadRequest || !strings.Contains(a.errorText(), tt.want) {
+			t.Errorf("%s: %d %s; want 400 naming %s", tt.name, a.code, a.body, tt.want)
+		}
+	}
+	c.skipRequestCheck = false
+	if n := len(rows(c.do(t, "GET", "/slurm/v0.0.44/reservations/", op, nil), "reservations")); n != 2 {
+		t.Errorf("%d reservations after the refusals, want 2", n)
+	}
+}
+
 // TestLicenses: Parity configures no licenses, so the list is empty.
 func TestLicenses(t *testing.T) {
 	c := startCluster(t)
