@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -156,6 +157,11 @@ func acctColumns(env acctEnv, o *acctOptions) ([]accounting.Column, error) {
 		spec = accounting.DefaultFormat
 	}
 	cols, err := accounting.ParseFormat(spec)
+	var fe *accounting.FieldError
+	if errors.As(err, &fe) && !fe.NotRecorded {
+		// In sacct's words, whichever list named it.
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flag, err)
 	}

@@ -156,9 +156,10 @@ func TestAcctBadInput(t *testing.T) {
 		env     map[string]string
 		mention []string
 	}{
-		{[]string{"--format", "JobID,Nope"}, nil, []string{"--format", `"Nope"`}},
+		{[]string{"--format", "JobID,Nope"}, nil, []string{`Invalid field requested: "Nope"`}},
+		{[]string{"--format", "JobID,WorkDir"}, nil, []string{"--format", `"WorkDir"`, "not recorded"}},
 		{[]string{"-o", "JobID%abc"}, nil, []string{"--format", `"abc"`}},
-		{nil, map[string]string{"SACCT_FORMAT": "Bogus"}, []string{"SACCT_FORMAT", `"Bogus"`}},
+		{nil, map[string]string{"SACCT_FORMAT": "Bogus"}, []string{`Invalid field requested: "Bogus"`}},
 		{[]string{"-S", "yesterday-ish"}, nil, []string{"--starttime", `"yesterday-ish"`}},
 		{[]string{"-E", "2024-02-30"}, nil, []string{"--endtime", `"2024-02-30"`}},
 		{[]string{"-S", "2024-03-10", "-E", "2024-03-01"}, nil, []string{"--endtime", "before --starttime"}},
@@ -194,5 +195,15 @@ func TestAcctHelpFormat(t *testing.T) {
 	}
 	if newAcctCmd().Name() != "acct" {
 		t.Error("newAcctCmd is not the acct verb")
+	}
+}
+
+// Under the sacct name an unknown field is refused in Slurm's words and
+// exit status (testdata of scheduler/accounting: slurm2205_format.txt).
+func TestSacctUnknownFieldAsSlurm(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"/usr/bin/sacct", "--ledger", testLedger(t), "--format=Foo"}, &stdout, &stderr)
+	if want := "sacct: error: Invalid field requested: \"Foo\"\n"; code != 1 || stderr.String() != want {
+		t.Errorf("exit %d, stderr %q; Slurm exits 1 with %q", code, stderr.String(), want)
 	}
 }

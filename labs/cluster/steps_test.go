@@ -247,6 +247,37 @@ exit $SLURM_PROCID`
 		t.Fatal(err)
 	}
 	l.waitState(id, "CANCELLED")
+	// sacct's DerivedExitCode: the highest exit of the job's steps.
+	l.waitLedgerDerived(id, "3:0")
+}
+
+// waitLedgerDerived waits until the ledger's allocation line of the job
+// has ended with DerivedExitCode want ("code:signal").
+func (l *stepLab) waitLedgerDerived(id uint64, want string) {
+	l.t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		db, err := store.OpenSQLite(ctx, l.c.LedgerPath, store.Options{ReadOnly: true})
+		if err != nil {
+			l.t.Fatal(err)
+		}
+		recs, err := db.Query(ctx, accounting.Filter{AllocationsOnly: true})
+		db.Close()
+		got := ""
+		for _, r := range recs {
+			if r.JobID == id && r.State.Ended() {
+				got = fmt.Sprintf("%d:%d", r.DerivedExitCode, r.DerivedSignal)
+			}
+		}
+		if err == nil && got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			l.t.Fatalf("ledger allocation line of job %d: DerivedExitCode %q (%v), want %s", id, got, err, want)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the ledger writer, bounded by the deadline
+	}
 }
 
 // waitLedgerSteps waits until the accounting ledger holds the job's step

@@ -68,6 +68,15 @@ func onAlloc(s func(r *JobRecord) string) func(*JobRecord, View) string {
 	}
 }
 
+func onAllocAt(s func(r *JobRecord, v View) string) func(*JobRecord, View) string {
+	return func(r *JobRecord, v View) string {
+		if !alloc(r) {
+			return ""
+		}
+		return s(r, v)
+	}
+}
+
 func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // fields is the immutable registry of sacct columns Parity prints. The
@@ -111,6 +120,9 @@ var fields = []Field{
 		}
 		return ""
 	}},
+	// ReqCPUS and ReqNodes are the job's request, on every line as sacct prints them.
+	{"ReqCPUS", 8, func(r *JobRecord, _ View) string { return num(r.ReqTRES[TRESCPU]) }},
+	{"ReqNodes", 8, func(r *JobRecord, _ View) string { return num(r.ReqTRES[TRESNode]) }},
 	{"AllocGPUS", 10, func(r *JobRecord, _ View) string { return num(r.AllocTRES.GPUs()) }},
 	{"Elapsed", 10, func(r *JobRecord, v View) string { return FormatDuration(r.Elapsed(v.Now)) }},
 	{"ElapsedRaw", 10, func(r *JobRecord, v View) string { return strconv.FormatInt(int64(r.Elapsed(v.Now)/time.Second), 10) }},
@@ -119,6 +131,24 @@ var fields = []Field{
 			return "UNLIMITED"
 		}
 		return FormatDuration(r.Timelimit)
+	})},
+	{"TimelimitRaw", 10, onAlloc(func(r *JobRecord) string {
+		if r.Timelimit == 0 {
+			return "UNLIMITED"
+		}
+		return strconv.FormatInt(int64(r.Timelimit/time.Minute), 10)
+	})},
+	// Reserved is how long the job waited between eligible and start
+	// (until now while it pends).
+	{"Reserved", 10, onAllocAt(func(r *JobRecord, v View) string {
+		if r.Eligible.IsZero() {
+			return FormatDuration(0)
+		}
+		until := r.Start
+		if until.IsZero() {
+			until = v.Now
+		}
+		return FormatDuration(max(until.Sub(r.Eligible), 0))
 	})},
 	{"CPUTime", 10, func(r *JobRecord, v View) string {
 		return FormatDuration(time.Duration(r.AllocTRES[TRESCPU] * float64(r.Elapsed(v.Now))))
@@ -148,6 +178,8 @@ var fields = []Field{
 		return string(r.State)
 	}},
 	{"ExitCode", 8, func(r *JobRecord, _ View) string { return fmt.Sprintf("%d:%d", r.ExitCode, r.ExitSignal) }},
+	// sacct prints the derived exit code on the allocation line only.
+	{"DerivedExitCode", 15, onAlloc(func(r *JobRecord) string { return fmt.Sprintf("%d:%d", r.DerivedExitCode, r.DerivedSignal) })},
 	{"Submit", 19, func(r *JobRecord, v View) string { return FormatTime(r.Submit, v.loc()) }},
 	{"Eligible", 19, func(r *JobRecord, v View) string { return FormatTime(r.Eligible, v.loc()) }},
 	{"Start", 19, func(r *JobRecord, v View) string { return FormatTime(r.Start, v.loc()) }},
@@ -199,9 +231,9 @@ func ParseFormat(spec string) ([]Column, error) {
 		if name == "" {
 			return nil, fmt.Errorf("%w: empty field in %q", ErrBadFormat, spec)
 		}
-		f, ok := LookupField(name)
-		if !ok {
-			return nil, fmt.Errorf("%w: unknown field %q (see --helpformat)", ErrBadFormat, name)
+		f, err := resolveField(name)
+		if err != nil {
+			return nil, err
 		}
 		c := Column{Field: f, Width: f.Width}
 		if hasWidth {

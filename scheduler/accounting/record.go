@@ -49,6 +49,11 @@ type JobRecord struct {
 	CancelledBy string // user who cancelled it (State CANCELLED), shown "CANCELLED by <who>"
 	ExitCode    int
 	ExitSignal  int
+	// DerivedExitCode and DerivedSignal (allocation lines): the highest
+	// exit status of the run's numbered steps, as Slurm derives it
+	// (DeriveExitCode).
+	DerivedExitCode int
+	DerivedSignal   int
 
 	NodeList  string        // hostlist form, e.g. gpu[01-02]
 	NNodes    int           //

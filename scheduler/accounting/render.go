@@ -37,6 +37,15 @@ func Cell(s string, width int) string {
 	}
 }
 
+// headerCell fits a column title into width as sacct does: cut short
+// without the "+" a cut value gets (TimelimitRaw at 10 is "TimelimitR").
+func headerCell(s string, width int) string {
+	if r := []rune(s); len(r) > max(width, -width) {
+		return string(r[:max(width, -width)])
+	}
+	return Cell(s, width)
+}
+
 // RenderTable writes recs as sacct does with the given columns.
 func RenderTable(w io.Writer, recs []JobRecord, cols []Column, v View, opt TableOptions) error {
 	lines := make([][]string, len(recs))
@@ -57,7 +66,7 @@ func writeCells(w io.Writer, cols []Column, lines [][]string, opt TableOptions) 
 		delim = "|"
 	}
 	b := bufio.NewWriter(w)
-	line := func(cells []string) {
+	line := func(cells []string, header bool) {
 		for i, c := range cells {
 			switch {
 			case opt.Parsable && i > 0:
@@ -65,9 +74,12 @@ func writeCells(w io.Writer, cols []Column, lines [][]string, opt TableOptions) 
 			case i > 0:
 				b.WriteByte(' ')
 			}
-			if opt.Parsable {
+			switch {
+			case opt.Parsable:
 				b.WriteString(c)
-			} else {
+			case header:
+				b.WriteString(headerCell(c, cols[i].Width))
+			default:
 				b.WriteString(Cell(c, cols[i].Width))
 			}
 		}
@@ -81,16 +93,16 @@ func writeCells(w io.Writer, cols []Column, lines [][]string, opt TableOptions) 
 		for i, c := range cols {
 			cells[i] = c.Header()
 		}
-		line(cells)
+		line(cells, true)
 		if !opt.Parsable {
 			for i, c := range cols {
 				cells[i] = strings.Repeat("-", max(c.Width, -c.Width))
 			}
-			line(cells)
+			line(cells, true)
 		}
 	}
 	for _, l := range lines {
-		line(l)
+		line(l, false)
 	}
 	return b.Flush()
 }

@@ -57,7 +57,8 @@ func LedgerLineToProto(r *accounting.JobRecord) *pb.LedgerLine {
 		Nodelist: r.NodeList, Nnodes: int32(r.NNodes), TimelimitSeconds: int64(r.Timelimit / time.Second),
 		ReqTres: r.ReqTRES.String(), AllocTres: r.AllocTRES.String(), GpuUuids: r.GPUUUIDs,
 		CpuTimeMs: r.Usage.CPUTime.Milliseconds(), MaxRssMib: r.Usage.MaxRSSMiB, GpuUtilMean: r.Usage.GPUUtilMean,
-		GpuUtilMax: r.Usage.GPUUtilMax, GpuMemMaxMib: r.Usage.GPUMemMaxMiB, StartDecision: r.StartDecision, EndDecision: r.EndDecision}
+		GpuUtilMax: r.Usage.GPUUtilMax, GpuMemMaxMib: r.Usage.GPUMemMaxMiB, StartDecision: r.StartDecision, EndDecision: r.EndDecision,
+		DerivedExitCode: int32(r.DerivedExitCode), DerivedSignal: int32(r.DerivedSignal)}
 }
 
 // LedgerLineFromProto reads a ledger line from the wire.
@@ -70,7 +71,8 @@ func LedgerLineFromProto(p *pb.LedgerLine) (accounting.JobRecord, error) {
 		Timelimit: time.Duration(p.GetTimelimitSeconds()) * time.Second, GPUUUIDs: p.GetGpuUuids(),
 		Usage: accounting.JobUsage{CPUTime: time.Duration(p.GetCpuTimeMs()) * time.Millisecond, MaxRSSMiB: p.GetMaxRssMib(),
 			GPUUtilMean: p.GetGpuUtilMean(), GPUUtilMax: p.GetGpuUtilMax(), GPUMemMaxMiB: p.GetGpuMemMaxMib()},
-		StartDecision: p.GetStartDecision(), EndDecision: p.GetEndDecision()}
+		StartDecision: p.GetStartDecision(), EndDecision: p.GetEndDecision(),
+		DerivedExitCode: int(p.GetDerivedExitCode()), DerivedSignal: int(p.GetDerivedSignal())}
 	var err error
 	if r.ReqTRES, err = accounting.ParseTRES(p.GetReqTres()); err != nil {
 		return r, fmt.Errorf("%w: job %d req_tres: %w", ErrInvalidAccounting, r.JobID, err)

@@ -20,7 +20,7 @@ func TestLedgerLineRoundTrip(t *testing.T) {
 	}{
 		{"full", accounting.JobRecord{JobID: 7, ArrayJobID: 5, ArrayTaskID: 2, Run: 1, Step: "batch", Name: "train", User: "alice",
 			Account: "physics", Partition: "gpu", QOS: "normal", Submit: t0, Eligible: t0, Start: t0.Add(time.Minute),
-			End: t0.Add(time.Hour), State: accounting.StateCompleted, ExitCode: 3, ExitSignal: 9, NodeList: "n[1-2]", NNodes: 2,
+			End: t0.Add(time.Hour), State: accounting.StateCompleted, ExitCode: 3, ExitSignal: 9, DerivedExitCode: 4, DerivedSignal: 11, NodeList: "n[1-2]", NNodes: 2,
 			Timelimit: 2 * time.Hour, ReqTRES: accounting.TRES{"cpu": 8, "gres/gpu": 2},
 			AllocTRES: accounting.TRES{"billing": 22, "cpu": 8, "gres/gpu": 2, "gres/gpu:h100": 2, "mem": 8192, "node": 2},
 			GPUUUIDs:  []string{"GPU-a", "GPU-b"}, Usage: accounting.JobUsage{CPUTime: 90500 * time.Millisecond, MaxRSSMiB: 300.5,

@@ -45,6 +45,7 @@ func (c *Controller) ledgerRecord(j *job) ledger.JobRecord {
 	if j.State == StateCompleting {
 		r.State = accounting.StateRunning
 	}
+	r.DerivedExitCode, r.DerivedSignal = runDerivedExit(j)
 	if j.startSeq != 0 {
 		r.StartDecision = strconv.FormatUint(j.startSeq, 10)
 	}

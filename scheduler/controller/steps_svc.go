@@ -383,6 +383,7 @@ func (c *Controller) stepLedgerRecord(j *job, s *pb.JobStep) ledger.JobRecord {
 	r.Start, r.End = api.Time(s.GetStartTime()), api.Time(s.GetEndTime())
 	r.State, r.CancelledBy = accounting.JobState(s.GetState()), ""
 	r.ExitCode, r.ExitSignal = int(s.GetExitCode()), int(s.GetSignal())
+	r.DerivedExitCode, r.DerivedSignal = 0, 0
 	r.NodeList, r.NNodes = compressHosts(s.GetNodes()), len(s.GetNodes())
 	r.GPUUUIDs, r.Usage, r.StartDecision, r.EndDecision = nil, accounting.JobUsage{}, "", ""
 	return r

@@ -64,6 +64,10 @@ CREATE TABLE jobs (
 		`CREATE INDEX jobs_time ON jobs (end_key, begin_ts)`,
 		`CREATE INDEX jobs_array ON jobs (array_job_id) WHERE array_job_id <> 0`,
 	}},
+	{4, "derived exit code", []string{
+		`ALTER TABLE jobs ADD COLUMN derived_exit_code INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE jobs ADD COLUMN derived_signal INTEGER NOT NULL DEFAULT 0`,
+	}},
 }
 
 // latestVersion is the schema version this program writes.

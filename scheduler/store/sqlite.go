@@ -160,6 +160,7 @@ var columns = []string{
 	"submit", "eligible", "start", "end", "begin_ts", "end_key", "state", "exit_code", "exit_signal",
 	"nodelist", "nnodes", "timelimit", "req_tres", "alloc_tres", "cancelled_by", "gpu_uuids",
 	"cpu_time_ms", "max_rss_mib", "gpu_util_mean", "gpu_util_max", "gpu_mem_max_mib", "start_decision", "end_decision",
+	"derived_exit_code", "derived_signal",
 }
 
 // upsertSQL replaces every column but the key on conflict.
@@ -203,6 +204,7 @@ func args(r *JobRecord) []any {
 		r.NodeList, r.NNodes, int64(r.Timelimit / time.Second), r.ReqTRES.String(), r.AllocTRES.String(),
 		r.CancelledBy, strings.Join(r.GPUUUIDs, ","), r.Usage.CPUTime.Milliseconds(), r.Usage.MaxRSSMiB,
 		r.Usage.GPUUtilMean, r.Usage.GPUUtilMax, r.Usage.GPUMemMaxMiB, r.StartDecision, r.EndDecision,
+		r.DerivedExitCode, r.DerivedSignal,
 	}
 }
 
@@ -323,7 +325,8 @@ func scanRecord(rows *sql.Rows) (JobRecord, error) {
 	err := rows.Scan(&jobID, &r.Run, &r.Step, &arrayJob, &arrayTask, &r.Name, &r.User, &r.Account, &r.Partition, &r.QOS,
 		&submit, &eligible, &start, &end, &beginTS, &endK, &state, &r.ExitCode, &r.ExitSignal,
 		&r.NodeList, &r.NNodes, &limit, &req, &alloc, &r.CancelledBy, &uuids,
-		&cpuMS, &r.Usage.MaxRSSMiB, &r.Usage.GPUUtilMean, &r.Usage.GPUUtilMax, &r.Usage.GPUMemMaxMiB, &r.StartDecision, &r.EndDecision)
+		&cpuMS, &r.Usage.MaxRSSMiB, &r.Usage.GPUUtilMean, &r.Usage.GPUUtilMax, &r.Usage.GPUMemMaxMiB, &r.StartDecision, &r.EndDecision,
+		&r.DerivedExitCode, &r.DerivedSignal)
 	if err != nil {
 		return r, fmt.Errorf("store: read job line: %w", err)
 	}

@@ -18,7 +18,7 @@ func TestRecordRoundTrip(t *testing.T) {
 	full := JobRecord{
 		JobID: 42, ArrayJobID: 40, ArrayTaskID: 2, Run: 1, Name: "train llm", User: "Alice", Account: "Physics",
 		Partition: "h100", QOS: "high", Submit: day0, Eligible: day0.Add(time.Minute), Start: day0.Add(2 * time.Minute),
-		End: day0.Add(3 * time.Hour), State: accounting.StateCancelled, CancelledBy: "root", ExitCode: 0, ExitSignal: 9,
+		End: day0.Add(3 * time.Hour), State: accounting.StateCancelled, CancelledBy: "root", ExitCode: 0, ExitSignal: 9, DerivedExitCode: 7, DerivedSignal: 3,
 		NodeList: "gpu[01-02]", NNodes: 2, Timelimit: 4 * time.Hour,
 		ReqTRES:       tres(t, "billing=32,cpu=32,gres/gpu=8,mem=512G,node=2"),
 		AllocTRES:     tres(t, "billing=32,cpu=32,gres/gpu=8,gres/gpu:h100=8,mem=512G,node=2"),

@@ -297,8 +297,12 @@ type LedgerLine struct {
 	GpuMemMaxMib     float64                `protobuf:"fixed64,29,opt,name=gpu_mem_max_mib,json=gpuMemMaxMib,proto3" json:"gpu_mem_max_mib,omitempty"`
 	StartDecision    string                 `protobuf:"bytes,30,opt,name=start_decision,json=startDecision,proto3" json:"start_decision,omitempty"`
 	EndDecision      string                 `protobuf:"bytes,31,opt,name=end_decision,json=endDecision,proto3" json:"end_decision,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// derived_exit_code and derived_signal (allocation lines): the highest
+	// exit status of the run's srun steps (sacct DerivedExitCode).
+	DerivedExitCode int32 `protobuf:"varint,32,opt,name=derived_exit_code,json=derivedExitCode,proto3" json:"derived_exit_code,omitempty"`
+	DerivedSignal   int32 `protobuf:"varint,33,opt,name=derived_signal,json=derivedSignal,proto3" json:"derived_signal,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *LedgerLine) Reset() {
@@ -546,6 +550,20 @@ func (x *LedgerLine) GetEndDecision() string {
 		return x.EndDecision
 	}
 	return ""
+}
+
+func (x *LedgerLine) GetDerivedExitCode() int32 {
+	if x != nil {
+		return x.DerivedExitCode
+	}
+	return 0
+}
+
+func (x *LedgerLine) GetDerivedSignal() int32 {
+	if x != nil {
+		return x.DerivedSignal
+	}
+	return 0
 }
 
 type AccountingJobsResponse struct {
@@ -935,7 +953,7 @@ const file_parity_v1_accounting_proto_rawDesc = "" +
 	"duplicates\x18\v \x01(\bR\n" +
 	"duplicates\"L\n" +
 	"\x15AccountingJobsRequest\x123\n" +
-	"\x06filter\x18\x01 \x01(\v2\x1b.parity.v1.AccountingFilterR\x06filter\"\xf3\a\n" +
+	"\x06filter\x18\x01 \x01(\v2\x1b.parity.v1.AccountingFilterR\x06filter\"\xc6\b\n" +
 	"\n" +
 	"LedgerLine\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12 \n" +
@@ -973,7 +991,9 @@ const file_parity_v1_accounting_proto_rawDesc = "" +
 	"gpuUtilMax\x12%\n" +
 	"\x0fgpu_mem_max_mib\x18\x1d \x01(\x01R\fgpuMemMaxMib\x12%\n" +
 	"\x0estart_decision\x18\x1e \x01(\tR\rstartDecision\x12!\n" +
-	"\fend_decision\x18\x1f \x01(\tR\vendDecision\"E\n" +
+	"\fend_decision\x18\x1f \x01(\tR\vendDecision\x12*\n" +
+	"\x11derived_exit_code\x18  \x01(\x05R\x0fderivedExitCode\x12%\n" +
+	"\x0ederived_signal\x18! \x01(\x05R\rderivedSignal\"E\n" +
 	"\x16AccountingJobsResponse\x12+\n" +
 	"\x05lines\x18\x01 \x03(\v2\x15.parity.v1.LedgerLineR\x05lines\"\x0f\n" +
 	"\rSharesRequest\"\xae\x01\n" +

@@ -124,6 +124,10 @@ func jobRecord(j *pb.Job, o ShowOptions) record {
 			{"ExcNodeList", textOrNull(s, "exclude", jobspec.CompressHostlist(s.GetExclude()))}},
 		{{"NodeList", NodeList(j)}},
 	}
+	if o.Details {
+		// Slurm's line 5a, after ExitCode: shown with -d only.
+		r = slices.Insert(r, 5, []kv{{"DerivedExitCode", derivedExit(j)}})
+	}
 	if j.GetBatchHost() != "" {
 		r = append(r, []kv{{"BatchHost", j.GetBatchHost()}})
 	}
