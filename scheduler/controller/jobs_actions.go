@@ -136,9 +136,7 @@ func (s *jobsService) Requeue(ctx context.Context, req *pb.RequeueRequest) (*pb.
 	if err != nil {
 		return nil, err
 	}
-	return c.jobCommand(ctx, jid, func(id auth.Identity, j *job) cstate.Command {
-		return cstate.Requeue{Job: j.Core.ID, By: id.User, Hold: req.GetHold()}
-	})
+	return c.requeueJob(ctx, jid, req.GetHold())
 }
 
 func (s *jobsService) Update(ctx context.Context, req *pb.UpdateJobRequest) (*pb.Job, error) {

@@ -55,11 +55,18 @@ type SignalJob struct {
 }
 
 // Requeue kills a live job's run and queues the job again once the run's
-// end comes (held when Hold).
+// end comes (held when Hold); a batch job that has ended (completed,
+// failed, cancelled, …) is queued again at once, as Slurm's scontrol
+// requeue does. Interactive (an salloc or srun allocation, not a batch
+// job) and NoRequeue (--no-requeue) are the job's, from the part of its
+// record the controller still keeps: such jobs are refused, in Slurm's
+// words.
 type Requeue struct {
-	Job  core.JobID
-	By   string
-	Hold bool
+	Job         core.JobID
+	By          string
+	Hold        bool
+	Interactive bool
+	NoRequeue   bool
 }
 
 // Update changes a job's request; a nil field is left as it is. Place

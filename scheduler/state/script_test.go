@@ -265,7 +265,7 @@ func parseCommand(verb string, a args) (Command, error) {
 	case "signal":
 		return SignalJob{Job: a.id(), By: a.get("by"), Signal: a.int32("sig")}, nil
 	case "requeue":
-		return Requeue{Job: a.id(), By: a.get("by"), Hold: a.has("hold")}, nil
+		return Requeue{Job: a.id(), By: a.get("by"), Hold: a.has("hold"), Interactive: a.has("interactive"), NoRequeue: a.has("no-requeue")}, nil
 	case "start":
 		allocs, err := parseAlloc(a.get("alloc"))
 		if err != nil {

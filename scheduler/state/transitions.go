@@ -117,8 +117,11 @@ func (m *Machine[R]) requeue(c Requeue) ([]Effect, error) {
 	if err != nil {
 		return nil, err
 	}
-	if j.State != Running && j.State != Suspended {
-		return nil, refuse(ErrPrecondition, fmt.Sprintf("job %d is %s; only running jobs can be requeued", c.Job, j.State))
+	if err := requeueable(j, c); err != nil {
+		return nil, err
+	}
+	if Terminal(j.State) {
+		return m.requeueEnded(j, c), nil
 	}
 	j.State, j.RequeueOnEnd, j.HoldOnEnd = Completing, true, c.Hold
 	ev := logged(KindRequeue, j, c.By)

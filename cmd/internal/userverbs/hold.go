@@ -47,10 +47,13 @@ can only be released by an operator or admin. Array task ids (20_3) work.`, func
 }
 
 func newRequeueCmdWith(env userEnv) *cobra.Command {
-	cmd := jobActionCmd(env, "requeue JOBID...", "Put running jobs back in the queue (scontrol requeue)",
-		`Stop running jobs and put them back in the queue with the same job id;
-they restart from the top of their script. --hold keeps them held once
-requeued (scontrol requeuehold).`, requeueAction)
+	cmd := jobActionCmd(env, "requeue JOBID...", "Put running or ended batch jobs back in the queue (scontrol requeue)",
+		`Put batch jobs back in the queue with the same job id: a running or
+suspended job is stopped first; one that ended (completed, failed,
+cancelled, timed out, ...) pends again at once, as in Slurm. Either way it
+restarts from the top of its script. --hold keeps them held once requeued
+(scontrol requeuehold). Pending jobs, salloc/srun allocations and
+--no-requeue jobs are refused.`, requeueAction)
 	cmd.Flags().Bool("hold", false, "hold the jobs once requeued (requeuehold)")
 	return cmd
 }

@@ -52,9 +52,9 @@ func TestHoldReleaseRequeue(t *testing.T) {
 	if _, h := holdOf(t, cl, alice, "1"); h != "user" {
 		t.Errorf("hold 1,7,8 did not hold job 1 (%q)", h)
 	}
-	// Only running jobs can be requeued: the controller's words, verbatim.
-	cl.fails(alice, 1, []string{"scontrol", "requeuehold", "2"}, "scontrol: error: job 2 is PENDING; only running jobs can be requeued")
-	cl.fails(alice, 1, []string{"parity", "requeue", "--hold", "2"}, "only running jobs can be requeued")
+	// A pending job is not requeued: the controller's words (Slurm's among them), verbatim.
+	cl.fails(alice, 1, []string{"scontrol", "requeuehold", "2"}, "scontrol: error: job 2 is PENDING: Job is pending execution; only running, suspended or ended batch jobs can be requeued")
+	cl.fails(alice, 1, []string{"parity", "requeue", "--hold", "2"}, "Job is pending execution")
 	cl.fails(alice, 1, []string{"parity", "hold", "20_3"}, "parity: hold: job 20_3: invalid job id specified: 20")
 }
 
