@@ -21,7 +21,7 @@ func TestLiveStateMatchesTheStore(t *testing.T) {
 	h.register("n1", 4)
 	alice, root := h.as("alice", auth.RoleUser), h.as("root", auth.RoleAdmin)
 	run := h.submit(alice, gpuJob("run", 2))
-	requeued := h.submit(alice, gpuJob("requeued", 2))
+	requeued := h.submit(alice, requeueable(gpuJob("requeued", 2)))
 	held := h.submit(alice, gpuJob("held", 1))
 	cancelled := h.submit(alice, gpuJob("cancelled", 1))
 	if _, err := root.HoldJob(ctx, held); err != nil {
