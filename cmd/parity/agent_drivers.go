@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"maps"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/parityhpc/parity/gres"
 	"github.com/parityhpc/parity/scheduler/agent"
 	"github.com/parityhpc/parity/vendors"
 	"github.com/parityhpc/parity/vendors/plugin"
@@ -112,7 +111,8 @@ func registryDrivers(ctx context.Context, log *slog.Logger, o agentOptions) ([]v
 // then its configured out-of-tree adapters, each supervised by the agent
 // (agent.Adapter) and checked against the host and the devices the others
 // own. An adapter that is not up yet is reported and supervised: the
-// node starts without its devices rather than not at all.
+// node starts with the devices it registered last time, drained, or
+// without them, rather than not at all, and takes them when it answers.
 func agentDrivers(ctx context.Context, log *slog.Logger, o agentOptions, deviceNodes bool) (vendors.Discovered, func(), error) {
 	if (o.simName != "" || o.simLab != "") && len(o.nodeConfig.InTree()) > 0 {
 		log.Warn("the simulated machine supplies the in-tree drivers; the config file's in-tree entries are not used",
@@ -127,33 +127,20 @@ func agentDrivers(ctx context.Context, log *slog.Logger, o agentOptions, deviceN
 		closeInTree()
 		return vendors.Discovered{}, nil, err
 	}
-	taken := map[string]string{}
-	for _, dev := range found.Inventory.Devices {
-		taken[dev.UUID] = dev.Vendor
+	// The spool keeps each adapter's registered inventory, so an adapter
+	// absent at a restart has its devices registered drained, naming why.
+	found, adapters, err := agent.AttachAdapters(ctx, found, o.nodeConfig.Plugins(), agent.AdapterConfig{Dial: dialAdapter(log), Logger: log},
+		filepath.Join(o.spool, "adapters"))
+	if err != nil {
+		closeInTree()
+		return vendors.Discovered{}, nil, err
 	}
-	var adapters []vendors.Driver
-	invs := []gres.Inventory{found.Inventory}
-	for _, p := range o.nodeConfig.Plugins() {
-		ad, err := agent.NewAdapter(agent.AdapterConfig{Policy: p, Dial: dialAdapter(log), Logger: log,
-			Host: found.Inventory.Host, Taken: maps.Clone(taken)})
-		if err != nil {
-			closeInTree()
-			return vendors.Discovered{}, nil, err
+	return found, func() {
+		for _, ad := range adapters {
+			_ = ad.Close()
 		}
-		if err := ad.Attach(ctx); err != nil {
-			log.Error("adapter not attached: the node starts without its devices; the agent keeps trying and registers them at its next start",
-				"plugin", p.Target, "err", err)
-		}
-		inv, _ := ad.Discover(ctx)
-		for _, dev := range inv.Devices {
-			taken[dev.UUID] = p.Target
-		}
-		invs = append(invs, inv)
-		adapters = append(adapters, ad)
-	}
-	found.Active = append(found.Active, adapters...)
-	found.Inventory = gres.Merge(invs...)
-	return found, func() { _ = vendors.CloseAll(adapters); closeInTree() }, nil
+		closeInTree()
+	}, nil
 }
 
 // dialAdapter connects to an adapter with its policy's timeouts.

@@ -31,12 +31,21 @@ type AdapterConfig struct {
 	Dial   Dialer
 	// Clock times calls, probes and the reconnect backoff (the wall
 	// clock by default); tests drive it by hand.
-	Clock  launch.Clock
+	Clock launch.Clock
+	// Stamp stamps every sample and forwarded condition with Clock's time
+	// rather than the adapter's: a lab on simulated time runs its
+	// adapters' processes on the host's clock.
+	Stamp  bool
 	Logger *slog.Logger
 	// Host and Taken are what the adapter's inventory must agree with:
 	// the node's host facts and the UUIDs its other drivers own.
 	Host  *gres.Host
 	Taken map[string]string
+	// StateFile keeps the registered inventory between the agent's starts
+	// (AdapterStateFile), so an adapter absent at a start has its devices
+	// registered drained, naming why, rather than missing; empty keeps
+	// nothing.
+	StateFile string
 }
 
 // Adapter is a vendors.Driver standing for one out-of-tree adapter for
@@ -66,6 +75,12 @@ type Adapter struct {
 	downSince  time.Time
 	reason     string // why the adapter is down ("" while up)
 	unknownNew map[string]bool
+	// absentAtStart: the adapter was not up at Attach and its devices
+	// were registered from StateFile; the supervisor drains them once.
+	absentAtStart bool
+	// grew is signalled when a first inventory is adopted while the agent
+	// runs (InventoryGrew).
+	grew chan struct{}
 	// releases asked for while the adapter was down, replayed when it is
 	// back: a hung adapter that returns still holds what it prepared.
 	releases []string
@@ -91,30 +106,28 @@ func NewAdapter(cfg AdapterConfig) (*Adapter, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Adapter{cfg: cfg, log: cfg.Logger.With("adapter", cfg.Policy.Target), kick: make(chan struct{}, 1),
+	return &Adapter{cfg: cfg, log: cfg.Logger.With("adapter", cfg.Policy.Target), kick: make(chan struct{}, 1), grew: make(chan struct{}, 1),
 		registered: map[string]gres.Device{}, missing: map[string]string{}, unknownNew: map[string]bool{},
 		reason: "not attached yet"}, nil
 }
 
 // Attach makes the first connection and registers the adapter's devices.
-// On failure the adapter starts with no devices (its supervision keeps
-// trying; devices first seen later are registered at the agent's next
-// start) and the error says why.
+// On failure the adapter starts with the devices it registered at the
+// agent's last start (StateFile), which its supervision drains naming
+// why, or with none; either way the supervision keeps trying, and an
+// adapter first seen later has its devices registered then
+// (InventoryGrew). The error says why.
 func (a *Adapter) Attach(ctx context.Context) error {
 	conn, inv, err := a.connect(ctx)
 	if err != nil {
-		a.mu.Lock()
-		a.reason, a.downSince = err.Error(), a.cfg.Clock.Now()
-		a.mu.Unlock()
+		a.startAbsent(err.Error())
 		return fmt.Errorf("%w: %s: %w", ErrAdapterDown, a.cfg.Policy.Target, err)
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.conn, a.info, a.inv, a.reason = conn, conn.Info(), inv, ""
-	for _, d := range inv.Devices {
-		a.registered[d.UUID] = d
-		a.order = append(a.order, d.UUID)
-	}
+	a.conn, a.info, a.reason = conn, conn.Info(), ""
+	a.registerLocked(inv)
+	a.mu.Unlock()
+	a.saveState(inv)
 	a.log.Info("adapter attached", "driver", a.info.Name, "vendor", a.info.Vendor, "devices", len(inv.Devices))
 	return nil
 }

@@ -36,7 +36,7 @@ func (a *Adapter) Sample(ctx context.Context) ([]gres.Sample, error) {
 	defer a.mu.Unlock()
 	out := got[:0:0]
 	for _, smp := range got {
-		if smp.Time.IsZero() {
+		if smp.Time.IsZero() || a.cfg.Stamp {
 			// The controller counts a sample once per time stamp: an
 			// adapter that sends none would look silent after its first.
 			smp.Time = now

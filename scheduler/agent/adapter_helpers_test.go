@@ -193,17 +193,39 @@ type adapterRig struct {
 	stop   func()
 	dials  chan struct{}
 	policy PluginPolicy
+	// attachErr is what Attach returned.
+	attachErr error
 }
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func newAdapterRig(t *testing.T, inv gres.Inventory) *adapterRig {
 	t.Helper()
+	return newAdapterRigWith(t, inv, rigOptions{served: true})
+}
+
+// rigOptions vary the rig: whether the adapter is served when the agent
+// attaches it, where its inventory is kept between starts, and policy
+// changes.
+type rigOptions struct {
+	served    bool
+	stateFile string
+	policy    func(*PluginPolicy)
+}
+
+func newAdapterRigWith(t *testing.T, inv gres.Inventory, o rigOptions) *adapterRig {
+	t.Helper()
 	r := &adapterRig{t: t, path: filepath.Join(t.TempDir(), "acme.sock"), accel: &fakeAccel{inv: inv}, clock: newHandClock(),
 		conds: make(chan gres.Condition, 64), dials: make(chan struct{}, 64)}
 	r.policy = PluginPolicy{Target: "unix://" + r.path, ConnectTimeout: 5 * time.Second, CallTimeout: 3 * time.Second,
 		ProbeInterval: 10 * time.Second, ReconnectMin: time.Second, ReconnectMax: 8 * time.Second}
-	r.serve()
+	if o.policy != nil {
+		o.policy(&r.policy)
+	}
+	r.stop = func() {}
+	if o.served {
+		r.serve()
+	}
 	dial := func(ctx context.Context, p PluginPolicy) (vendors.Driver, error) {
 		r.dials <- struct{}{}
 		// Fail fast when the socket is gone: the supervisor's own backoff
@@ -212,13 +234,14 @@ func newAdapterRig(t *testing.T, inv gres.Inventory) *adapterRig {
 			plugin.WithLogger(quietLog()))
 	}
 	ad, err := NewAdapter(AdapterConfig{Policy: r.policy, Dial: dial, Clock: r.clock, Logger: quietLog(), Host: testHost(),
-		Taken: map[string]string{"GPU-0": "other"}})
+		Taken: map[string]string{"GPU-0": "other"}, StateFile: o.stateFile})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.ad = ad
-	if err := ad.Attach(t.Context()); err != nil {
-		t.Fatal(err)
+	r.attachErr = ad.Attach(t.Context())
+	if (r.attachErr == nil) != o.served {
+		t.Fatalf("attach with the adapter served=%v: %v", o.served, r.attachErr)
 	}
 	<-r.dials
 	ctx, cancel := context.WithCancel(context.Background())

@@ -53,6 +53,90 @@ health:
 // GPUs per node does not drain it); when the adapter is back its devices resume through
 // the health policy and the requeued job runs again.
 func TestAdapterCrashLeavesTheNodeRunning(t *testing.T) {
+	al := startAdapterLab(t, true, "")
+	lab, ctx, found, serve := al.lab, al.ctx, al.found, al.serve
+	crash := al.stop
+
+	onH100 := lab.submit("p1", "gpu", "on-h100")
+	h100 := lab.running(onH100, 0)
+	lab.nodes["p1"].gpuType = "a1"
+	onAcme := lab.submit("p1", "gpu", "on-acme")
+	acme := lab.running(onAcme, 0)
+	if !strings.HasPrefix(acme, "ACME-") {
+		t.Fatalf("the a1 job runs on %s", acme)
+	}
+
+	crash()
+	acmes := []string{"ACME-0", "ACME-1", "ACME-2", "ACME-3"}
+	lab.waitFor("the adapter's devices drained", func() bool {
+		for _, u := range acmes {
+			if !strings.Contains(lab.gpu("p1", u).GetDrainReason(), "adapter gone") {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("drain reason: %s", lab.gpu("p1", acme).GetDrainReason())
+	if j := lab.job(onH100); j.GetState() != "RUNNING" || j.GetRestarts() != 0 || j.GetAlloc()[0].GetDevices()[0] != h100 {
+		t.Errorf("the H100 job after the adapter's crash: %s, restarts %d", j.GetState(), j.GetRestarts())
+	}
+	for _, d := range found.Inventory.Devices {
+		if g := lab.gpu("p1", d.UUID); g.GetState() == "drain" || g.GetDrainReason() != "" {
+			t.Errorf("H100 %s touched by the adapter's crash: %v", d.UUID, g)
+		}
+	}
+	nd, err := lab.admin.GetNode(ctx, "p1")
+	if err != nil || slices.Contains(nd.GetFlags(), "DRAIN") {
+		t.Errorf("node after the adapter's crash: %v, %v", nd.GetFlags(), err)
+	}
+
+	crash = serve()
+	t.Cleanup(crash)
+	defer func() {
+		if t.Failed() {
+			for _, u := range acmes {
+				t.Logf("%s: %v", u, lab.gpu("p1", u))
+			}
+			for _, ev := range lab.events("p1") {
+				t.Logf("event %s %v", ev.GetKind(), ev.GetFields())
+			}
+		}
+	}()
+	lab.waitFor("the adapter's devices resumed", func() bool {
+		for _, u := range acmes {
+			if g := lab.gpu("p1", u); g.GetDrainReason() != "" || g.GetHealth() != "healthy" {
+				return false
+			}
+		}
+		return true
+	})
+	if again := lab.running(onAcme, 1); !strings.HasPrefix(again, "ACME-") {
+		t.Errorf("the requeued job runs on %s", again)
+	}
+	if j := lab.job(onH100); j.GetState() != "RUNNING" || j.GetRestarts() != 0 {
+		t.Errorf("the H100 job at the end: %s, restarts %d", j.GetState(), j.GetRestarts())
+	}
+}
+
+// adapterLab is one node (p1) run by a real agent and controller: the
+// real NVIDIA driver over a simulated 8×H100 machine and an out-of-tree
+// adapter with 4 devices on a unix socket, supervised by an Adapter.
+type adapterLab struct {
+	lab   *healthLab
+	ctx   context.Context
+	found vendors.Discovered // the in-tree drivers' devices
+	accel *fakeAccel
+	// serve starts the adapter's server and returns its stop; stop ends
+	// the one started by startAdapterLab (a no-op when not served).
+	serve func() func()
+	stop  func()
+}
+
+// startAdapterLab starts the lab with the adapter served at the agent's
+// start or not, its inventory kept in stateFile ("" for none), and
+// returns once the node has registered.
+func startAdapterLab(t *testing.T, served bool, stateFile string) *adapterLab {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("skipped in -short mode: runs a one-node lab for some seconds")
 	}
@@ -110,12 +194,15 @@ func TestAdapterCrashLeavesTheNodeRunning(t *testing.T) {
 		<-ready
 		return func() { stop(); <-done }
 	}
-	crash := serve()
+	al := &adapterLab{lab: lab, ctx: ctx, found: found, accel: accel, serve: serve, stop: func() {}}
+	if served {
+		al.stop = serve()
+	}
 	taken := map[string]string{}
 	for _, d := range found.Inventory.Devices {
 		taken[d.UUID] = d.Vendor
 	}
-	ad, err := NewAdapter(AdapterConfig{Logger: quiet, Host: found.Inventory.Host, Taken: taken,
+	ad, err := NewAdapter(AdapterConfig{Logger: quiet, Host: found.Inventory.Host, Taken: taken, StateFile: stateFile,
 		Policy: PluginPolicy{Target: "unix://" + sock, CallTimeout: time.Second, ProbeInterval: 200 * time.Millisecond,
 			ReconnectMin: 100 * time.Millisecond, ReconnectMax: 400 * time.Millisecond},
 		Dial: func(ctx context.Context, p PluginPolicy) (vendors.Driver, error) {
@@ -124,8 +211,8 @@ func TestAdapterCrashLeavesTheNodeRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ad.Attach(ctx); err != nil {
-		t.Fatal(err)
+	if err := ad.Attach(ctx); (err == nil) != served {
+		t.Fatalf("attach with the adapter served=%v: %v", served, err)
 	}
 	adInv, _ := ad.Discover(ctx)
 	n.inv = gres.Merge(found.Inventory, adInv)
@@ -157,64 +244,6 @@ func TestAdapterCrashLeavesTheNodeRunning(t *testing.T) {
 		nodes, err := lab.admin.ListNodes(ctx, nil)
 		return err == nil && len(nodes) == 1 && nodes[0].GetRegistered()
 	})
+	return al
 
-	onH100 := lab.submit("p1", "gpu", "on-h100")
-	h100 := lab.running(onH100, 0)
-	n.gpuType = "a1"
-	onAcme := lab.submit("p1", "gpu", "on-acme")
-	acme := lab.running(onAcme, 0)
-	if !strings.HasPrefix(acme, "ACME-") {
-		t.Fatalf("the a1 job runs on %s", acme)
-	}
-
-	crash()
-	acmes := []string{"ACME-0", "ACME-1", "ACME-2", "ACME-3"}
-	lab.waitFor("the adapter's devices drained", func() bool {
-		for _, u := range acmes {
-			if !strings.Contains(lab.gpu("p1", u).GetDrainReason(), "adapter gone") {
-				return false
-			}
-		}
-		return true
-	})
-	t.Logf("drain reason: %s", lab.gpu("p1", acme).GetDrainReason())
-	if j := lab.job(onH100); j.GetState() != "RUNNING" || j.GetRestarts() != 0 || j.GetAlloc()[0].GetDevices()[0] != h100 {
-		t.Errorf("the H100 job after the adapter's crash: %s, restarts %d", j.GetState(), j.GetRestarts())
-	}
-	for _, d := range found.Inventory.Devices {
-		if g := lab.gpu("p1", d.UUID); g.GetState() == "drain" || g.GetDrainReason() != "" {
-			t.Errorf("H100 %s touched by the adapter's crash: %v", d.UUID, g)
-		}
-	}
-	nd, err := lab.admin.GetNode(ctx, "p1")
-	if err != nil || slices.Contains(nd.GetFlags(), "DRAIN") {
-		t.Errorf("node after the adapter's crash: %v, %v", nd.GetFlags(), err)
-	}
-
-	crash = serve()
-	t.Cleanup(crash)
-	defer func() {
-		if t.Failed() {
-			for _, u := range acmes {
-				t.Logf("%s: %v", u, lab.gpu("p1", u))
-			}
-			for _, ev := range lab.events("p1") {
-				t.Logf("event %s %v", ev.GetKind(), ev.GetFields())
-			}
-		}
-	}()
-	lab.waitFor("the adapter's devices resumed", func() bool {
-		for _, u := range acmes {
-			if g := lab.gpu("p1", u); g.GetDrainReason() != "" || g.GetHealth() != "healthy" {
-				return false
-			}
-		}
-		return true
-	})
-	if again := lab.running(onAcme, 1); !strings.HasPrefix(again, "ACME-") {
-		t.Errorf("the requeued job runs on %s", again)
-	}
-	if j := lab.job(onH100); j.GetState() != "RUNNING" || j.GetRestarts() != 0 {
-		t.Errorf("the H100 job at the end: %s, restarts %d", j.GetState(), j.GetRestarts())
-	}
 }

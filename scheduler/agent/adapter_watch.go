@@ -33,6 +33,7 @@ const (
 // when the adapter goes; and reconnects with backoff between
 // ReconnectMin and ReconnectMax on the adapter's clock.
 func (a *Adapter) WatchHealth(ctx context.Context, emit func(gres.Condition)) error {
+	a.drainAbsent(emit)
 	delay := a.cfg.Policy.ReconnectMin
 	for ctx.Err() == nil {
 		a.mu.Lock()
@@ -120,6 +121,9 @@ func (a *Adapter) forwardHealth(ctx context.Context, conn vendors.Driver, emit f
 			_, mine := a.registered[c.UUID]
 			a.mu.Unlock()
 			if mine {
+				if a.cfg.Stamp {
+					c.Time = a.cfg.Clock.Now()
+				}
 				emit(c)
 			}
 		})
@@ -167,6 +171,9 @@ func (a *Adapter) comeUp(conn vendors.Driver, inv gres.Inventory, emit func(gres
 		if err := a.Release(context.Background(), id); err != nil {
 			a.log.Warn("a release kept while the adapter was down failed", "id", id, "err", err)
 		}
+	}
+	if a.adopt(inv) {
+		return
 	}
 	a.reconcile(inv, emit)
 }

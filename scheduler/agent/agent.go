@@ -70,7 +70,10 @@ type Agent struct {
 	cfg Config
 	log *slog.Logger
 
-	mu         sync.Mutex
+	mu sync.Mutex
+	// inv is the node's inventory as last registered: Config.Inventory,
+	// grown by adapters first seen while the agent runs.
+	inv        gres.Inventory
 	samples    map[string]gres.Sample
 	conditions []gres.Condition
 	interval   time.Duration
@@ -132,7 +135,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.DiagnoseTimeout <= 0 {
 		cfg.DiagnoseTimeout = 15 * time.Minute
 	}
-	return &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.Node), samples: map[string]gres.Sample{}, interval: 30 * time.Second,
+	return &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.Node), inv: cfg.Inventory, samples: map[string]gres.Sample{}, interval: 30 * time.Second,
 		diagnosing: map[string]bool{}, wake: make(chan struct{}, 1), settling: map[uint64]chan struct{}{}, forgot: make(chan struct{}),
 		steps: newStepState(cfg.Runtime)}, nil
 }
@@ -175,6 +178,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		run(a.nodeChecks)
 	}
 	for _, d := range a.cfg.Drivers {
+		if g, ok := d.(inventoryGrower); ok {
+			run(func(ctx context.Context) { a.followGrowth(ctx, g) })
+		}
 		if w, ok := d.(vendors.HealthWatcher); ok {
 			run(func(ctx context.Context) {
 				if err := w.WatchHealth(ctx, a.condition); err != nil && ctx.Err() == nil {
@@ -191,7 +197,8 @@ func (a *Agent) Run(ctx context.Context) error {
 // register announces the node until the controller accepts it.
 func (a *Agent) register(ctx context.Context) error {
 	return a.retry(ctx, "register", func() error {
-		req := &pb.RegisterRequest{Node: a.cfg.Node, Inventory: api.InventoryToProto(a.cfg.Inventory),
+		inv := a.inventory()
+		req := &pb.RegisterRequest{Node: a.cfg.Node, Inventory: api.InventoryToProto(inv),
 			Running: a.running(), AgentVersion: a.cfg.Version}
 		resp, err := a.cfg.Controller.Register(ctx, req)
 		if err != nil {
@@ -203,7 +210,7 @@ func (a *Agent) register(ctx context.Context) error {
 		}
 		a.registered = true
 		a.mu.Unlock()
-		a.log.Info("registered", "state", resp.GetNodeState(), "devices", len(a.cfg.Inventory.Devices), "running", len(req.Running))
+		a.log.Info("registered", "state", resp.GetNodeState(), "devices", len(inv.Devices), "running", len(req.Running))
 		for _, o := range resp.GetOrders() {
 			a.handle(ctx, o)
 		}
@@ -281,7 +288,7 @@ func (a *Agent) heartbeat() *pb.HeartbeatRequest {
 	req := &pb.HeartbeatRequest{Node: a.cfg.Node, Running: a.running()}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for _, d := range a.cfg.Inventory.Devices {
+	for _, d := range a.inv.Devices {
 		if s, ok := a.samples[d.UUID]; ok {
 			req.Samples = append(req.Samples, api.SampleToProto(s))
 		}

@@ -60,7 +60,7 @@ func (a *Agent) runDiagnosis(ctx context.Context, uuid string, level int) gres.D
 	failed := func(format string, args ...any) gres.Diagnosis {
 		return gres.Diagnosis{UUID: uuid, Level: level, Tests: []gres.DiagnosisTest{{Name: "diagnose", Message: fmt.Sprintf(format, args...)}}}
 	}
-	dev, ok := a.cfg.Inventory.Device(uuid)
+	dev, ok := a.inventory().Device(uuid)
 	if !ok {
 		return failed("device %s is not in this node's inventory", uuid)
 	}

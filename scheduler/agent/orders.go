@@ -206,7 +206,7 @@ func (a *Agent) spec(ctx context.Context, o *pb.LaunchOrder) (launch.Spec, error
 	if spec.Env == nil {
 		spec.Env = map[string]string{}
 	}
-	maps.Copy(spec.Env, slurmEnv(o, cpus, a.cfg.Inventory))
+	maps.Copy(spec.Env, slurmEnv(o, cpus, a.inventory()))
 	if err := a.prepare(ctx, &spec); err != nil {
 		return launch.Spec{}, err
 	}
@@ -217,7 +217,7 @@ func (a *Agent) spec(ctx context.Context, o *pb.LaunchOrder) (launch.Spec, error
 func (a *Agent) prepare(ctx context.Context, spec *launch.Spec) error {
 	byVendor := map[string][]string{}
 	for _, u := range spec.GPUs {
-		d, ok := a.cfg.Inventory.Device(u)
+		d, ok := a.inventory().Device(u)
 		if !ok {
 			return fmt.Errorf("agent: job %d: device %s is not in this node's inventory", spec.JobID, u)
 		}

@@ -214,7 +214,7 @@ func (a *Agent) stepSpec(ctx context.Context, so *pb.StepOrder) (launch.StepSpec
 		release()
 		return launch.StepSpec{}, noop, fmt.Errorf("agent: step %d.%d: %w", so.GetJobId(), so.GetStepId(), err)
 	}
-	common := stepEnv(so, a.cfg.Node, cpus, a.cfg.Inventory)
+	common := stepEnv(so, a.cfg.Node, cpus, a.inventory())
 	maps.Copy(common, stepPrep.Env)
 	for i := range so.GetTasks() {
 		env := maps.Clone(req.GetEnv())
@@ -255,7 +255,7 @@ func (a *Agent) prepareDevices(ctx context.Context, id string, uuids []string) (
 	var out launch.Spec
 	byVendor := map[string][]string{}
 	for _, u := range uuids {
-		d, ok := a.cfg.Inventory.Device(u)
+		d, ok := a.inventory().Device(u)
 		if !ok {
 			return vendors.Prepared{}, fmt.Errorf("agent: step %s: device %s is not in this node's inventory", id, u)
 		}

@@ -46,7 +46,7 @@ func (a *Agent) taskDevices(s stepBinding, devices []string, cpus topology.CPUSe
 		return nil, false, nil
 	}
 	near := func(pos int) bool {
-		d, found := a.cfg.Inventory.Device(devices[pos])
+		d, found := a.inventory().Device(devices[pos])
 		return found && !d.LocalCPUs.Intersect(cpus).IsEmpty()
 	}
 	pos, err := s.bind.TaskGPUs(len(devices), i, n, near)
