@@ -315,7 +315,8 @@ func (t *LabTarget) Replica(ctx context.Context, node string) (*presets.Machine,
 	// Built as labs/cluster builds its nodes (same seed), but polling for
 	// faults more often: only the driver contract's checks use a replica,
 	// and its health check waits for the first poll after a fault.
-	m, err := tmpl.Build(ctx, presets.Options{Root: root, Seed: t.seeds[node], Hostname: node, HealthPoll: replicaHealthPoll})
+	m, err := cluster.BuildMachine(ctx, tmpl, presets.Options{Root: root, Seed: t.seeds[node], Hostname: node, HealthPoll: replicaHealthPoll,
+		FindAdapter: t.c.FindAdapter}, t.opts.Logger)
 	if err != nil {
 		return nil, nil, err
 	}

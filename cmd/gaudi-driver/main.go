@@ -24,13 +24,14 @@ driver protocol (vendors/plugin), reading the habanalabs driver's sysfs and
 
 Usage:
   gaudi-driver [serve] --socket PATH [--root DIR] [--sim] [--seed N] [--cards N] [--numa-cpus L;L] [--device-nodes] [--poll D]
-  gaudi-driver inject --root DIR --card N --fault hard-reset|needs-reset|disabled|operational|remove
+  gaudi-driver inject --root DIR --card N --fault hard-reset|needs-reset|disabled|operational|remove|load [--util PCT]
 
 serve --sim generates a simulated HLS-2 board under --root unless a tree is
 already there (so identities and counters survive restarts); --sim without
 --root uses a temporary directory removed at exit. inject changes one card
 of a simulated tree (N is its accel index) as the driver would; a running
-adapter's health watcher reports it at the next poll.
+adapter's health watcher reports it at the next poll. load sets what the
+INFO ioctl would report as the card's utilisation (--util, percent).
 
 An agent attaches the adapter from its config file (parity agent --config):
 
@@ -181,7 +182,8 @@ func runInject(args []string, stderr io.Writer) error {
 	fs := newFlags("inject", stderr)
 	root := fs.String("root", "", "the simulated tree (the adapter's --root; required)")
 	n := fs.Int("card", 0, "the card's accel index")
-	fault := fs.String("fault", "hard-reset", "hard-reset, needs-reset, disabled, operational or remove")
+	fault := fs.String("fault", "hard-reset", "hard-reset, needs-reset, disabled, operational, remove or load")
+	util := fs.Int("util", 0, "with --fault load: the card's utilisation in percent")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -204,6 +206,8 @@ func runInject(args []string, stderr io.Writer) error {
 		return m.SetStatus(*n, gaudisim.StatusOperational)
 	case "remove":
 		return m.Remove(*n)
+	case "load":
+		return m.SetLoad(*n, *util, 0)
 	}
-	return fmt.Errorf("--fault %q is not hard-reset, needs-reset, disabled, operational or remove", *fault)
+	return fmt.Errorf("--fault %q is not hard-reset, needs-reset, disabled, operational, remove or load", *fault)
 }

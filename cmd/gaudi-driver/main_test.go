@@ -113,4 +113,33 @@ func TestUsageErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `--fault "melt"`) {
 		t.Errorf("inject --fault melt: %v; want the fault named", err)
 	}
+	err = run(context.Background(), []string{"inject", "--root", root, "--fault", "load", "--util", "101"}, io.Discard, nil)
+	if err == nil || !strings.Contains(err.Error(), "101%") {
+		t.Errorf("inject --fault load --util 101: %v; want the percentage refused", err)
+	}
+}
+
+// TestInjectLoad: inject --fault load sets what the adapter's meter reads
+// as the card's utilisation (a lab makes a job's cards busy or idle so).
+func TestInjectLoad(t *testing.T) {
+	root := t.TempDir()
+	if _, err := gaudisim.Generate(root, gaudisim.Config{Cards: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), []string{"inject", "--root", root, "--card", "1", "--fault", "load", "--util", "37"}, io.Discard, nil); err != nil {
+		t.Fatal(err)
+	}
+	d := NewDriver(root, withMeter(simMeter{root: root}))
+	samples, err := d.Sample(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int]float64{}
+	inv, _ := d.Discover(context.Background())
+	for i, s := range samples {
+		got[inv.Devices[i].Index] = s.UtilizationPct
+	}
+	if got[1] != 37 || got[0] != 0 {
+		t.Errorf("utilisation by card %v, want card 1 at 37%% and card 0 idle", got)
+	}
 }

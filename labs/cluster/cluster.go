@@ -94,6 +94,7 @@ type Cluster struct {
 	log       *slog.Logger
 	wrap      func(node string, d vendors.Driver) vendors.Driver
 	templates map[string]presets.Template
+	adapters  *adapterFinder
 	preempt   bool // Options.Preemption
 	ctl       *controller.Controller
 	key       auth.Key
@@ -129,7 +130,8 @@ func Up(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{Lab: opts.Lab, Dir: dir, log: log, nodes: map[string]*Node{},
-		CgroupRoot: croot, wrap: opts.WrapDriver, templates: opts.Templates, Clock: opts.Clock, preempt: opts.Preemption}
+		CgroupRoot: croot, wrap: opts.WrapDriver, templates: opts.Templates, Clock: opts.Clock, preempt: opts.Preemption,
+		adapters: newAdapterFinder(dir)}
 	users := append([]string{"root", "admin", "nobody"}, opts.Users...)
 	if err := c.startController(ctx, append([]string{"root", "admin"}, opts.Admins...), users, opts.MetricsAddr); err != nil {
 		return nil, err
@@ -222,7 +224,8 @@ func (c *Cluster) startNode(ctx context.Context, n labfile.Node, mgr *cgroup.Man
 	if c.Clock != nil {
 		now = c.Clock.Now
 	}
-	m, _, err := buildNodeAt(ctx, c.Lab, c.Dir, n.Name, c.templates, now)
+	m, _, err := buildNodeAt(ctx, c.Lab, c.Dir, n.Name, c.templates, nodeBuild{now: now, finder: c.adapters,
+		log: c.log.With("daemon", "agent", "node", n.Name)})
 	if err != nil {
 		return err
 	}
@@ -288,6 +291,13 @@ func (c *Cluster) startNode(ctx context.Context, n labfile.Node, mgr *cgroup.Man
 // waitRegistered polls the controller until every lab node is known and up.
 func (c *Cluster) waitRegistered(ctx context.Context) error {
 	return waitNodes(ctx, c.Client, len(c.order), func() error { return nil })
+}
+
+// FindAdapter finds an out-of-tree adapter's executable as the lab's
+// nodes found theirs (presets.Options.FindAdapter), for rebuilt copies of
+// its machines.
+func (c *Cluster) FindAdapter(ctx context.Context, name string) (string, error) {
+	return c.adapters.find(ctx, name)
 }
 
 // Token signs a token for user with role (auth.RoleUser when empty).

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,13 +73,22 @@ func NodeSpool(dir, node string) string {
 // under dir. Its seed follows the node's place in the lab, so every
 // process that builds it gets the same device identities.
 func buildNode(ctx context.Context, lab *labfile.Lab, dir, name string, extra map[string]presets.Template) (*presets.Machine, labfile.Node, error) {
-	return buildNodeAt(ctx, lab, dir, name, extra, nil)
+	return buildNodeAt(ctx, lab, dir, name, extra, nodeBuild{finder: newAdapterFinder(dir)})
 }
 
-// buildNodeAt is buildNode with the clock the drivers stamp samples and
-// conditions with (nil: the host's), so a lab on simulated time sees its
-// hardware at that time too.
-func buildNodeAt(ctx context.Context, lab *labfile.Lab, dir, name string, extra map[string]presets.Template, now func() time.Time) (*presets.Machine, labfile.Node, error) {
+// nodeBuild is what a lab instance shares among its nodes' builds.
+type nodeBuild struct {
+	// now is the clock the drivers stamp samples and conditions with (nil:
+	// the host's), so a lab on simulated time sees its hardware at that
+	// time too.
+	now    func() time.Time
+	finder *adapterFinder
+	log    *slog.Logger
+}
+
+// buildNodeAt is buildNode with the lab instance's clock, adapter finder
+// and logger.
+func buildNodeAt(ctx context.Context, lab *labfile.Lab, dir, name string, extra map[string]presets.Template, b nodeBuild) (*presets.Machine, labfile.Node, error) {
 	for i, n := range lab.NodeList() {
 		if n.Name != name {
 			continue
@@ -92,7 +102,8 @@ func buildNodeAt(ctx context.Context, lab *labfile.Lab, dir, name string, extra 
 		if err := os.MkdirAll(root, 0o755); err != nil {
 			return nil, n, err
 		}
-		m, err := tmpl.Build(ctx, presets.Options{Root: root, Seed: lab.Seed + int64(i), Hostname: n.Name, HealthPoll: FaultPoll, Now: now})
+		m, err := BuildMachine(ctx, tmpl, presets.Options{Root: root, Seed: lab.Seed + int64(i), Hostname: n.Name, HealthPoll: FaultPoll,
+			Now: b.now, FindAdapter: b.finder.find}, b.log)
 		return m, n, err
 	}
 	return nil, labfile.Node{}, fmt.Errorf("cluster: lab %s has no node %q", lab.Name, name)

@@ -47,6 +47,51 @@ switches:
   - name: leaf2
     nodes: mi300x-[1-2],mi300x-1-cpx,cpu-2
 `,
+		// four-vendors is default with a fourth family beside NVIDIA, AMD
+		// and CPU-only: two HLS-2 nodes of Intel Gaudi 2 cards served by
+		// the out-of-tree adapter cmd/gaudi-driver, one process per node,
+		// attached over its socket from the node's config file as a site
+		// attaches it.
+		"four-vendors": `name: four-vendors
+seed: 1
+nodes:
+  - names: h100-[1-2]
+    template: dgx-h100
+    features: [h100, nvlink]
+  - names: mi300x-[1-2]
+    template: mi300x
+    features: [mi300x, xgmi]
+  - names: h100-1-mig
+    template: dgx-h100-mig-all
+    features: [h100, mig]
+  - names: mi300x-1-cpx
+    template: mi300x-cpx
+    features: [mi300x, cpx]
+  - names: gaudi2-[1-2]
+    template: hls2-gaudi2
+    features: [gaudi2, roce]
+  - names: cpu-[1-2]
+    template: cpu
+    features: [cpu]
+partitions:
+  - name: gpu
+    nodes: h100-[1-2],mi300x-[1-2],h100-1-mig,mi300x-1-cpx,gaudi2-[1-2]
+    default: true
+    maxTime: 1-00:00:00
+    billingWeights: CPU=1,Mem=0.25G,GRES/gpu=8
+  - name: cpu
+    nodes: cpu-[1-2]
+    billingWeights: CPU=1,Mem=0.25G
+switches:
+  - name: spine
+    switches: leaf[1-3]
+  - name: leaf1
+    nodes: h100-[1-2],h100-1-mig,cpu-1
+  - name: leaf2
+    nodes: mi300x-[1-2],mi300x-1-cpx,cpu-2
+  - name: leaf3
+    nodes: gaudi2-[1-2]
+`,
 		// slurm-anchor matches the side-by-side Slurm setup: 4 nodes × 8 H100.
 		"slurm-anchor": `name: slurm-anchor
 seed: 1

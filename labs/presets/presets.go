@@ -30,6 +30,9 @@ type Options struct {
 	// Now, when set, is the clock the drivers stamp samples and
 	// conditions with (a lab's simulated time; default time.Now).
 	Now func() time.Time
+	// FindAdapter finds the executables of machines whose accelerator is
+	// an out-of-tree adapter (default FindAdapter).
+	FindAdapter AdapterFinder
 }
 
 // Faults are the hooks that change a simulated machine's hardware state
@@ -68,10 +71,21 @@ type Machine struct {
 	Layout   sim.HostLayout
 	Drivers  []vendors.Driver
 	Faults   Faults // nil for machines without accelerators
+	// Adapters are the out-of-tree adapters the machine runs as processes,
+	// not yet among Drivers: the agent attaches each from its ConfigFile
+	// (labs/cluster does, as a site's agent would).
+	Adapters []*AdapterRun
 }
 
-// Close closes every driver that holds resources.
-func (m *Machine) Close() error { return builtin.Close(m.Drivers) }
+// Close closes every driver that holds resources, then stops the
+// machine's adapter processes.
+func (m *Machine) Close() error {
+	errs := []error{builtin.Close(m.Drivers)}
+	for _, a := range m.Adapters {
+		errs = append(errs, a.stop())
+	}
+	return errors.Join(errs...)
+}
 
 // Template describes and builds one named simulated machine.
 type Template struct {
@@ -83,6 +97,9 @@ type Template struct {
 	// empty builds the accelerator's driver as it finds a host without
 	// that hardware (see BuildEmpty); nil when the lab cannot.
 	empty func(opts Options) vendors.Driver
+	// adapter starts the accelerator as an out-of-tree adapter's process,
+	// in place of accel.
+	adapter func(ctx context.Context, opts Options) (*AdapterRun, Faults, error)
 }
 
 // Build creates the machine's files under opts.Root and its drivers.
@@ -109,6 +126,16 @@ func (t Template) Build(ctx context.Context, opts Options) (*Machine, error) {
 		m.Drivers = append(m.Drivers, d)
 		m.Faults = faults
 	}
+	if t.adapter != nil {
+		if opts.FindAdapter == nil {
+			opts.FindAdapter = FindAdapter
+		}
+		run, faults, err := t.adapter(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("presets: %s: %w", t.Name, err)
+		}
+		m.Adapters, m.Faults = append(m.Adapters, run), faults
+	}
 	m.Drivers = append(m.Drivers, cpu.New(cpu.WithChroot(opts.Root), cpu.WithHostname(host)))
 	return m, nil
 }
@@ -116,7 +143,7 @@ func (t Template) Build(ctx context.Context, opts Options) (*Machine, error) {
 // templates returns the built-in machines, built anew on each call so no
 // caller can change another's.
 func templates() map[string]Template {
-	list := []Template{dgxH100(), dgxA100(), dgxH100MIG(), dgxH100MIGAll(), mi300x(), mi300xNPS1(), mi300xCPX(), gpuVM(), cpuOnly()}
+	list := []Template{dgxH100(), dgxA100(), dgxH100MIG(), dgxH100MIGAll(), mi300x(), mi300xNPS1(), mi300xCPX(), gpuVM(), cpuOnly(), hls2Gaudi2()}
 	out := make(map[string]Template, len(list))
 	for _, t := range list {
 		out[t.Name] = t
