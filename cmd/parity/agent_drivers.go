@@ -129,8 +129,11 @@ func agentDrivers(ctx context.Context, log *slog.Logger, o agentOptions, deviceN
 	}
 	// The spool keeps each adapter's registered inventory, so an adapter
 	// absent at a restart has its devices registered drained, naming why.
-	found, adapters, err := agent.AttachAdapters(ctx, found, o.nodeConfig.Plugins(), agent.AdapterConfig{Dial: dialAdapter(log), Logger: log},
-		filepath.Join(o.spool, "adapters"))
+	state := ""
+	if o.spool != "" {
+		state = filepath.Join(o.spool, "adapters")
+	}
+	found, adapters, err := agent.AttachAdapters(ctx, found, o.nodeConfig.Plugins(), agent.AdapterConfig{Dial: dialAdapter(log), Logger: log}, state)
 	if err != nil {
 		closeInTree()
 		return vendors.Discovered{}, nil, err
