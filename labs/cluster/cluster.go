@@ -56,6 +56,10 @@ type Options struct {
 	Clock *Clock
 	// Preemption defines PreemptQOS, whose jobs preempt the others.
 	Preemption bool
+	// NoAccounts defines no accounts: the cluster is then Slurm without
+	// accounting (accounting_storage/none, as the compat anchor), where a
+	// job shows and sees no account it did not name. Anyone may submit.
+	NoAccounts bool
 }
 
 // SampleInterval is how often a lab node's agent samples its devices
@@ -95,7 +99,7 @@ type Cluster struct {
 	wrap      func(node string, d vendors.Driver) vendors.Driver
 	templates map[string]presets.Template
 	adapters  *adapterFinder
-	preempt   bool // Options.Preemption
+	choices   configChoices
 	ctl       *controller.Controller
 	key       auth.Key
 	mu        sync.Mutex
@@ -130,8 +134,8 @@ func Up(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{Lab: opts.Lab, Dir: dir, log: log, nodes: map[string]*Node{},
-		CgroupRoot: croot, wrap: opts.WrapDriver, templates: opts.Templates, Clock: opts.Clock, preempt: opts.Preemption,
-		adapters: newAdapterFinder(dir)}
+		CgroupRoot: croot, wrap: opts.WrapDriver, templates: opts.Templates, Clock: opts.Clock,
+		choices: configChoices{preempt: opts.Preemption, noAccounts: opts.NoAccounts}, adapters: newAdapterFinder(dir)}
 	users := append([]string{"root", "admin", "nobody"}, opts.Users...)
 	if err := c.startController(ctx, append([]string{"root", "admin"}, opts.Admins...), users, opts.MetricsAddr); err != nil {
 		return nil, err
@@ -155,7 +159,7 @@ func (c *Cluster) startController(ctx context.Context, admins, users []string, m
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return err
 	}
-	text := controllerYAML(c.Lab, stateDir, admins, users, c.preempt)
+	text := controllerYAML(c.Lab, stateDir, admins, users, c.choices)
 	path := filepath.Join(c.Dir, "cluster.yaml")
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		return err

@@ -15,10 +15,18 @@ const ExemptAccount = "lab-exempt"
 // preemption can be watched end to end.
 const PreemptQOS = "lab-preempt"
 
+// configChoices are the lab options that change its cluster configuration.
+type configChoices struct {
+	preempt    bool // Options.Preemption
+	noAccounts bool // Options.NoAccounts
+}
+
 // controllerYAML renders the lab as a cluster configuration, so a lab's
 // controller reads exactly what an operator's would. preempt adds the
-// preempting QOS (see PreemptQOS).
-func controllerYAML(lab *labfile.Lab, stateDir string, admins, users []string, preempt bool) string {
+// preempting QOS (see PreemptQOS); noAccounts leaves out the accounts
+// (and so the reclaimer's exempt one).
+func controllerYAML(lab *labfile.Lab, stateDir string, admins, users []string, ch configChoices) string {
+	preempt := ch.preempt
 	var b strings.Builder
 	fmt.Fprintf(&b, "cluster: %s\n", lab.Name)
 	fmt.Fprintf(&b, "controller:\n  listen: 127.0.0.1:0\n  stateDir: %q\n", stateDir)
@@ -36,10 +44,14 @@ func controllerYAML(lab *labfile.Lab, stateDir string, admins, users []string, p
 		fmt.Fprintf(&b, "qos:\n  - name: normal\n  - name: %s\n    priority: 100\n    preempt: [normal]\n", PreemptQOS)
 	}
 	us := strings.Join(quoteAll(users), ", ")
-	fmt.Fprintf(&b, "accounts:\n  - name: lab\n    users: [%s]\n  - name: %s\n    users: [%s]\n", us, ExemptAccount, us)
+	exempt := ""
+	if !ch.noAccounts {
+		fmt.Fprintf(&b, "accounts:\n  - name: lab\n    users: [%s]\n  - name: %s\n    users: [%s]\n", us, ExemptAccount, us)
+		exempt = ExemptAccount
+	}
 	// A lab acts on idle GPUs within seconds, not hours, so the
 	// reclamation ladder can be watched end to end.
-	fmt.Fprintf(&b, "reclamation:\n  enabled: true\n  dryRun: false\n  idleFor: 20s\n  grace: 15s\n  minRuntime: 0s\n  action: cancel\n  exemptAccounts: [%s]\n", ExemptAccount)
+	fmt.Fprintf(&b, "reclamation:\n  enabled: true\n  dryRun: false\n  idleFor: 20s\n  grace: 15s\n  minRuntime: 0s\n  action: cancel\n  exemptAccounts: [%s]\n", exempt)
 	b.WriteString("nodes:\n")
 	for _, ns := range lab.Nodes {
 		fmt.Fprintf(&b, "  - names: %q\n", ns.Names)

@@ -29,7 +29,7 @@ func TestControllerYAMLPreemption(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			text := controllerYAML(lab, dir, []string{"root"}, []string{"root"}, tt.preempt)
+			text := controllerYAML(lab, dir, []string{"root"}, []string{"root"}, configChoices{preempt: tt.preempt})
 			cfg, err := config.Parse(filepath.Join(dir, "cluster.yaml"), []byte(text))
 			if err != nil {
 				t.Fatalf("parse the lab's config: %v\n%s", err, text)
@@ -51,5 +51,26 @@ func TestControllerYAMLPreemption(t *testing.T) {
 				t.Errorf("preemptMode = %q, want cancel", cfg.Scheduler.PreemptMode)
 			}
 		})
+	}
+}
+
+// A lab started with Options.NoAccounts is a cluster without accounting,
+// as the compat anchor's Slurm: its configuration defines no account and
+// still parses (the reclaimer exempts none).
+func TestControllerYAMLNoAccounts(t *testing.T) {
+	lab, err := labfile.Builtin("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, noAccounts := range []bool{false, true} {
+		dir := t.TempDir()
+		text := controllerYAML(lab, dir, []string{"root"}, []string{"root"}, configChoices{noAccounts: noAccounts})
+		cfg, err := config.Parse(filepath.Join(dir, "cluster.yaml"), []byte(text))
+		if err != nil {
+			t.Fatalf("noAccounts=%v: parse the lab's config: %v\n%s", noAccounts, err, text)
+		}
+		if got := len(cfg.Accounts) == 0; got != noAccounts {
+			t.Errorf("noAccounts=%v: the config defines %d accounts", noAccounts, len(cfg.Accounts))
+		}
 	}
 }

@@ -134,7 +134,7 @@ func (p *Procs) writeFiles(admins, users []string) error {
 	if err := os.WriteFile(filepath.Join(p.Dir, LabFile), labYAML, 0o644); err != nil {
 		return err
 	}
-	text := controllerYAML(p.Lab, stateDir, admins, users, false)
+	text := controllerYAML(p.Lab, stateDir, admins, users, configChoices{})
 	if err := os.WriteFile(filepath.Join(p.Dir, "cluster.yaml"), []byte(text), 0o644); err != nil {
 		return err
 	}
