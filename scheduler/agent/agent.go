@@ -78,6 +78,8 @@ type Agent struct {
 	conditions []gres.Condition
 	interval   time.Duration
 	registered bool
+	// cluster is the cluster's name, from the controller at registration.
+	cluster string
 	// Health results waiting for the next heartbeat, and the devices
 	// being diagnosed (a repeated order is not run twice at once).
 	diagnoses  []*pb.Diagnosis
@@ -208,6 +210,7 @@ func (a *Agent) register(ctx context.Context) error {
 		if iv := resp.GetHeartbeatIntervalSeconds(); iv > 0 {
 			a.interval = time.Duration(iv) * time.Second
 		}
+		a.cluster = resp.GetClusterName()
 		a.registered = true
 		a.mu.Unlock()
 		a.log.Info("registered", "state", resp.GetNodeState(), "devices", len(inv.Devices), "running", len(req.Running))

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,11 +14,33 @@ import (
 	"github.com/parityhpc/parity/topology"
 )
 
+// site is where a job's step runs: the cluster (SLURM_CLUSTER_NAME, as
+// the controller named it at registration) and this node.
+type site struct {
+	cluster, node string
+}
+
+// siteEnv are the variables slurmd sets in every step on a node of a flat
+// topology (topology/none, which Parity's clusters are): the cluster, the
+// node's address in the topology and no node aliases.
+func siteEnv(v map[string]string, at site) {
+	if at.cluster != "" {
+		v["SLURM_CLUSTER_NAME"] = at.cluster
+	}
+	v["SLURM_NODE_ALIASES"] = "(null)"
+	if at.node != "" {
+		v["SLURM_TOPOLOGY_ADDR"] = at.node
+		v["SLURM_TOPOLOGY_ADDR_PATTERN"] = "node"
+	}
+}
+
 // slurmEnv is the batch step's SLURM_* environment on the batch host,
 // derived from the launch order as sbatch's would be: job identity and
 // placement, CPU and memory figures, and the GPU options as typed. The
 // node-local variables and the vendor ones are added by the runtime.
-func slurmEnv(o *pb.LaunchOrder, cpus topology.CPUSet, inv gres.Inventory) map[string]string {
+// Account and QOS are the ones scontrol shows (the spec's): a cluster
+// without accounting sets neither unless the job named an account.
+func slurmEnv(o *pb.LaunchOrder, cpus topology.CPUSet, inv gres.Inventory, at site) map[string]string {
 	j, s := o.GetJob(), o.GetJob().GetSpec()
 	v := map[string]string{}
 	set := func(k, val string) {
@@ -36,11 +59,13 @@ func slurmEnv(o *pb.LaunchOrder, cpus topology.CPUSet, inv gres.Inventory) map[s
 	set("SLURM_JOB_NAME", s.GetName())
 	set("SLURM_JOB_USER", j.GetUser())
 	set("SLURM_JOB_PARTITION", j.GetPartition())
-	set("SLURM_JOB_ACCOUNT", j.GetAccount())
-	set("SLURM_JOB_QOS", j.GetQos())
+	set("SLURM_JOB_ACCOUNT", s.GetAccount())
+	set("SLURM_JOB_QOS", s.GetQos())
 	set("SLURM_JOB_RESERVATION", s.GetReservation())
 	set("SLURM_SUBMIT_DIR", s.GetWorkdir())
-	v["SLURM_RESTART_COUNT"] = strconv.Itoa(int(j.GetRestarts()))
+	num("SLURM_RESTART_COUNT", int64(j.GetRestarts())) // only once requeued
+	siteEnv(v, at)
+	v["SLURM_GTIDS"] = "0" // the batch step's one task
 	nodes, perNode := make([]string, len(o.GetAll())), make([]int, len(o.GetAll()))
 	for i, a := range o.GetAll() {
 		nodes[i] = a.GetNode()
@@ -54,17 +79,8 @@ func slurmEnv(o *pb.LaunchOrder, cpus topology.CPUSet, inv gres.Inventory) map[s
 	num("SLURM_JOB_NUM_NODES", int64(len(nodes)))
 	num("SLURM_NNODES", int64(len(nodes)))
 	num("SLURM_CPUS_ON_NODE", int64(cpus.Count()))
-	if len(perNode) > 0 {
-		set("SLURM_JOB_CPUS_PER_NODE", jobspec.RunLength(perNode))
-	}
-	if s.GetNtasks() > 0 && !slices.Contains(s.GetDerivedOptions(), jobspec.NTasksDefaulted) {
-		// As slurmd, only for a task count some option gave (srun in the
-		// job reads it as its own -n).
-		num("SLURM_NTASKS", int64(s.GetNtasks()))
-		num("SLURM_NPROCS", int64(s.GetNtasks()))
-	}
-	num("SLURM_NTASKS_PER_NODE", int64(s.GetNtasksPerNode()))
-	num("SLURM_CPUS_PER_TASK", int64(s.GetCpusPerTask()))
+	maps.Copy(v, jobspec.AllocationCounts(perNode, int(s.GetNtasks()), int(s.GetNtasksPerNode()), int(s.GetCpusPerTask()),
+		s.GetDerivedOptions()))
 	num("SLURM_CPUS_PER_GPU", int64(s.GetCpusPerGpu()))
 	switch {
 	case s.GetMemPerNodeMb() < 0:
@@ -107,4 +123,11 @@ func gpuIndices(uuids []string, inv gres.Inventory) []int {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// site is where this agent's steps run.
+func (a *Agent) site() site {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return site{cluster: a.cluster, node: a.cfg.Node}
 }

@@ -206,7 +206,7 @@ func (a *Agent) spec(ctx context.Context, o *pb.LaunchOrder) (launch.Spec, error
 	if spec.Env == nil {
 		spec.Env = map[string]string{}
 	}
-	maps.Copy(spec.Env, slurmEnv(o, cpus, a.inventory()))
+	maps.Copy(spec.Env, slurmEnv(o, cpus, a.inventory(), a.site()))
 	if err := a.prepare(ctx, &spec); err != nil {
 		return launch.Spec{}, err
 	}

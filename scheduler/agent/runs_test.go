@@ -45,7 +45,8 @@ func TestAgentBackAfterRequeueRunsTheNextRun(t *testing.T) {
 	}
 	// SIGTERM is ignored, so the kill of run 0 takes its grace time and
 	// the controller has run 1 launched here before run 0 is gone.
-	spec := gpuSpec(t, `trap '' TERM; echo "$SLURM_RESTART_COUNT" > "$W/ready"; read word < "$W/go"; exit $word`, 1)
+	// Slurm sets SLURM_RESTART_COUNT only once a job was requeued.
+	spec := gpuSpec(t, `trap '' TERM; echo "${SLURM_RESTART_COUNT:-0}" > "$W/ready"; read word < "$W/go"; exit $word`, 1)
 	spec.Workdir, spec.Env["W"], spec.Requeue = c.work, c.work, true
 	started := func(run string) {
 		t.Helper()

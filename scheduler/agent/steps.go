@@ -214,7 +214,9 @@ func (a *Agent) stepSpec(ctx context.Context, so *pb.StepOrder) (launch.StepSpec
 		release()
 		return launch.StepSpec{}, noop, fmt.Errorf("agent: step %d.%d: %w", so.GetJobId(), so.GetStepId(), err)
 	}
-	common := stepEnv(so, a.cfg.Node, cpus, a.inventory())
+	common := stepEnv(so, a.site(), cpus, a.inventory())
+	common["SLURM_JOB_UID"] = strconv.FormatUint(uint64(who.UID), 10)
+	common["SLURM_JOB_GID"] = strconv.FormatUint(uint64(who.GID), 10)
 	maps.Copy(common, stepPrep.Env)
 	for i := range so.GetTasks() {
 		env := maps.Clone(req.GetEnv())
@@ -242,6 +244,9 @@ func (a *Agent) stepSpec(ctx context.Context, so *pb.StepOrder) (launch.StepSpec
 				return launch.StepSpec{}, noop, err
 			}
 			maps.Copy(env, p.Env)
+			if _, listed := env["SLURM_STEP_GPUS"]; listed {
+				env["SLURM_STEP_GPUS"] = taskGPUs(mine, a.inventory())
+			}
 			bound = append([]gres.DeviceFile{}, p.DeviceFiles...)
 		}
 		spec.Tasks = append(spec.Tasks, launch.StepTask{Rank: rank, Env: env, DeviceFiles: bound})

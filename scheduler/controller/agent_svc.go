@@ -110,7 +110,8 @@ func (s *agentService) Register(ctx context.Context, req *pb.RegisterRequest) (*
 		}
 		ws = append(ws, nw)
 		ws = append(ws, c.record(ev)...)
-		resp = &pb.RegisterResponse{Orders: kills, HeartbeatIntervalSeconds: int64(c.cfg.HeartbeatInterval.Seconds()), NodeState: c.nodeProto(n).GetState()}
+		resp = &pb.RegisterResponse{Orders: kills, HeartbeatIntervalSeconds: int64(c.cfg.HeartbeatInterval.Seconds()), NodeState: c.nodeProto(n).GetState(),
+			ClusterName: c.cfg.Name}
 		c.log.Info("node state", "node", n.name, "state", resp.NodeState, "registered", true, "reregistered", wasRegistered,
 			"devices", len(inv.Devices), "running", len(reported))
 		return ws, func() {

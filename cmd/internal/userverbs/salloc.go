@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -20,6 +20,7 @@ import (
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/client"
 	"github.com/parityhpc/parity/scheduler/jobspec"
+	"github.com/parityhpc/parity/topology"
 )
 
 func newSallocCmdWith(env userEnv) *cobra.Command {
@@ -89,7 +90,7 @@ func runSalloc(cmd *cobra.Command, env userEnv, args []string) error {
 		return s.fail(err)
 	}
 	var revoked atomic.Bool
-	code, runErr := runAllocated(cmd, env, argv, allocationEnv(j, s.addr), errw, func(ctx context.Context, c *exec.Cmd) {
+	code, runErr := runAllocated(cmd, env, argv, allocationEnv(j, clusterName(cmd.Context(), s), s.addr), errw, func(ctx context.Context, c *exec.Cmd) {
 		watchRevocation(ctx, s, id, func() {
 			revoked.Store(true)
 			fmt.Fprintf(errw, "salloc: Job allocation %d has been revoked.\n", id)
@@ -110,25 +111,68 @@ func runSalloc(cmd *cobra.Command, env userEnv, args []string) error {
 	return nil
 }
 
-// allocationEnv is what salloc adds to its command's environment: the
-// job's identity and nodes (srun inside finds its allocation by them) and
-// the controller it came from.
-func allocationEnv(j *pb.Job, addr string) map[string]string {
+// allocationEnv is what salloc adds to its command's environment, as
+// Slurm 22.05's salloc does (seen on the anchor): the job's identity and
+// nodes (srun inside finds its allocation by them), its CPUs and tasks per
+// node, the options whose variables srun reads back (GPU counts, memory,
+// task counts, -c when given), the cluster, and the controller it came
+// from. The account is the one scontrol shows: none where the cluster
+// has no accounting and the job named none.
+func allocationEnv(j *pb.Job, cluster, addr string) map[string]string {
+	s := j.GetSpec()
 	id := strconv.FormatUint(j.GetId(), 10)
 	nodes := jobNodes(j)
 	v := map[string]string{"SLURM_JOB_ID": id, "SLURM_JOBID": id, "SLURM_JOB_NODELIST": nodes, "SLURM_NODELIST": nodes,
 		"SLURM_JOB_NUM_NODES": strconv.Itoa(len(j.GetAlloc())), "SLURM_NNODES": strconv.Itoa(len(j.GetAlloc())),
-		"SLURM_JOB_NAME": j.GetSpec().GetName(), "SLURM_JOB_PARTITION": j.GetPartition(), "SLURM_JOB_ACCOUNT": j.GetAccount(),
-		"SLURM_SUBMIT_DIR": j.GetSpec().GetWorkdir(), client.EnvController: addr}
-	// As the batch job's: only a task count some option gave (srun here
-	// reads it as its -n).
-	if n := j.GetSpec().GetNtasks(); n > 0 && !slices.Contains(j.GetSpec().GetDerivedOptions(), jobspec.NTasksDefaulted) {
-		v["SLURM_NTASKS"], v["SLURM_NPROCS"] = strconv.Itoa(int(n)), strconv.Itoa(int(n))
+		"SLURM_JOB_NAME": s.GetName(), "SLURM_JOB_PARTITION": j.GetPartition(), "SLURM_NODE_ALIASES": "(null)",
+		"SLURM_SUBMIT_DIR": s.GetWorkdir(), client.EnvController: addr}
+	set := func(k, val string) {
+		if val != "" {
+			v[k] = val
+		}
 	}
-	if c := j.GetSpec().GetCpusPerTask(); c > 0 {
-		v["SLURM_CPUS_PER_TASK"] = strconv.Itoa(int(c))
+	num := func(k string, n int64) {
+		if n > 0 {
+			v[k] = strconv.FormatInt(n, 10)
+		}
+	}
+	set("SLURM_CLUSTER_NAME", cluster)
+	set("SLURM_JOB_ACCOUNT", s.GetAccount())
+	var cpus []int
+	for _, a := range j.GetAlloc() {
+		set, err := topology.ParseCPUList(a.GetCpus())
+		if err != nil {
+			cpus = nil
+			break
+		}
+		cpus = append(cpus, set.Count())
+	}
+	maps.Copy(v, jobspec.AllocationCounts(cpus, int(s.GetNtasks()), int(s.GetNtasksPerNode()), int(s.GetCpusPerTask()), s.GetDerivedOptions()))
+	set("SLURM_GPUS", s.GetGpusOption())
+	set("SLURM_GPUS_PER_NODE", s.GetGpusPerNodeOption())
+	set("SLURM_GPUS_PER_TASK", s.GetGpusPerTaskOption())
+	num("SLURM_CPUS_PER_GPU", int64(s.GetCpusPerGpu()))
+	switch {
+	case s.GetMemPerNodeMb() > 0:
+		num("SLURM_MEM_PER_NODE", s.GetMemPerNodeMb())
+	case s.GetMemPerCpuMb() > 0:
+		num("SLURM_MEM_PER_CPU", s.GetMemPerCpuMb())
+	case s.GetMemPerGpuMb() > 0:
+		num("SLURM_MEM_PER_GPU", s.GetMemPerGpuMb())
 	}
 	return v
+}
+
+// clusterName asks the controller for the cluster's name; none when it
+// cannot say (SLURM_CLUSTER_NAME is then left out).
+func clusterName(ctx context.Context, s *session) string {
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
+	defer cancel()
+	info, err := s.c.Info(ctx)
+	if err != nil {
+		return ""
+	}
+	return info.GetName()
 }
 
 // revocationPoll is how often salloc asks whether its allocation is

@@ -234,12 +234,9 @@ func seconds(d time.Duration) int64 {
 	return int64(d / time.Second)
 }
 
-// derivedOptions are the counts sbatch derived, and whether it defaulted
-// the task count (the agent then sets no SLURM_NTASKS, as slurmd).
+// derivedOptions are the counts sbatch derived, and what it defaulted
+// (the task count, -c): the agent then sets no SLURM_NTASKS or
+// SLURM_CPUS_PER_TASK, as slurmd.
 func derivedOptions(r *jobspec.Request) []string {
-	out := r.DerivedCounts()
-	if r.TaskCountDefaulted() {
-		out = append(out, jobspec.NTasksDefaulted)
-	}
-	return out
+	return append(r.DerivedCounts(), r.Defaulted()...)
 }

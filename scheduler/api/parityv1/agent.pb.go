@@ -174,8 +174,11 @@ type RegisterResponse struct {
 	Orders                   []*Order               `protobuf:"bytes,1,rep,name=orders,proto3" json:"orders,omitempty"`
 	HeartbeatIntervalSeconds int64                  `protobuf:"varint,2,opt,name=heartbeat_interval_seconds,json=heartbeatIntervalSeconds,proto3" json:"heartbeat_interval_seconds,omitempty"`
 	NodeState                string                 `protobuf:"bytes,3,opt,name=node_state,json=nodeState,proto3" json:"node_state,omitempty"`
-	unknownFields            protoimpl.UnknownFields
-	sizeCache                protoimpl.SizeCache
+	// cluster_name is the cluster's name (its config's cluster:), which
+	// jobs and steps see as SLURM_CLUSTER_NAME.
+	ClusterName   string `protobuf:"bytes,4,opt,name=cluster_name,json=clusterName,proto3" json:"cluster_name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RegisterResponse) Reset() {
@@ -225,6 +228,13 @@ func (x *RegisterResponse) GetHeartbeatIntervalSeconds() int64 {
 func (x *RegisterResponse) GetNodeState() string {
 	if x != nil {
 		return x.NodeState
+	}
+	return ""
+}
+
+func (x *RegisterResponse) GetClusterName() string {
+	if x != nil {
+		return x.ClusterName
 	}
 	return ""
 }
@@ -760,12 +770,13 @@ const file_parity_v1_agent_proto_rawDesc = "" +
 	"\tinventory\x18\x02 \x01(\v2\x14.parity.v1.InventoryR\tinventory\x12/\n" +
 	"\arunning\x18\x03 \x03(\v2\x15.parity.v1.RunningJobR\arunning\x12#\n" +
 	"\ragent_version\x18\x04 \x01(\tR\fagentVersion\x12\x1a\n" +
-	"\bfeatures\x18\x05 \x03(\tR\bfeatures\"\x99\x01\n" +
+	"\bfeatures\x18\x05 \x03(\tR\bfeatures\"\xbc\x01\n" +
 	"\x10RegisterResponse\x12(\n" +
 	"\x06orders\x18\x01 \x03(\v2\x10.parity.v1.OrderR\x06orders\x12<\n" +
 	"\x1aheartbeat_interval_seconds\x18\x02 \x01(\x03R\x18heartbeatIntervalSeconds\x12\x1d\n" +
 	"\n" +
-	"node_state\x18\x03 \x01(\tR\tnodeState\"\xa5\x02\n" +
+	"node_state\x18\x03 \x01(\tR\tnodeState\x12!\n" +
+	"\fcluster_name\x18\x04 \x01(\tR\vclusterName\"\xa5\x02\n" +
 	"\x10HeartbeatRequest\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12+\n" +
 	"\asamples\x18\x02 \x03(\v2\x11.parity.v1.SampleR\asamples\x124\n" +
