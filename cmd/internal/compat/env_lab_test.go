@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -102,7 +103,7 @@ func TestEnvCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := cluster.Up(ctx, cluster.Options{Lab: lab, Dir: filepath.Join(dir, "lab"), Shim: []string{exe, labShimArg}})
+	c, err := cluster.Up(ctx, cluster.Options{Lab: lab, Dir: filepath.Join(dir, "lab"), Shim: []string{exe, labShimArg}, NoAccounts: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,12 +125,33 @@ func TestEnvCorpus(t *testing.T) {
 	}
 	side := labSide{addr: c.Addr, token: tok, path: bin + ":/usr/bin:/bin"}
 	table := NewTable()
+	only, err := regexp.Compile(*envCases)
+	if err != nil {
+		t.Fatalf("-env-cases: %v", err)
+	}
 	for _, ec := range cases {
+		if !only.MatchString(ec.ID) {
+			continue
+		}
 		a, err := RunEnv(ctx, side, filepath.Join(dir, "cases"), ec)
 		if err != nil {
 			t.Fatal(err)
 		}
+		before := len(table.Mismatches)
 		table.AddEnv(ec.ID, ec.Slurm, a)
+		if out, err := os.ReadFile(filepath.Join(a.Dir, "out.txt")); err == nil && len(table.Mismatches) > before && len(out) > 0 {
+			t.Logf("%s: %s", ec.ID, out) // what srun said, to tell why
+		}
+	}
+	if *envCases != "" {
+		t.Log("-env-cases ran a subset: floors not checked")
+		var b strings.Builder
+		table.Write(&b)
+		t.Log("\n" + b.String())
+		for _, m := range table.Mismatches {
+			t.Log(m)
+		}
+		return
 	}
 	var b strings.Builder
 	table.Write(&b)
@@ -155,6 +177,10 @@ func TestEnvCorpus(t *testing.T) {
 // writeEnvFloors rewrites the env floors from this run (say why in the
 // commit): go test ./cmd/internal/compat -run TestEnvCorpus -args -write-env-floors
 var writeEnvFloors = flag.Bool("write-env-floors", false, "write the env agreement reached as "+EnvFloorsPath)
+
+// envCases runs only the env cases whose id matches (a regexp), to look
+// at a few: go test ./cmd/internal/compat -run TestEnvCorpus -v -args -env-cases 'e01[0-3]'
+var envCases = flag.String("env-cases", "", "run only the env cases whose id matches this regexp (no floors)")
 
 // EnvFloorsPath holds, per variable not yet agreeing on every env case,
 // how many cases must agree at least.

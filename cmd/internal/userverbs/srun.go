@@ -275,6 +275,9 @@ func runSrun(cmd *cobra.Command, env userEnv, args []string) error {
 	}
 	// SLURM_EXACT and SLURM_OVERLAP are srun's input variables for them.
 	step.Pty = a.pty
+	if a.label {
+		step.Env["SLURM_LABELIO"] = "1" // srun tells its tasks, as Slurm's does
+	}
 	step.Exact = a.exact || env.getenv("SLURM_EXACT") != ""
 	step.Overlap = a.overlap || env.getenv("SLURM_OVERLAP") != ""
 	var in io.Reader
@@ -487,6 +490,32 @@ func inheritJobCounts(env userEnv, req *jobspec.Request, r *pb.StepRequest) erro
 			r.CpusPerTask = n
 		}
 	}
+	if given("cpusPerTask") && r.Ntasks == 0 && r.NtasksPerNode == 0 {
+		return tasksFromCPUs(env.getenv("SLURM_JOB_CPUS_PER_NODE"), r)
+	}
+	return nil
+}
+
+// tasksFromCPUs gives a step whose -c no task count accompanies as many
+// tasks as the job's CPUs on its nodes hold, as Slurm 22.05's srun does
+// (the anchor ran srun -c 1 in a job of 2 CPUs as 2 tasks, in -N 2 -c 4
+// as 8). perNode is the job's SLURM_JOB_CPUS_PER_NODE.
+func tasksFromCPUs(perNode string, r *pb.StepRequest) error {
+	if perNode == "" || r.CpusPerTask <= 0 {
+		return nil
+	}
+	cpus, err := jobspec.ParseRunLength(perNode)
+	if err != nil {
+		return fmt.Errorf("$SLURM_JOB_CPUS_PER_NODE: %w", err)
+	}
+	if n := int(r.Nodes); n > 0 && n < len(cpus) {
+		cpus = cpus[:n]
+	}
+	var tasks int32
+	for _, c := range cpus {
+		tasks += max(int32(c)/r.CpusPerTask, 1)
+	}
+	r.Ntasks = tasks
 	return nil
 }
 

@@ -192,6 +192,13 @@ func TestInheritJobCounts(t *testing.T) {
 		{[]string{"--ntasks-per-node=1"}, map[string]string{"SLURM_NTASKS": "2", "SLURM_NNODES": "2"}, &pb.StepRequest{Ntasks: 2, NtasksPerNode: 1}, ""},
 		{nil, map[string]string{}, &pb.StepRequest{}, ""},
 		{nil, map[string]string{"SLURM_NTASKS": "many"}, nil, `$SLURM_NTASKS="many"`},
+		// -c alone: as many tasks as the job's CPUs hold (the anchor's
+		// srun -c 1 in a job of 2 CPUs, and in -N 2 -c 4).
+		{[]string{"-c", "1"}, map[string]string{"SLURM_JOB_CPUS_PER_NODE": "2"}, &pb.StepRequest{Ntasks: 2, CpusPerTask: 1}, ""},
+		{[]string{"-c", "1"}, map[string]string{"SLURM_JOB_CPUS_PER_NODE": "4(x2)"}, &pb.StepRequest{Ntasks: 8, CpusPerTask: 1}, ""},
+		{[]string{"-c", "2", "-N", "1"}, map[string]string{"SLURM_JOB_CPUS_PER_NODE": "4(x2)"}, &pb.StepRequest{Nodes: 1, Ntasks: 2, CpusPerTask: 2}, ""},
+		{[]string{"-c", "1"}, map[string]string{"SLURM_JOB_CPUS_PER_NODE": "2", "SLURM_NTASKS": "1"}, &pb.StepRequest{Ntasks: 1, CpusPerTask: 1}, ""},
+		{[]string{"-c", "1"}, map[string]string{"SLURM_JOB_CPUS_PER_NODE": "two"}, nil, "$SLURM_JOB_CPUS_PER_NODE"},
 	} {
 		vars := map[string]string{"USER": "alice", "HOME": "/home/alice"}
 		for k, v := range tc.env {
