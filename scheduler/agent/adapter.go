@@ -81,6 +81,10 @@ type Adapter struct {
 	// grew is signalled when a first inventory is adopted while the agent
 	// runs (InventoryGrew).
 	grew chan struct{}
+	// losses are when the up adapter was lost, within FlapWindow; flapHeld
+	// holds its devices drained after FlapRestarts of them.
+	losses   []time.Time
+	flapHeld bool
 	// releases asked for while the adapter was down, replayed when it is
 	// back: a hung adapter that returns still holds what it prepared.
 	releases []string

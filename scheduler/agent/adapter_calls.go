@@ -50,7 +50,8 @@ func (a *Adapter) Sample(ctx context.Context) ([]gres.Sample, error) {
 	return out, nil
 }
 
-// Diagnose runs the adapter's own diagnostics when it has them. An
+// Diagnose fails while the adapter is held as flapping, naming it and
+// its losses; otherwise it runs the adapter's own diagnostics when it has them. An
 // adapter without them is checked for what its devices' return needs:
 // it answers, and the device is in its inventory as registered and
 // samples. A device of a gone adapter fails with why.
@@ -64,6 +65,9 @@ func (a *Adapter) Diagnose(ctx context.Context, uuid string, level int) (gres.Di
 	conn, err := a.current(uuid)
 	if err != nil {
 		return gres.Diagnosis{}, err
+	}
+	if why := a.flapHold(); why != "" {
+		return heldDiagnosis(uuid, level, why), nil
 	}
 	if dg, ok := conn.(vendors.Diagnoser); ok {
 		d, err := dg.Diagnose(ctx, uuid, level)

@@ -135,7 +135,7 @@ type adapterLab struct {
 // startAdapterLab starts the lab with the adapter served at the agent's
 // start or not, its inventory kept in stateFile ("" for none), and
 // returns once the node has registered.
-func startAdapterLab(t *testing.T, served bool, stateFile string) *adapterLab {
+func startAdapterLab(t *testing.T, served bool, stateFile string, policy ...func(*PluginPolicy)) *adapterLab {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("skipped in -short mode: runs a one-node lab for some seconds")
@@ -202,9 +202,13 @@ func startAdapterLab(t *testing.T, served bool, stateFile string) *adapterLab {
 	for _, d := range found.Inventory.Devices {
 		taken[d.UUID] = d.Vendor
 	}
+	pol := PluginPolicy{Target: "unix://" + sock, CallTimeout: time.Second, ProbeInterval: 200 * time.Millisecond,
+		ReconnectMin: 100 * time.Millisecond, ReconnectMax: 400 * time.Millisecond}
+	for _, f := range policy {
+		f(&pol)
+	}
 	ad, err := NewAdapter(AdapterConfig{Logger: quiet, Host: found.Inventory.Host, Taken: taken, StateFile: stateFile,
-		Policy: PluginPolicy{Target: "unix://" + sock, CallTimeout: time.Second, ProbeInterval: 200 * time.Millisecond,
-			ReconnectMin: 100 * time.Millisecond, ReconnectMax: 400 * time.Millisecond},
+		Policy: pol,
 		Dial: func(ctx context.Context, p PluginPolicy) (vendors.Driver, error) {
 			return plugin.Dial(ctx, p.Target, plugin.WithHandshakeTimeout(200*time.Millisecond), plugin.WithLogger(quiet))
 		}})

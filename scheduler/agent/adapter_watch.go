@@ -134,7 +134,9 @@ func (a *Adapter) forwardHealth(ctx context.Context, conn vendors.Driver, emit f
 	return ended
 }
 
-// goDown drains the registered devices with why and drops the connection.
+// goDown drains the registered devices with why and drops the connection;
+// the loss is counted, and the conditions say so from the second within
+// FlapWindow, and that the adapter is flapping from the FlapRestarts-th.
 func (a *Adapter) goDown(code, why string, emit func(gres.Condition)) {
 	now := a.cfg.Clock.Now()
 	a.mu.Lock()
@@ -142,14 +144,16 @@ func (a *Adapter) goDown(code, why string, emit func(gres.Condition)) {
 	a.conn, a.reason, a.downSince = nil, why, now
 	uuids := append([]string(nil), a.order...)
 	a.missing = map[string]string{}
+	n, flapping := a.lossLocked(now)
 	a.mu.Unlock()
 	if conn != nil {
 		closeDriver(conn)
 	}
+	code, msg := a.lossMessage(code, why, n, flapping)
 	a.log.Error("adapter unavailable: draining its devices; the node's other devices are not touched",
-		"code", code, "why", why, "devices", len(uuids))
+		"code", code, "why", why, "devices", len(uuids), "losses", n, "within", a.cfg.Policy.FlapWindow)
 	for _, u := range uuids {
-		emit(a.drainCondition(u, code, fmt.Sprintf("adapter %s: %s", a.cfg.Policy.Target, why), now))
+		emit(a.drainCondition(u, code, msg, now))
 	}
 }
 

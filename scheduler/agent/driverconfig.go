@@ -28,6 +28,7 @@ import (
 //	    callTimeout: 5s
 //	    probeInterval: 10s
 //	    reconnect: {min: 1s, max: 1m}
+//	    flap: {restarts: 5, window: 10m}
 type NodeConfig struct {
 	Drivers []DriverEntry
 }
@@ -61,6 +62,12 @@ type PluginPolicy struct {
 	// ReconnectMin and ReconnectMax bound the backoff between attempts to
 	// reach a gone adapter (default 1s, 1m).
 	ReconnectMin, ReconnectMax time.Duration
+	// FlapRestarts losses of the adapter within FlapWindow make it
+	// flapping: its devices are drained naming the adapter and the count,
+	// and held (their diagnosis fails) until it has run FlapWindow without
+	// a loss (default 5 within 10m).
+	FlapRestarts int
+	FlapWindow   time.Duration
 }
 
 // withDefaults fills the zero durations.
@@ -75,6 +82,10 @@ func (p PluginPolicy) withDefaults() PluginPolicy {
 	def(&p.ProbeInterval, 10*time.Second)
 	def(&p.ReconnectMin, time.Second)
 	def(&p.ReconnectMax, time.Minute)
+	def(&p.FlapWindow, 10*time.Minute)
+	if p.FlapRestarts <= 0 {
+		p.FlapRestarts = 5
+	}
 	p.ReconnectMax = max(p.ReconnectMax, p.ReconnectMin)
 	return p
 }
@@ -123,6 +134,10 @@ type rawEntry struct {
 		Min string `yaml:"min"`
 		Max string `yaml:"max"`
 	} `yaml:"reconnect"`
+	Flap *struct {
+		Restarts int    `yaml:"restarts"`
+		Window   string `yaml:"window"`
+	} `yaml:"flap"`
 }
 
 // ParseNodeConfig parses a config file's bytes; name prefixes messages,
@@ -172,8 +187,8 @@ func parseEntry(node *yaml.Node) (DriverEntry, error) {
 	case r.Name == "" && r.Plugin == "":
 		return DriverEntry{}, errors.New("give name (an in-tree driver) or plugin (an adapter's unix:///path.sock)")
 	case r.Name != "":
-		if r.ConnectTimeout != "" || r.CallTimeout != "" || r.ProbeInterval != "" || r.Reconnect.Min != "" || r.Reconnect.Max != "" {
-			return DriverEntry{}, fmt.Errorf("driver %s: timeouts and reconnect apply to plugin entries only", r.Name)
+		if r.ConnectTimeout != "" || r.CallTimeout != "" || r.ProbeInterval != "" || r.Reconnect.Min != "" || r.Reconnect.Max != "" || r.Flap != nil {
+			return DriverEntry{}, fmt.Errorf("driver %s: timeouts, reconnect and flap apply to plugin entries only", r.Name)
 		}
 		settings, err := settingsJSON(&r.Settings)
 		if err != nil {
@@ -226,6 +241,19 @@ func parsePluginEntry(r rawEntry) (DriverEntry, error) {
 	}
 	if p.ReconnectMin > 0 && p.ReconnectMax > 0 && p.ReconnectMax < p.ReconnectMin {
 		return DriverEntry{}, fmt.Errorf("plugin %s: reconnect.max %v is below reconnect.min %v", r.Plugin, p.ReconnectMax, p.ReconnectMin)
+	}
+	if f := r.Flap; f != nil {
+		if f.Restarts < 1 {
+			return DriverEntry{}, fmt.Errorf("plugin %s: flap.restarts: %d is not a count of at least 1", r.Plugin, f.Restarts)
+		}
+		p.FlapRestarts = f.Restarts
+		if f.Window != "" {
+			d, err := time.ParseDuration(f.Window)
+			if err != nil || d <= 0 {
+				return DriverEntry{}, fmt.Errorf("plugin %s: flap.window: %q is not a positive duration such as \"10m\"", r.Plugin, f.Window)
+			}
+			p.FlapWindow = d
+		}
 	}
 	return DriverEntry{Plugin: p}, nil
 }

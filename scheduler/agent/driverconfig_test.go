@@ -17,6 +17,7 @@ func TestParseNodeConfig(t *testing.T) {
     connectTimeout: 2s
     callTimeout: 500ms
     reconnect: {min: 250ms, max: 8s}
+    flap: {restarts: 3, window: 2m}
 `
 	c, err := ParseNodeConfig("agent.yaml", []byte(good))
 	if err != nil {
@@ -28,7 +29,8 @@ func TestParseNodeConfig(t *testing.T) {
 	}
 	ps := c.Plugins()
 	want := PluginPolicy{Target: "unix:///run/parity/acme.sock", ConnectTimeout: 2 * time.Second, CallTimeout: 500 * time.Millisecond,
-		ProbeInterval: 10 * time.Second, ReconnectMin: 250 * time.Millisecond, ReconnectMax: 8 * time.Second}
+		ProbeInterval: 10 * time.Second, ReconnectMin: 250 * time.Millisecond, ReconnectMax: 8 * time.Second,
+		FlapRestarts: 3, FlapWindow: 2 * time.Minute}
 	if len(ps) != 1 || ps[0] != want {
 		t.Fatalf("plugins %+v, want %+v", ps, want)
 	}
@@ -49,7 +51,9 @@ func TestParseNodeConfig(t *testing.T) {
 		{"not a unix socket", "drivers:\n  - plugin: tcp://host:1\n", `plugin "tcp://host:1": want unix:///path.sock`},
 		{"an adapter attached twice", "drivers:\n  - plugin: unix:///a.sock\n  - plugin: unix:///a.sock\n",
 			`agent.yaml:3: drivers[1]: plugin unix:///a.sock is attached by drivers[0] already`},
-		{"timeouts on an in-tree driver", "drivers:\n  - name: cpu\n    callTimeout: 1s\n", `driver cpu: timeouts and reconnect apply to plugin entries only`},
+		{"timeouts on an in-tree driver", "drivers:\n  - name: cpu\n    callTimeout: 1s\n", `driver cpu: timeouts, reconnect and flap apply to plugin entries only`},
+		{"a flap limit of no restarts", "drivers:\n  - plugin: unix:///a.sock\n    flap: {restarts: 0}\n", `flap.restarts: 0 is not a count of at least 1`},
+		{"a flap window that is no duration", "drivers:\n  - plugin: unix:///a.sock\n    flap: {restarts: 2, window: often}\n", `flap.window: "often" is not a positive duration`},
 		{"settings that are not a mapping", "drivers:\n  - name: cpu\n    settings: [1, 2]\n", `agent.yaml:2: drivers[0]: driver cpu: settings: want a mapping`},
 		{"settings on a plugin", "drivers:\n  - plugin: unix:///a.sock\n    settings: {a: 1}\n", `settings belong to the adapter's own configuration`},
 		{"an unknown top-level key", "driver:\n  - name: cpu\n", `field driver not found`},
