@@ -15,7 +15,7 @@ import (
 )
 
 func newControllerCmd() *cobra.Command {
-	var cfgPath, listen, stateDir, metricsAddr, addrFile, logLevel, ledgerPath, tlsCert, tlsKey string
+	var cfgPath, listen, stateDir, metricsAddr, addrFile, logLevel, ledgerPath, tlsCert, tlsKey, advertise string
 	cmd := &cobra.Command{
 		Use:   "controller",
 		Short: "Run the controller: the cluster's state, gRPC API and scheduler (the slurmctld role)",
@@ -26,7 +26,13 @@ the command line and the node agents use, and schedules on events and on
 an interval. The same address (and TLS certificate) also takes submissions
 as JSON over HTTP/1.x, POST /v1/jobs with "Authorization: Bearer TOKEN",
 which parity-sbatch uses. The cluster key for tokens is created in the
-state directory on first start.`,
+state directory on first start.
+
+With several controllers (cluster.yaml's controllers: list, 3 or 5), each
+runs this command with the same cluster key (copy cluster.key into every
+state directory); they elect a leader, which alone schedules and serves,
+and every change is acknowledged once a majority holds it. The others
+answer with the leader's address. See "parity controller status".`,
 		Example: `  parity controller --config /etc/parity/cluster.yaml
   parity controller --config cluster.yaml --listen 127.0.0.1:0 --address-file /run/parity/addr`,
 		Args: cobra.NoArgs,
@@ -46,7 +52,7 @@ state directory on first start.`,
 				dir = cfg.Controller.StateDir
 			}
 			opts := controller.Options{Config: cfg, Listen: listen, StateDir: stateDir, MetricsAddr: metricsAddr, Logger: log, Version: version,
-				TLSCert: tlsCert, TLSKey: tlsKey}
+				TLSCert: tlsCert, TLSKey: tlsKey, Advertise: advertise}
 			if ledgerPath != "off" {
 				if ledgerPath == "" {
 					ledgerPath = filepath.Join(dir, "accounting.db")
@@ -88,6 +94,7 @@ state directory on first start.`,
 			return c.Close()
 		},
 	}
+	addControllerAdminCmds(cmd)
 	f := cmd.Flags()
 	f.StringVar(&cfgPath, "config", "/etc/parity/cluster.yaml", "cluster configuration file")
 	f.StringVar(&listen, "listen", "", "API address (overrides controller.listen; host:0 picks a free port)")
@@ -97,6 +104,7 @@ state directory on first start.`,
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&tlsCert, "tls-cert", "", "PEM certificate the API serves TLS with (with --tls-key; clients pass --ca or $PARITY_CA)")
 	f.StringVar(&tlsKey, "tls-key", "", "PEM private key of --tls-cert")
+	f.StringVar(&advertise, "advertise", "", "this controller's entry in controllers: (default: --listen or controller.listen)")
 	f.StringVar(&ledgerPath, "ledger", "", `accounting ledger (SQLite; default <state dir>/accounting.db, "off" disables)`)
 	return cmd
 }

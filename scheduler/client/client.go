@@ -31,9 +31,11 @@ const (
 // ErrNoToken is returned by ResolveToken when no source holds a token.
 var ErrNoToken = clientenv.ErrNoToken
 
-// Client talks to one controller. It is safe for concurrent use.
+// Client talks to the controller, or to whichever of several controllers
+// leads (failover.go). It is safe for concurrent use.
 type Client struct {
 	conn    *grpc.ClientConn
+	router  *router // several controllers; nil for one
 	jobs    pb.JobsClient
 	nodes   pb.NodesClient
 	cluster pb.ClusterClient
@@ -54,11 +56,29 @@ func Dial(ctx context.Context, addr, token string, opts ...grpc.DialOption) (*Cl
 	if token != "" {
 		base = append(base, grpc.WithPerRPCCredentials(auth.TokenCredentials(token)))
 	}
-	conn, err := grpc.NewClient(addr, append(base, opts...)...)
+	base = append(base, opts...)
+	addrs := splitAddrs(addr)
+	if len(addrs) <= 1 {
+		conn, err := grpc.NewClient(addr, base...)
+		if err != nil {
+			return nil, fmt.Errorf("client: dial %s: %w", addr, err)
+		}
+		return New(conn), nil
+	}
+	r, err := dialRouter(addrs, base)
 	if err != nil {
+		return nil, err
+	}
+	// The front connection is never used itself: its interceptors send
+	// every call through the router.
+	front, err := grpc.NewClient(addrs[0], append(base, grpc.WithUnaryInterceptor(r.unary), grpc.WithStreamInterceptor(r.stream))...)
+	if err != nil {
+		r.close()
 		return nil, fmt.Errorf("client: dial %s: %w", addr, err)
 	}
-	return New(conn), nil
+	c := New(front)
+	c.router = r
+	return c, nil
 }
 
 // WithCA returns the dial option for a controller that serves TLS with a
@@ -83,8 +103,16 @@ func New(conn *grpc.ClientConn) *Client {
 		acct: pb.NewAccountingClient(conn)}
 }
 
-// Close closes the connection.
-func (c *Client) Close() error { return c.conn.Close() }
+// Close closes the connections.
+func (c *Client) Close() error {
+	err := c.conn.Close()
+	if c.router != nil {
+		if rerr := c.router.close(); err == nil {
+			err = rerr
+		}
+	}
+	return err
+}
 
 // Conn returns the underlying connection.
 func (c *Client) Conn() *grpc.ClientConn { return c.conn }

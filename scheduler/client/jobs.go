@@ -2,13 +2,15 @@ package client
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 )
 
 // Submit queues a job and returns its id once the controller committed it.
 func (c *Client) Submit(ctx context.Context, spec *pb.JobSpec) (uint64, error) {
-	r, err := c.jobs.Submit(ctx, &pb.SubmitRequest{Spec: spec})
+	r, err := c.SubmitDetailed(ctx, spec)
 	if err != nil {
 		return 0, err
 	}
@@ -17,8 +19,17 @@ func (c *Client) Submit(ctx context.Context, spec *pb.JobSpec) (uint64, error) {
 
 // SubmitDetailed is Submit returning the whole answer: the id and the
 // controller's warnings (a listed partition it dropped).
+// The submission carries a fresh idempotency key, so that the router's
+// retry of it after a failover creates no second job.
 func (c *Client) SubmitDetailed(ctx context.Context, spec *pb.JobSpec) (*pb.SubmitResponse, error) {
-	return c.jobs.Submit(ctx, &pb.SubmitRequest{Spec: spec})
+	return c.jobs.Submit(ctx, &pb.SubmitRequest{Spec: spec, IdempotencyKey: NewIdempotencyKey()})
+}
+
+// NewIdempotencyKey is a random key for one submission (128 bits, hex).
+func NewIdempotencyKey() string {
+	var b [16]byte
+	rand.Read(b[:]) // never fails (crypto/rand's contract since Go 1.24)
+	return hex.EncodeToString(b[:])
 }
 
 // SubmitTest validates a job without queueing it (sbatch --test-only).

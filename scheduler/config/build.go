@@ -17,7 +17,7 @@ func (p *parser) build(r *rawCluster) *Cluster {
 		p.errorf("cluster", "a cluster name is required (cluster: NAME)")
 	}
 	c.Controller = Controller{Listen: or(r.Controller.Listen, DefaultListen), StateDir: or(r.Controller.StateDir, DefaultStateDir),
-		Metrics: r.Controller.Metrics}
+		Metrics: r.Controller.Metrics, Peers: p.controllers(r.Controllers)}
 	c.Auth.KeyFile = r.Auth.KeyFile
 	if c.Auth.KeyFile == "" {
 		c.Auth.KeyFile = strings.TrimSuffix(c.Controller.StateDir, "/") + "/cluster.key"

@@ -67,6 +67,12 @@ type Controller struct {
 	StateDir string
 	// Metrics is the Prometheus listener ("" = off).
 	Metrics string
+	// Peers are the controllers of a replicated control plane (the file's
+	// controllers: list, host:port each, slurm.conf's SlurmctldHost
+	// lines): with more than one, they elect a leader that alone applies
+	// commands and serves; clients and agents take the same list. Empty
+	// or one entry: a single controller.
+	Peers []string
 }
 
 // Auth configures tokens.

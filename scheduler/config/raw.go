@@ -11,6 +11,7 @@ import (
 type rawCluster struct {
 	Cluster           string         `yaml:"cluster"`
 	Controller        rawController  `yaml:"controller"`
+	Controllers       []string       `yaml:"controllers"`
 	Auth              rawAuth        `yaml:"auth"`
 	Admins            []string       `yaml:"admins"`
 	Operators         []string       `yaml:"operators"`

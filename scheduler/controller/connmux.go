@@ -27,9 +27,9 @@ var http2Preface = []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
 // protocol it speaks (and, with TLS, to finish its handshake).
 const sniffTimeout = 10 * time.Second
 
-// connMux splits one listener between gRPC and the HTTP API, so that
-// clients find both at the controller's one address, with one TLS
-// certificate. Routing a connection (reading its first bytes, or its TLS
+// connMux splits one listener between gRPC, the HTTP API and the other
+// controllers' replica connections, so that clients and peers find the
+// controller at its one address, with one TLS certificate. Routing a connection (reading its first bytes, or its TLS
 // handshake) happens on its own goroutine, so a slow client never holds
 // up the others. At most maxConns connections are open at once, counted
 // from accept to close, whichever side holds them: each costs memory
@@ -40,6 +40,9 @@ type connMux struct {
 	log  *slog.Logger
 	grpc *muxListener
 	http *muxListener
+	// replica takes the connections of other controllers (raft), which
+	// begin with replicaMagic; with one controller nothing reads it.
+	replica *muxListener
 
 	maxConns int64
 	open     atomic.Int64
@@ -47,7 +50,7 @@ type connMux struct {
 
 func newConnMux(lis net.Listener, cfg *tls.Config, maxConns int, log *slog.Logger) *connMux {
 	m := &connMux{lis: lis, tls: cfg, log: log, maxConns: int64(maxConns)}
-	m.grpc, m.http = newMuxListener(lis.Addr()), newMuxListener(lis.Addr())
+	m.grpc, m.http, m.replica = newMuxListener(lis.Addr()), newMuxListener(lis.Addr()), newMuxListener(lis.Addr())
 	return m
 }
 
@@ -58,6 +61,7 @@ func (m *connMux) serve() {
 	defer func() {
 		m.grpc.shut(net.ErrClosed)
 		m.http.shut(net.ErrClosed)
+		m.replica.shut(net.ErrClosed)
 	}()
 	var pause time.Duration
 	for {
@@ -131,6 +135,9 @@ func (m *connMux) classify(conn net.Conn) (*muxListener, net.Conn, error) {
 	head := make([]byte, 4)
 	if _, err := io.ReadFull(conn, head); err != nil {
 		return nil, nil, err
+	}
+	if bytes.Equal(head, replicaMagic) {
+		return m.replica, conn, nil // the magic is the mux's, not raft's
 	}
 	c := &prefixConn{Conn: conn, prefix: head}
 	if bytes.Equal(head, http2Preface[:4]) {

@@ -59,7 +59,7 @@ func (c *Controller) httpAPI() http.Handler {
 // newHTTPAPIServer is the server for the mux's HTTP side: every path's
 // body is bounded, answered with the API's JSON error when over.
 func (c *Controller) newHTTPAPIServer() *http.Server {
-	return httplimit.Server(c.httpAPI(), c.opts.Limits.HTTP, apiLimits(), bodyTooLarge, c.log)
+	return httplimit.Server(c.leaderHTTP(c.httpAPI()), c.opts.Limits.HTTP, apiLimits(), bodyTooLarge, c.log)
 }
 
 func bodyTooLarge(w http.ResponseWriter, r *http.Request, limit int64) {

@@ -76,7 +76,7 @@ func (j *job) record() *pb.Job {
 		TimeLimitSeconds: int64(j.Core.TimeLimit / time.Second), CancelledBy: j.CancelledBy,
 		RequeuePending: j.RequeueOnEnd, HoldOnRequeue: j.HoldOnEnd, FaultReason: j.FaultReason, FaultState: j.FaultState,
 		LastRequeueReason: j.LastRequeueReason, AdminComment: j.adminComment, Usage: j.usage,
-		StartSeq: j.startSeq, EndSeq: j.endSeq, Steps: j.steps}
+		StartSeq: j.startSeq, EndSeq: j.endSeq, Steps: j.steps, SubmitKey: j.submitKey}
 	if len(j.Core.Alloc) > 0 {
 		p.BatchHost = j.Core.Alloc[0].Node
 	}
@@ -134,7 +134,7 @@ func jobFromRecord(p *pb.Job) (*job, error) {
 		RequeueOnEnd: p.GetRequeuePending(), HoldOnEnd: p.GetHoldOnRequeue(), FaultReason: p.GetFaultReason(), FaultState: p.GetFaultState(),
 		LastRequeueReason: p.GetLastRequeueReason()},
 		spec: p.GetSpec(), priority: p.GetPriority(), launchSent: true, adminComment: p.GetAdminComment(), usage: p.GetUsage(),
-		startSeq: p.GetStartSeq(), endSeq: p.GetEndSeq(), steps: p.GetSteps()}
+		startSeq: p.GetStartSeq(), endSeq: p.GetEndSeq(), steps: p.GetSteps(), submitKey: p.GetSubmitKey()}
 	j.preemptFromRecord(p)
 	j.expediteFromRecord(p)
 	if p.GetSuspendTime() != nil {

@@ -35,7 +35,10 @@ func (s *jobsService) Submit(ctx context.Context, req *pb.SubmitRequest) (*pb.Su
 	if err := niceAllowed(id, "--nice", req.GetSpec().GetNice()); err != nil {
 		return nil, err
 	}
-	prep, err := c.prepareSubmit(id.User, req.GetSpec())
+	if err := checkSubmitKey(req.GetIdempotencyKey()); err != nil {
+		return nil, err
+	}
+	prep, err := c.prepareKeyed(id.User, req.GetIdempotencyKey(), req.GetSpec())
 	if err != nil {
 		return nil, err
 	}
@@ -75,6 +78,11 @@ const idRoom = 1 + binary.MaxVarintLen64
 // defaults, validate against the cluster, build and encode the record. It
 // takes ownership of spec (a request message gRPC decoded for this call).
 func (c *Controller) prepareSubmit(user string, spec *pb.JobSpec) (*prepared, error) {
+	return c.prepareKeyed(user, "", spec)
+}
+
+// prepareKeyed is prepareSubmit for a submission with an idempotency key.
+func (c *Controller) prepareKeyed(user, key string, spec *pb.JobSpec) (*prepared, error) {
 	if err := checkSpecInput(spec, c.cfg.JobLimits); err != nil {
 		return nil, err
 	}
@@ -109,6 +117,7 @@ func (c *Controller) prepareSubmit(user string, spec *pb.JobSpec) (*prepared, er
 	if err != nil {
 		return nil, err
 	}
+	j.submitKey = key
 	rec, err := j.marshalAfter(make([]byte, idRoom, idRoom+256))
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "submit: %v", err)
@@ -116,15 +125,21 @@ func (c *Controller) prepareSubmit(user string, spec *pb.JobSpec) (*prepared, er
 	return &prepared{job: j, rec: rec, cold: cold, notes: notes}, nil
 }
 
-// submitPrepared assigns the id and commits the job.
+// submitPrepared assigns the id and commits the job; a submission whose
+// key created a job already is answered by that job, writing nothing.
 func (c *Controller) submitPrepared(ctx context.Context, p *prepared) (core.JobID, error) {
 	var jid core.JobID
 	err := c.mutate(ctx, func() ([]write, func(), error) {
+		if id, ok := c.st.submittedAs(p.job.submitKey); ok {
+			jid = id
+			return nil, nil, nil
+		}
 		id, ws, err := c.insertLocked(p)
 		if err != nil {
 			return nil, nil, err
 		}
 		jid = id
+		c.st.rememberKey(p.job.submitKey, id)
 		// Read under the lock: a pass may start the job (and set the
 		// partition it got) before this after func runs.
 		user, partition := p.job.Core.User, p.job.Core.Partition

@@ -112,6 +112,7 @@ func (c *Controller) purgeLocked(now time.Time) []write {
 	var ws []write
 	for id, j := range c.st.jobs {
 		if finished(j.State) && now.Sub(j.End) > c.cfg.MinJobAge && c.st.m.Forget(id) {
+			c.st.forgetKey(j)
 			ws = append(ws, write{bucket: bucketJobs, key: jobKey(id)}, write{bucket: bucketScripts, key: jobKey(id)})
 		}
 	}

@@ -36,6 +36,8 @@ type metrics struct {
 	jobsDesc  *prometheus.Desc
 	nodesDesc *prometheus.Desc
 	gpusDesc  *prometheus.Desc
+
+	replica *replicaMetrics
 }
 
 func newMetrics(c *Controller) *metrics {
@@ -65,8 +67,9 @@ func newMetrics(c *Controller) *metrics {
 		nodesDesc: prometheus.NewDesc("parity_nodes", "Nodes by state.", []string{"state"}, nil),
 		gpusDesc:  prometheus.NewDesc("parity_gpus", "GPUs by state (idle, alloc, drain) on registered nodes.", []string{"state"}, nil),
 	}
+	m.replica = newReplicaMetrics(c)
 	m.reg.MustRegister(m.submitted, m.started, m.completed, m.passDur, m.commitDur, m.batch, m,
-		m.healthDecisions, m.healthJobs, m.healthHeld, m.drainCapped, m.reclaims, m.reclaimedHours)
+		m.healthDecisions, m.healthJobs, m.healthHeld, m.drainCapped, m.reclaims, m.reclaimedHours, m.replica)
 	return m
 }
 

@@ -26,6 +26,9 @@ func (c *Controller) loop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-maint.C:
+			if !c.serving() {
+				continue
+			}
 			if err := c.maintain(ctx); err != nil && ctx.Err() == nil {
 				c.log.Error("maintenance", "err", err)
 			}
@@ -42,6 +45,9 @@ func (c *Controller) loop(ctx context.Context) {
 				case <-t.C:
 				}
 			}
+		}
+		if !c.serving() {
+			continue // a follower: the leader schedules
 		}
 		last = time.Now()
 		if err := c.schedulePass(ctx); err != nil && ctx.Err() == nil {

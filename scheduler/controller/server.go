@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/raft"
 	"google.golang.org/grpc"
 
 	"github.com/parityhpc/parity/scheduler/accounting"
@@ -22,6 +23,7 @@ import (
 	"github.com/parityhpc/parity/scheduler/config"
 	"github.com/parityhpc/parity/scheduler/core"
 	"github.com/parityhpc/parity/scheduler/policy"
+	"github.com/parityhpc/parity/scheduler/replica"
 	cstate "github.com/parityhpc/parity/scheduler/state"
 	ledger "github.com/parityhpc/parity/scheduler/store"
 )
@@ -62,6 +64,13 @@ type Options struct {
 	// Limits bound the listener: connections, calls in flight, message
 	// and body sizes, HTTP timeouts (zero fields: defaults, transport.go).
 	Limits TransportLimits
+	// Advertise is this controller's entry in Config.Controller.Peers
+	// (default: the listen address) when several controllers replicate.
+	Advertise string
+	// ReplicaTransport replaces the network between controllers (tests:
+	// raft's in-memory transport); ReplicaTiming, raft's timeouts.
+	ReplicaTransport raft.Transport
+	ReplicaTiming    replica.Timing
 }
 
 // Controller is the running daemon.
@@ -83,6 +92,8 @@ type Controller struct {
 	st     *state
 	store  *store
 	health *healthState
+	// repl is the replicated control plane, nil for a single controller.
+	repl *replication
 
 	ops        chan *op
 	kick       chan struct{}
@@ -173,18 +184,26 @@ func New(opts Options) (*Controller, error) {
 		c.ledgerCh, c.ledgerDone = make(chan ledger.JobRecord, accountingQueue), make(chan struct{})
 		c.ledgerDrain = make(chan struct{}, 1)
 		go c.runLedger(opts.Ledger)
-		// Re-record what memory holds: a crash may have come between a
-		// commit and its ledger line (the ledger upserts, so this is safe).
 		c.mu.Lock()
-		for _, id := range sortedJobIDsOf(c.st.jobs) {
-			if j := c.st.jobs[id]; j.State != StatePending {
-				c.accountLocked(j)
-			}
-		}
+		c.rerecordLedgerLocked()
 		c.mu.Unlock()
 	}
 	c.log.Info("state loaded", "dir", dir, "jobs", len(c.st.jobs), "active", len(c.st.m.Active()), "nodes", len(c.st.nodes), "next_job_id", c.st.m.NextID())
 	return c, nil
+}
+
+// rerecordLedgerLocked sends the ledger every job memory holds that ran: a
+// crash, or a change of leader, may have come between a commit and its
+// ledger line (the ledger upserts, so this is safe).
+func (c *Controller) rerecordLedgerLocked() {
+	if c.ledgerCh == nil {
+		return
+	}
+	for _, id := range sortedJobIDsOf(c.st.jobs) {
+		if j := c.st.jobs[id]; j.State != StatePending {
+			c.accountLocked(j)
+		}
+	}
 }
 
 func (c *Controller) stateDir() string {
@@ -229,6 +248,7 @@ func (c *Controller) reloadLocked() error {
 	if err := restoreArrays(st); err != nil {
 		return fmt.Errorf("%w: load: %w", ErrStore, err)
 	}
+	st.indexKeys()
 	for _, j := range st.m.Active() {
 		for _, a := range j.Core.Alloc {
 			if n := st.nodes[a.Node]; n != nil && j.Core.State == core.JobRunning {
@@ -275,7 +295,15 @@ func (c *Controller) Start(ctx context.Context) error {
 	pb.RegisterReservationsServer(c.grpc, &reservationsService{c: c})
 	pb.RegisterAccountingServer(c.grpc, &accountingService{c: c})
 	pb.RegisterStepsServer(c.grpc, &stepsService{c: c})
+	pb.RegisterControllersServer(c.grpc, &controllersService{c: c})
 	ctx, c.cancel = context.WithCancel(ctx)
+	if len(c.cfg.Controller.Peers) > 1 {
+		if err := c.startReplica(ctx, tlsCfg); err != nil {
+			c.cancel()
+			c.mux.close()
+			return err
+		}
+	}
 	c.wg.Add(4)
 	go func() { defer c.wg.Done(); c.writer() }()
 	go func() { defer c.wg.Done(); c.mux.serve() }()
@@ -359,6 +387,12 @@ func (c *Controller) Close() error {
 		}
 		close(c.stopping)
 		c.wg.Wait()
+		if c.repl != nil {
+			// After the writer: no commit waits on raft any more.
+			if rerr := c.repl.node.Close(); rerr != nil {
+				c.log.Error("stop replica", "err", rerr)
+			}
+		}
 		if c.ledgerCh != nil {
 			close(c.ledgerCh)
 			<-c.ledgerDone

@@ -67,6 +67,8 @@ type job struct {
 	// three belong to the run and are cleared by a requeue.
 	usage            []*pb.NodeUsage
 	startSeq, endSeq uint64
+	// submitKey is the submission's idempotency key (submit_keys.go).
+	submitKey string
 	// prevRun is the last requeued run's ledger line (runs.go); memory only.
 	prevRun *earlierRun
 	// steps are the job's steps (srun) in id order.
@@ -121,11 +123,14 @@ type state struct {
 	caps map[string]partCaps
 	// resv are the admin reservations by name.
 	resv map[string]*reservation
+	// keys are the idempotency keys of known jobs' submissions.
+	keys map[string]core.JobID
 }
 
 func newState(l cstate.Limits) *state {
 	m := cstate.New[*job](l)
-	return &state{m: m, jobs: m.Jobs(), nodes: map[string]*node{}, nextSeq: 1, usage: map[string]float64{}, caps: map[string]partCaps{}, resv: map[string]*reservation{}}
+	return &state{m: m, jobs: m.Jobs(), nodes: map[string]*node{}, nextSeq: 1, usage: map[string]float64{}, caps: map[string]partCaps{}, resv: map[string]*reservation{},
+		keys: map[string]core.JobID{}}
 }
 
 // live reports whether the job holds its allocation with processes on

@@ -51,6 +51,10 @@ type write struct {
 // store is the durable copy of the state.
 type store struct {
 	db *bolt.DB
+	// replicate, when set (several controllers), makes a commit durable
+	// by replicating its writes (replicated.go): the FSM then applies them
+	// here, on every controller, through apply.
+	replicate func(entry []byte) error
 	// failCommit, when set (tests), makes the next commits fail before
 	// anything is written, to prove no waiter is acknowledged.
 	failCommit func() error
@@ -83,14 +87,26 @@ func openStore(dir string) (*store, error) {
 
 func (s *store) close() error { return s.db.Close() }
 
-// commit writes one group of changes in one transaction; bbolt fsyncs
-// before Update returns, so success means durable.
+// commit makes one group of changes durable: replicated to a quorum when
+// there are several controllers, else written here.
 func (s *store) commit(ws []write) error {
 	if s.failCommit != nil {
 		if err := s.failCommit(); err != nil {
 			return fmt.Errorf("%w: commit: %w", ErrStore, err)
 		}
 	}
+	if s.replicate != nil {
+		if err := s.replicate(encodeWrites(ws)); err != nil {
+			return fmt.Errorf("%w: commit: %w", ErrStore, err)
+		}
+		return nil
+	}
+	return s.apply(ws)
+}
+
+// apply writes one group of changes in one transaction; bbolt fsyncs
+// before Update returns, so success means durable.
+func (s *store) apply(ws []write) error {
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		var b *bolt.Bucket
 		var last []byte

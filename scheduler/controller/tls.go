@@ -28,5 +28,6 @@ func serverTLS(certFile, keyFile string) (*tls.Config, error) {
 		// HTTP/1.1 first: the server's order decides, and a client that
 		// offers both (curl, browsers) is an HTTP client, while gRPC
 		// clients offer h2 alone.
-		NextProtos: []string{alpnHTTP1, alpnGRPC}}, nil
+		// Other controllers offer replicaProto alone.
+		NextProtos: []string{alpnHTTP1, alpnGRPC, replicaProto}}, nil
 }

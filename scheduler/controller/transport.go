@@ -113,8 +113,9 @@ func (c *Controller) grpcOptions() []grpc.ServerOption {
 	}
 	return []grpc.ServerOption{
 		grpc.InTapHandle(admit),
-		grpc.ChainUnaryInterceptor(c.authn.Unary(), limitUnary),
-		grpc.ChainStreamInterceptor(c.authn.Stream(), limitStream),
+		// A follower refuses before anything else, naming the leader.
+		grpc.ChainUnaryInterceptor(c.leaderUnary(), c.authn.Unary(), limitUnary),
+		grpc.ChainStreamInterceptor(c.leaderStream(), c.authn.Stream(), limitStream),
 		grpc.MaxRecvMsgSize(maxMsgSubmit),
 		grpc.MaxConcurrentStreams(uint32(orDefault(l.MaxStreamsPerConn, defaultMaxStreamsPerConn))),
 		grpc.MaxHeaderListSize(maxHeaderList),

@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -124,13 +125,14 @@ func (l *authLayer) prove(c net.Conn, dialer bool) error {
 	if dialer {
 		myRole, theirRole = "dial", "accept"
 	}
-	send := func() error { _, err := c.Write(l.mac(myRole, mine, theirs)); return err }
+	binding := channelBinding(c)
+	send := func() error { _, err := c.Write(l.mac(myRole, mine, theirs, binding)); return err }
 	check := func() error {
 		got := make([]byte, sha256.Size)
 		if _, err := io.ReadFull(c, got); err != nil {
 			return fmt.Errorf("replica handshake: %w", err)
 		}
-		if !hmac.Equal(got, l.mac(theirRole, theirs, mine)) {
+		if !hmac.Equal(got, l.mac(theirRole, theirs, mine, binding)) {
 			return ErrPeerAuth
 		}
 		return nil
@@ -163,11 +165,29 @@ func exchange(c net.Conn, mine, theirs []byte, dialer bool) error {
 	return err
 }
 
-// mac is role's proof over its own nonce then the peer's.
-func (l *authLayer) mac(role string, own, peer []byte) []byte {
+// mac is role's proof over its own nonce, the peer's and the channel.
+func (l *authLayer) mac(role string, own, peer, binding []byte) []byte {
 	h := hmac.New(sha256.New, l.key)
 	h.Write([]byte("parity-replica/" + role + "\x00"))
 	h.Write(own)
 	h.Write(peer)
+	h.Write(binding)
 	return h.Sum(nil)
+}
+
+// channelBinding is keying material exported from c's TLS session (none
+// in plain TCP): both ends of one session derive the same bytes, two
+// sessions spliced by a peer in the middle do not, so a proof made for
+// one cannot be relayed into the other.
+func channelBinding(c net.Conn) []byte {
+	tc, ok := c.(*tls.Conn)
+	if !ok {
+		return nil
+	}
+	cs := tc.ConnectionState()
+	b, err := cs.ExportKeyingMaterial("EXPORTER-parity-replica", nil, 32)
+	if err != nil {
+		return nil
+	}
+	return b
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -69,6 +70,9 @@ type Node struct {
 	trans  raft.Transport
 	closer func() error
 	leader chan bool
+	// closed is closed when Close begins: Apply stops waiting.
+	closed    chan struct{}
+	closeOnce sync.Once
 }
 
 // Start opens the log, joins or bootstraps the cluster and runs raft with
@@ -95,7 +99,7 @@ func Start(cfg Config, fsm raft.FSM) (*Node, error) {
 			Stream: newAuthLayer(cfg.Layer, cfg.Key, orDiscard(cfg.Logger)), MaxPool: 4, Timeout: 2 * time.Second,
 			Logger: rc.Logger})
 	}
-	n := &Node{cfg: cfg, trans: trans, leader: make(chan bool, 16)}
+	n := &Node{cfg: cfg, trans: trans, leader: make(chan bool, 16), closed: make(chan struct{})}
 	rc.NotifyCh = n.leader
 	if err := bootstrap(cfg, rc, logs, stable, snaps, trans); err != nil {
 		closeStores()

@@ -14,7 +14,17 @@ import (
 // replica's FSM applied it, with the FSM's answer when that is an error.
 func (n *Node) Apply(entry []byte, timeout time.Duration) error {
 	f := n.r.Apply(entry, timeout)
-	if err := f.Error(); err != nil {
+	// raft drops futures still queued for its leader loop when it shuts
+	// down, unanswered: wait for the answer or for this replica to close.
+	answer := make(chan error, 1)
+	go func() { answer <- f.Error() }()
+	var err error
+	select {
+	case err = <-answer:
+	case <-n.closed:
+		return fmt.Errorf("%w (%w)", ErrNotLeader, raft.ErrRaftShutdown)
+	}
+	if err != nil {
 		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) || errors.Is(err, raft.ErrLeadershipTransferInProgress) {
 			return fmt.Errorf("%w (%w)", ErrNotLeader, err)
 		}
@@ -114,4 +124,11 @@ func (n *Node) Snapshot() error {
 
 // Close stops this replica: it leaves nothing half-written (the log is
 // closed after raft stopped).
-func (n *Node) Close() error { return n.closer() }
+func (n *Node) Close() error {
+	var err error
+	n.closeOnce.Do(func() {
+		close(n.closed)
+		err = n.closer()
+	})
+	return err
+}

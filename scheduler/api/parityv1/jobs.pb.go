@@ -26,9 +26,15 @@ type SubmitRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Spec  *JobSpec               `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
 	// test_only validates and reports without queueing (sbatch --test-only).
-	TestOnly      bool `protobuf:"varint,2,opt,name=test_only,json=testOnly,proto3" json:"test_only,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	TestOnly bool `protobuf:"varint,2,opt,name=test_only,json=testOnly,proto3" json:"test_only,omitempty"`
+	// idempotency_key, when set, makes the submission safe to retry: the
+	// controller answers a second submission with the same key by the job
+	// the first one created, as long as that job is known. Clients set a
+	// random one per submission so that a submission sent again after a
+	// failover (its answer lost with the old leader) creates no second job.
+	IdempotencyKey string `protobuf:"bytes,3,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *SubmitRequest) Reset() {
@@ -73,6 +79,13 @@ func (x *SubmitRequest) GetTestOnly() bool {
 		return x.TestOnly
 	}
 	return false
+}
+
+func (x *SubmitRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
 }
 
 type SubmitResponse struct {
@@ -904,10 +917,11 @@ var File_parity_v1_jobs_proto protoreflect.FileDescriptor
 
 const file_parity_v1_jobs_proto_rawDesc = "" +
 	"\n" +
-	"\x14parity/v1/jobs.proto\x12\tparity.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15parity/v1/types.proto\"T\n" +
+	"\x14parity/v1/jobs.proto\x12\tparity.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15parity/v1/types.proto\"}\n" +
 	"\rSubmitRequest\x12&\n" +
 	"\x04spec\x18\x01 \x01(\v2\x12.parity.v1.JobSpecR\x04spec\x12\x1b\n" +
-	"\ttest_only\x18\x02 \x01(\bR\btestOnly\"\x8f\x02\n" +
+	"\ttest_only\x18\x02 \x01(\bR\btestOnly\x12'\n" +
+	"\x0fidempotency_key\x18\x03 \x01(\tR\x0eidempotencyKey\"\x8f\x02\n" +
 	"\x0eSubmitResponse\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12A\n" +

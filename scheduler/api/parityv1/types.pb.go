@@ -878,7 +878,11 @@ type Job struct {
 	Avoid []*NodeAlloc `protobuf:"bytes,46,rep,name=avoid,proto3" json:"avoid,omitempty"`
 	// steps are the job's steps (srun) in id order; a high number leaves
 	// room for other additions.
-	Steps         []*JobStep `protobuf:"bytes,90,rep,name=steps,proto3" json:"steps,omitempty"`
+	Steps []*JobStep `protobuf:"bytes,90,rep,name=steps,proto3" json:"steps,omitempty"`
+	// submit_key is the submitter's idempotency key (SubmitRequest's): a
+	// retried submission with the same key answers with this job instead of
+	// queueing another one (a submission retried across a failover).
+	SubmitKey     string `protobuf:"bytes,91,opt,name=submit_key,json=submitKey,proto3" json:"submit_key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1240,6 +1244,13 @@ func (x *Job) GetSteps() []*JobStep {
 		return x.Steps
 	}
 	return nil
+}
+
+func (x *Job) GetSubmitKey() string {
+	if x != nil {
+		return x.SubmitKey
+	}
+	return ""
 }
 
 // JobStep is a step's record in its job (parity show job, accounting).
@@ -3271,7 +3282,7 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x12\n" +
 	"\x04cpus\x18\x02 \x01(\tR\x04cpus\x12\x18\n" +
 	"\adevices\x18\x03 \x03(\tR\adevices\x12\x1b\n" +
-	"\tmemory_mb\x18\x04 \x01(\x03R\bmemoryMb\"\xe4\r\n" +
+	"\tmemory_mb\x18\x04 \x01(\x03R\bmemoryMb\"\x83\x0e\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12&\n" +
@@ -3332,7 +3343,9 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"partitions\x12\x1c\n" +
 	"\texpedited\x18- \x01(\bR\texpedited\x12*\n" +
 	"\x05avoid\x18. \x03(\v2\x14.parity.v1.NodeAllocR\x05avoid\x12(\n" +
-	"\x05steps\x18Z \x03(\v2\x12.parity.v1.JobStepR\x05steps\"\xc4\x02\n" +
+	"\x05steps\x18Z \x03(\v2\x12.parity.v1.JobStepR\x05steps\x12\x1d\n" +
+	"\n" +
+	"submit_key\x18[ \x01(\tR\tsubmitKey\"\xc4\x02\n" +
 	"\aJobStep\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\rR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +

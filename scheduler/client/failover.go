@@ -1,0 +1,145 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/parityhpc/parity/scheduler/api"
+)
+
+// Several controllers: the address is a comma-separated list
+// ("a:6817,b:6817,c:6817", as PARITY_CONTROLLER or --controller). Every
+// call goes to the controller believed to lead; one that answers
+// Unavailable (a follower naming the leader, a controller down, an
+// election) is retried on the leader it named, else on the next address,
+// with backoff, until FailoverBudget has passed or the call's context
+// ends. Submissions carry an idempotency key, so one retried after its
+// answer was lost creates no second job.
+
+// FailoverBudget is how long a call keeps looking for a leader: longer
+// than the slowest election the controllers' timing allows.
+const FailoverBudget = 15 * time.Second
+
+// splitAddrs reads a controllers' list; one address is a list of one.
+func splitAddrs(addr string) []string {
+	var out []string
+	for a := range strings.SplitSeq(addr, ",") {
+		if a = strings.TrimSpace(a); a != "" && !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// router sends each call to the believed leader among conns.
+type router struct {
+	addrs  []string
+	conns  []*grpc.ClientConn
+	cur    atomic.Int32
+	budget time.Duration
+}
+
+func dialRouter(addrs []string, opts []grpc.DialOption) (*router, error) {
+	r := &router{addrs: addrs, budget: FailoverBudget}
+	for _, a := range addrs {
+		cc, err := grpc.NewClient(a, opts...)
+		if err != nil {
+			r.close()
+			return nil, fmt.Errorf("client: dial %s: %w", a, err)
+		}
+		r.conns = append(r.conns, cc)
+	}
+	return r, nil
+}
+
+func (r *router) close() error {
+	var first error
+	for _, cc := range r.conns {
+		if err := cc.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// redirectable is a refusal or failure that another controller may not
+// give: the call did not happen here (a follower), or could not (down).
+func redirectable(err error) bool { return status.Code(err) == codes.Unavailable }
+
+// next picks where to go after a refusal from controller i: the leader it
+// named, else the next address; wrapped reports a full round without a
+// named leader (time to back off).
+func (r *router) next(i int, trailer metadata.MD) (n int, wrapped bool) {
+	if hint := trailer.Get(api.LeaderMetadataKey); len(hint) > 0 {
+		if j := slices.Index(r.addrs, hint[0]); j >= 0 && j != i {
+			return j, false
+		}
+	}
+	n = (i + 1) % len(r.addrs)
+	return n, n == int(r.cur.Load())
+}
+
+// retry runs call on the believed leader and follows refusals.
+func (r *router) retry(ctx context.Context, call func(*grpc.ClientConn) (metadata.MD, error)) error {
+	deadline := time.Now().Add(r.budget)
+	backoff := 20 * time.Millisecond
+	i := int(r.cur.Load())
+	for {
+		trailer, err := call(r.conns[i])
+		if err == nil || !redirectable(err) || ctx.Err() != nil {
+			if err == nil {
+				r.cur.Store(int32(i))
+			}
+			return err
+		}
+		if time.Now().After(deadline) {
+			return status.Errorf(codes.Unavailable, "no leader among %s after %s: %s", strings.Join(r.addrs, ","), r.budget, status.Convert(err).Message())
+		}
+		n, wrapped := r.next(i, trailer)
+		if wrapped || n == i {
+			if sleepCtx(ctx, backoff) != nil {
+				return err
+			}
+			backoff = min(2*backoff, 500*time.Millisecond)
+		}
+		i = n
+		r.cur.Store(int32(i))
+	}
+}
+
+func (r *router) unary(ctx context.Context, method string, req, reply any, _ *grpc.ClientConn, _ grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	return r.retry(ctx, func(cc *grpc.ClientConn) (metadata.MD, error) {
+		var trailer metadata.MD
+		err := cc.Invoke(ctx, method, req, reply, append(opts, grpc.Trailer(&trailer))...)
+		return trailer, err
+	})
+}
+
+func (r *router) stream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.ClientConn, method string, _ grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	s := &routedStream{r: r, ctx: ctx, desc: desc, method: method, opts: opts}
+	if err := s.open(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// sleepCtx waits d, or less if ctx ends first (its error then).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,307 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/auth"
+	"github.com/parityhpc/parity/scheduler/client"
+	"github.com/parityhpc/parity/scheduler/config"
+	"github.com/parityhpc/parity/scheduler/replica"
+)
+
+// fastTiming elects within a few hundred milliseconds on loopback.
+var fastTiming = replica.Timing{Heartbeat: 100 * time.Millisecond, Election: 100 * time.Millisecond,
+	LeaderLease: 100 * time.Millisecond, Commit: 5 * time.Millisecond}
+
+// trio is three controllers replicating over loopback TCP, each with its
+// own state directory and the same cluster key.
+type trio struct {
+	t     *testing.T
+	addrs []string
+	cs    map[string]*Controller
+	key   auth.Key
+	cfg   *config.Cluster
+	dirs  map[string]string
+	lis   map[string]net.Listener
+}
+
+func startTrio(t *testing.T) *trio {
+	t.Helper()
+	tr := &trio{t: t, cs: map[string]*Controller{}, dirs: map[string]string{}, lis: map[string]net.Listener{}}
+	for range 3 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := l.Addr().String()
+		tr.addrs, tr.lis[a], tr.dirs[a] = append(tr.addrs, a), l, t.TempDir()
+	}
+	cfg, err := config.Parse("test.yaml", []byte(testCluster+"controllers: ["+strings.Join(tr.addrs, ", ")+"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.cfg = cfg
+	first := filepath.Join(tr.dirs[tr.addrs[0]], "cluster.key")
+	if tr.key, err = auth.LoadOrCreateKey(first); err != nil {
+		t.Fatal(err)
+	}
+	keyText, err := os.ReadFile(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range tr.addrs[1:] {
+		if err := os.WriteFile(filepath.Join(tr.dirs[a], "cluster.key"), keyText, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, a := range tr.addrs {
+		tr.start(a)
+	}
+	return tr
+}
+
+func (tr *trio) start(a string) {
+	tr.t.Helper()
+	lis := tr.lis[a]
+	if lis == nil {
+		var err error
+		if lis, err = net.Listen("tcp", a); err != nil {
+			tr.t.Fatal(err)
+		}
+	}
+	delete(tr.lis, a)
+	c, err := New(Options{Config: tr.cfg, Listener: lis, Advertise: a, StateDir: tr.dirs[a], MetricsAddr: "off",
+		NoScheduler: true, ReplicaTiming: fastTiming, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		tr.t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		tr.t.Fatal(err)
+	}
+	tr.cs[a] = c
+	tr.t.Cleanup(func() { c.Close() })
+}
+
+// crash stops a controller the hard way: its raft first (no goodbye to
+// the others, commits in flight fail), then everything else.
+func (tr *trio) crash(a string) {
+	tr.t.Helper()
+	c := tr.cs[a]
+	delete(tr.cs, a)
+	c.repl.node.Close()
+	c.Close()
+}
+
+// leader waits for the controller that serves.
+func (tr *trio) leader() string {
+	tr.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for a, c := range tr.cs {
+			if c.serving() {
+				return a
+			}
+		}
+		time.Sleep(10 * time.Millisecond) // raft elects on its own timers
+	}
+	tr.t.Fatal("no controller serves within 10 s")
+	return ""
+}
+
+func (tr *trio) client(addr, user string, role auth.Role) *client.Client {
+	tr.t.Helper()
+	tok, err := auth.Sign(tr.key, auth.Claims{User: user, Role: role, IssuedAt: time.Now()})
+	if err != nil {
+		tr.t.Fatal(err)
+	}
+	cl, err := client.Dial(context.Background(), addr, tok)
+	if err != nil {
+		tr.t.Fatal(err)
+	}
+	tr.t.Cleanup(func() { cl.Close() })
+	return cl
+}
+
+func TestAFollowerNamesTheLeader(t *testing.T) {
+	tr := startTrio(t)
+	lead := tr.leader()
+	for _, a := range tr.addrs {
+		if a == lead {
+			continue
+		}
+		cl := tr.client(a, "alice", auth.RoleUser)
+		var trailer metadata.MD
+		_, err := pb.NewJobsClient(cl.Conn()).Submit(context.Background(), &pb.SubmitRequest{Spec: gpuJob("x", 1)}, grpc.Trailer(&trailer))
+		if status.Code(err) != codes.Unavailable || !strings.Contains(status.Convert(err).Message(), "the leader is "+lead) {
+			t.Fatalf("follower %s: %v, want Unavailable naming %s", a, err, lead)
+		}
+		if got := trailer.Get(LeaderMetadataKey); len(got) != 1 || got[0] != lead {
+			t.Fatalf("follower %s trailer %v, want %s=%s", a, trailer, LeaderMetadataKey, lead)
+		}
+		resp, err := http.Post("http://"+a+"/v1/jobs", "application/json", strings.NewReader(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get(LeaderHeader) != lead {
+			t.Fatalf("follower %s over HTTP: %d %s=%q", a, resp.StatusCode, LeaderHeader, resp.Header.Get(LeaderHeader))
+		}
+		st, err := pb.NewControllersClient(cl.Conn()).Status(context.Background(), &pb.ControllerStatusRequest{})
+		if err != nil || st.GetRole() != "Follower" || st.GetLeader() != lead || len(st.GetVoters()) != 3 || st.GetServing() {
+			t.Fatalf("follower %s status %+v, %v", a, st, err)
+		}
+	}
+}
+
+func TestNoAcknowledgedSubmissionIsLostWhenTheLeaderCrashes(t *testing.T) {
+	tr := startTrio(t)
+	first := tr.leader()
+	list := strings.Join(tr.addrs, ",")
+	const clients, each = 8, 25
+	var mu sync.Mutex
+	acked := map[uint64]string{}
+	var wg sync.WaitGroup
+	crashed := make(chan struct{})
+	for w := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cl := tr.client(list, "alice", auth.RoleUser)
+			for i := range each {
+				if w == 0 && i == each/3 {
+					tr.crash(first)
+					close(crashed)
+				}
+				name := fmt.Sprintf("w%d-%d", w, i)
+				id, err := cl.Submit(context.Background(), gpuJob(name, 1))
+				if err != nil {
+					t.Errorf("submit %s: %v", name, err)
+					return
+				}
+				mu.Lock()
+				acked[id] = name
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	<-crashed
+	next := tr.leader()
+	if next == first {
+		t.Fatal("the crashed controller still leads")
+	}
+	jobs, err := tr.client(list, "root", auth.RoleAdmin).ListJobs(context.Background(), &pb.ListJobsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]int{}
+	for _, j := range jobs {
+		byName[j.GetSpec().GetName()]++
+		if want, ok := acked[j.GetId()]; ok && want != j.GetSpec().GetName() {
+			t.Errorf("job %d is %q on the new leader, acknowledged as %q", j.GetId(), j.GetSpec().GetName(), want)
+		}
+	}
+	for id, name := range acked {
+		if byName[name] == 0 {
+			t.Errorf("acknowledged job %d (%s) lost in the failover", id, name)
+		}
+	}
+	for name, n := range byName {
+		if n > 1 {
+			t.Errorf("submission %s created %d jobs (a retried submission must not duplicate)", name, n)
+		}
+	}
+	if len(acked) != clients*each {
+		t.Errorf("%d submissions acknowledged, want %d", len(acked), clients*each)
+	}
+}
+
+func TestARetriedSubmissionCreatesOneJob(t *testing.T) {
+	tr := startTrio(t)
+	lead := tr.leader()
+	jobs := pb.NewJobsClient(tr.client(lead, "alice", auth.RoleUser).Conn())
+	req := &pb.SubmitRequest{Spec: gpuJob("once", 1), IdempotencyKey: "k-1"}
+	a, err := jobs.Submit(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The leader goes; the client sends the same submission to the next.
+	tr.crash(lead)
+	next := tr.leader()
+	req.Spec = gpuJob("once", 1)
+	b, err := pb.NewJobsClient(tr.client(next, "alice", auth.RoleUser).Conn()).Submit(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.GetJobId() != b.GetJobId() {
+		t.Fatalf("the retried submission got job %d, the first %d", b.GetJobId(), a.GetJobId())
+	}
+}
+
+func TestMembershipChangesAreForAdmins(t *testing.T) {
+	tr := startTrio(t)
+	lead := tr.leader()
+	var leaving string
+	for _, a := range tr.addrs {
+		if a != lead {
+			leaving = a
+			break
+		}
+	}
+	user := pb.NewControllersClient(tr.client(lead, "alice", auth.RoleUser).Conn())
+	if _, err := user.Leave(context.Background(), &pb.ControllerChange{Address: leaving}); status.Code(err) != codes.PermissionDenied {
+		t.Fatalf("a user removing a controller: %v, want PermissionDenied", err)
+	}
+	admin := pb.NewControllersClient(tr.client(lead, "root", auth.RoleAdmin).Conn())
+	st, err := admin.Leave(context.Background(), &pb.ControllerChange{Address: leaving})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.GetVoters()) != 2 {
+		t.Fatalf("voters after leave: %v", st.GetVoters())
+	}
+	if _, err := admin.Join(context.Background(), &pb.ControllerChange{Address: "no-port"}); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("join of a bad address: %v", err)
+	}
+	st, err = admin.Join(context.Background(), &pb.ControllerChange{Address: leaving})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.GetVoters()) != 3 {
+		t.Fatalf("voters after join: %v", st.GetVoters())
+	}
+}
+
+func TestAControllerNotInTheListRefusesToStart(t *testing.T) {
+	cfg, err := config.Parse("test.yaml", []byte(testCluster+"controllers: [127.0.0.1:1, 127.0.0.1:2, 127.0.0.1:3]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(Options{Config: cfg, Listen: "127.0.0.1:0", StateDir: t.TempDir(), MetricsAddr: "off", NoScheduler: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "is not in controllers") {
+		t.Fatalf("start = %v, want a refusal naming the list", err)
+	}
+	_ = errors.New
+}
