@@ -172,7 +172,13 @@ type End struct {
 	Avoid            []core.NodeDevices
 }
 
+// Accrue brings the fair-share ledger up to the command's time (a
+// scheduling pass reads usage as of its own time); without a ledger it
+// does nothing.
+type Accrue struct{}
+
 func (Submit[R]) command() {}
+func (Accrue) command()    {}
 func (Hold) command()      {}
 func (Release) command()   {}
 func (Cancel) command()    {}

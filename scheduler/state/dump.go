@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,7 +26,26 @@ func (m *Machine[R]) Dump() string {
 		writeJob(&b, m.jobs[id].Lifecycle())
 	}
 	m.dumpNodes(&b)
+	m.usage.dump(&b)
 	return b.String()
+}
+
+// dump writes the ledger: when it was charged, then each association's
+// usage and rate in key order (nothing without a ledger). Values are
+// written exactly, so equal dumps mean equal usage.
+func (u *Usage) dump(b *strings.Builder) {
+	if u == nil {
+		return
+	}
+	fmt.Fprintf(b, "usage charged=%s\n", stamp(u.charged))
+	order := make([]int, len(u.keys))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(x, y int) int { return strings.Compare(u.keys[x], u.keys[y]) })
+	for _, i := range order {
+		fmt.Fprintf(b, "usage %s=%s rate=%s\n", u.keys[i], strconv.FormatFloat(u.use[i], 'g', -1, 64), strconv.FormatFloat(u.rate[i], 'g', -1, 64))
+	}
 }
 
 func writeJob(b *strings.Builder, j *Job) {
@@ -52,6 +72,9 @@ func writeJob(b *strings.Builder, j *Job) {
 	}
 	if j.Restarts > 0 {
 		fmt.Fprintf(b, " restarts=%d", j.Restarts)
+	}
+	if j.Charge != 0 {
+		b.WriteString(" charge=" + strconv.FormatFloat(j.Charge, 'g', -1, 64))
 	}
 	opt("cancelled-by", j.CancelledBy)
 	if j.RequeueOnEnd {

@@ -71,6 +71,12 @@ type Job struct {
 	// (Core.PreemptEnd is when its grace time ends).
 	PreemptMode core.PreemptMode
 	PreemptedBy core.JobID
+	// Charge is what the job's run is charged to its association a
+	// second while it runs (its billing: processors, GPUs, weighed TRES),
+	// when the machine keeps the fair-share ledger; 0 charges nothing.
+	Charge float64
+	// charging says the run's Charge is in the ledger's rates now.
+	charging bool
 }
 
 // Lifecycle returns j itself, so a *Job is an Entry of a Machine.

@@ -35,6 +35,8 @@ type Machine[R Entry] struct {
 	limits Limits
 	// nodes are the configured nodes' administrative state, by name.
 	nodes map[string]*Node
+	// usage is the fair-share ledger, nil until EnableUsage.
+	usage *Usage
 }
 
 // New returns an empty machine whose first job gets id 1.
@@ -44,6 +46,16 @@ func New[R Entry](l Limits) *Machine[R] {
 
 // SetLimits replaces the limits (a config reload).
 func (m *Machine[R]) SetLimits(l Limits) { m.limits = l }
+
+// EnableUsage turns on the fair-share ledger: from then on each run is
+// charged its job's Charge a second, from its Start to its End
+// (suspensions left out), and the Accrue command brings the ledger up to
+// date. A ledger already kept is replaced by an empty one.
+func (m *Machine[R]) EnableUsage(halfLife time.Duration) { m.usage = NewUsage(halfLife) }
+
+// Usage is the fair-share ledger, nil unless EnableUsage turned it on.
+// It is the machine's: read it, and change it only through commands.
+func (m *Machine[R]) Usage() *Usage { return m.usage }
 
 // Jobs is the job table, for reading only: the map is the machine's own,
 // and only the machine changes it.
@@ -98,6 +110,11 @@ func (m *Machine[R]) Restore(r R) error {
 	}
 	if Holding(j.State) {
 		m.held.take(j.Core.ID, j.Core.Alloc)
+	}
+	if j.State == Running && m.usage != nil && j.Charge > 0 {
+		// Charged from the ledger's last accrual: what ran before it
+		// was charged then.
+		m.charge(j, true, m.usage.Charged())
 	}
 	m.nextID = max(m.nextID, j.Core.ID+1)
 	return nil
@@ -173,6 +190,11 @@ func (m *Machine[R]) Apply(cmd Command, now time.Time) ([]Effect, error) {
 		return m.endGrace(c, now)
 	case Start:
 		return m.start(c, now)
+	case Accrue:
+		if m.usage != nil {
+			m.usage.Accrue(now)
+		}
+		return nil, nil
 	case End:
 		return m.end(c, now)
 	case Register:
@@ -191,6 +213,21 @@ func (m *Machine[R]) Apply(cmd Command, now time.Time) ([]Effect, error) {
 		return m.healthHold(c)
 	}
 	return nil, fmt.Errorf("%w: command %T", ErrInvalid, cmd)
+}
+
+// charge starts (on) or stops charging a job's run to its association
+// at now; it does nothing without a ledger, for a job charged nothing, or
+// when the run is already charged (or not).
+func (m *Machine[R]) charge(j *Job, on bool, now time.Time) {
+	if m.usage == nil || j.Charge <= 0 || j.charging == on {
+		return
+	}
+	j.charging = on
+	d := j.Charge
+	if !on {
+		d = -d
+	}
+	m.usage.AddRate(j.Core.Account, j.Core.User, d, now)
 }
 
 // lookup returns the job under id or a refusal naming it.

@@ -20,6 +20,7 @@ func (m *Machine[R]) suspend(c Suspend, now time.Time) ([]Effect, error) {
 		return nil, refuse(ErrPrecondition, fmt.Sprintf("job %d is being preempted; it cannot be suspended", c.Job))
 	}
 	j.State, j.SuspendedAt = Suspended, now
+	m.charge(j, false, now)
 	ev := logged(KindSuspend, j, c.By)
 	ev.Nodes = j.nodes()
 	return []Effect{ev, Pause{Job: c.Job, Run: j.Restarts, Nodes: ev.Nodes, Reason: "suspended by " + c.By}}, nil
@@ -35,6 +36,7 @@ func (m *Machine[R]) resume(c Resume, now time.Time) ([]Effect, error) {
 	}
 	j.SuspendedFor += now.Sub(j.SuspendedAt)
 	j.State, j.SuspendedAt = Running, time.Time{}
+	m.charge(j, true, now)
 	ev := logged(KindResume, j, c.By)
 	ev.Nodes = j.nodes()
 	return []Effect{ev, Pause{Job: c.Job, Run: j.Restarts, Nodes: ev.Nodes, Reason: "resumed by " + c.By, Resume: true}}, nil

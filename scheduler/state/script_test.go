@@ -89,7 +89,7 @@ func (s *script) run(line string) string {
 			return "now " + stamp(s.now)
 		}
 	}
-	if err == nil && (verb == "split" || verb == "fault" || verb == "node") {
+	if err == nil && (verb == "split" || verb == "fault" || verb == "node" || verb == "fair-share") {
 		return s.direct(verb, args)
 	}
 	var cmd Command
@@ -135,6 +135,12 @@ func (s *script) direct(verb string, a args) string {
 		j.FaultReason, j.FaultState = a.get("reason"), a.get("state")
 	case "node":
 		s.m.AddNode(a.get("name"))
+	case "fair-share":
+		d, err := time.ParseDuration(a.get("half-life"))
+		if err != nil {
+			return "bad script line: " + err.Error()
+		}
+		s.m.EnableUsage(d)
 	}
 	return strings.TrimRight(s.m.Dump(), "\n")
 }
@@ -195,7 +201,13 @@ func splitLine(line string) (string, args, error) {
 func parseCommand(verb string, a args) (Command, error) {
 	switch verb {
 	case "submit":
-		j := &Job{State: Pending, Reason: string(core.ReasonNone), Core: core.Job{User: a.get("user"), Partition: a.get("partition")}}
+		j := &Job{State: Pending, Reason: string(core.ReasonNone), Core: core.Job{User: a.get("user"), Partition: a.get("partition"), Account: a.get("account")}}
+		if c := a.get("charge"); c != "" {
+			var err error
+			if j.Charge, err = strconv.ParseFloat(c, 64); err != nil {
+				return nil, err
+			}
+		}
 		if p := a.get("partitions"); p != "" {
 			j.Core.Partitions = strings.Split(p, ",")
 		}
@@ -226,6 +238,8 @@ func parseCommand(verb string, a args) (Command, error) {
 		return preemptAt{Preempt{Job: a.id(), By: core.JobID(by), Mode: core.PreemptMode(a.get("mode"))}, grace}, nil
 	case "end-grace":
 		return EndGrace{Job: a.id()}, nil
+	case "accrue":
+		return Accrue{}, nil
 	case "update":
 		u := Update{Job: a.id(), By: a.get("by")}
 		if l := a.get("limit"); l != "" {

@@ -160,6 +160,7 @@ func (m *Machine[R]) start(c Start, now time.Time) ([]Effect, error) {
 	}
 	j.SyncCore()
 	m.held.take(c.Job, c.Alloc)
+	m.charge(j, true, now)
 	ev := logged(KindStart, j, "scheduler")
 	ev.Nodes = j.nodes()
 	return []Effect{ev, Launch{Job: c.Job, Run: j.Restarts}}, nil
@@ -201,6 +202,7 @@ func (m *Machine[R]) end(c End, now time.Time) ([]Effect, error) {
 	all := j.nodes()
 	others := slices.DeleteFunc(slices.Clone(all), func(n string) bool { return n == c.Except })
 	m.held.drop(c.Job, j.Core.Alloc)
+	m.charge(j, false, now)
 	run := j.Restarts
 	var out []Effect
 	if j.RequeueOnEnd {
