@@ -3,10 +3,10 @@ package replay
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/parityhpc/parity/labs/trace"
 	"github.com/parityhpc/parity/scheduler/core"
+	"github.com/parityhpc/parity/scheduler/state"
 )
 
 // Outcome is what happened to one trace job in the replay. Times are
@@ -34,11 +34,16 @@ type sim struct {
 	jobs []trace.Job
 	snap core.Snapshot
 	out  []Outcome
-	// Active jobs live in slots; pos maps a job index to its slot (-1 when
-	// not active). running lists running jobs' indices (runAt: position by
-	// slot); pending lists waiting jobs' indices in submit order, compacted
-	// lazily.
-	slots     []core.Job
+	// sm is the cluster state: the job table and lifecycle, and the
+	// fair-share ledger, as the controller keeps them (see apply.go).
+	sm *state.Machine[*state.Job]
+	// index maps a job id the machine gave, less one, to the trace index.
+	index []int32
+	// Active jobs' records live in slots; pos maps a job index to its slot
+	// (-1 when not active). running lists running jobs' indices (runAt:
+	// position by slot); pending lists waiting jobs' indices in submit
+	// order, compacted lazily.
+	slots     []*state.Job
 	freeSlots []int32
 	pos       []int32
 	runAt     []int32
@@ -46,6 +51,7 @@ type sim struct {
 	pending   []int32
 	ends      endHeap
 	fs        *fairShare
+	err       error // the first command the machine refused: a replay bug
 	frag      *fragmentation
 	rec       recorder
 	prog      Progress
@@ -116,7 +122,7 @@ func newSim(ctx context.Context, tr *trace.Trace, o *Options) (*sim, error) {
 		names[i] = n.Name
 	}
 	s := &sim{ctx: ctx, opts: o, cfg: cfg, m: m, jobs: tr.Jobs, out: make([]Outcome, len(tr.Jobs)),
-		pos: make([]int32, len(tr.Jobs)), warnings: map[string]int{}}
+		pos: make([]int32, len(tr.Jobs)), warnings: map[string]int{}, sm: state.New[*state.Job](state.Limits{})}
 	s.snap = core.Snapshot{Nodes: nodes, Partitions: []core.Partition{{Name: partition, Nodes: names}}}
 	for i := range s.pos {
 		s.pos[i] = -1
@@ -132,8 +138,9 @@ func newSim(ctx context.Context, tr *trace.Trace, o *Options) (*sim, error) {
 		}
 	}
 	if cfg.Priority.Weights.FairShare > 0 {
-		s.fs = newFairShare(tr.Jobs, cfg.Priority.HalfLife)
-		s.snap.Associations, s.snap.Usage = s.fs.assocs, s.fs.usage
+		s.fs = newFairShare(tr.Jobs)
+		s.sm.EnableUsage(cfg.Priority.HalfLife)
+		s.snap.Associations, s.snap.Usage = s.fs.assocs, s.sm.Usage().Values()
 	}
 	if m.gpus {
 		s.frag = newFragmentation(nodes, m.lab.PerNode)
@@ -174,6 +181,9 @@ func (s *sim) loop() error {
 				s.submit(next)
 			}
 			started = s.tryPass(t)
+		}
+		if s.err != nil {
+			return s.err
 		}
 		s.rec.point(t, s.busy, s.queue)
 		if s.frag != nil {
@@ -223,49 +233,25 @@ func (s *sim) nextTime(next int) int64 {
 	return t
 }
 
-func (s *sim) submit(i int) {
-	j := &s.jobs[i]
-	if s.m.fits(j) != "" {
-		return // rejected up front, reported
-	}
-	var slot int32
-	if n := len(s.freeSlots); n > 0 {
-		slot = s.freeSlots[n-1]
-		s.freeSlots = s.freeSlots[:n-1]
-		s.slots[slot] = s.m.coreJob(i, j)
-	} else {
-		slot = int32(len(s.slots))
-		s.slots = append(s.slots, s.m.coreJob(i, j))
-		s.runAt = append(s.runAt, -1)
-	}
-	s.pos[i] = slot
-	s.pending = append(s.pending, int32(i))
-	s.queue++
-	s.demand.add(j.Procs)
-	s.prog.Submitted++
-	if s.frag != nil {
-		s.frag.queued(s.m.perNodeDemand(j), 1)
-	}
-}
-
 // pass runs the core once at t on the running jobs and the waiting jobs
 // that could matter (see window) and applies its starts.
 func (s *sim) pass(t int64) int {
+	now := s.at(t)
 	if s.fs != nil {
-		s.fs.advance(t)
+		s.apply(state.Accrue{}, now) // the pass reads usage as of now
 	}
 	jobs := s.snap.Jobs[:0]
 	for _, i := range s.running {
-		jobs = append(jobs, s.slots[s.pos[i]])
+		jobs = append(jobs, s.slots[s.pos[i]].Core)
 	}
 	s.snap.Jobs = s.window(jobs, t)
-	plan := core.Schedule(s.snap, s.cfg, time.Unix(s.m.base+t, 0))
+	plan := core.Schedule(s.snap, s.cfg, now)
 	s.prog.Passes++
 	for _, w := range plan.Warnings {
 		s.warnings[w]++
 	}
 	for _, st := range plan.Starts {
-		s.start(int(st.Job)-1, st.Nodes, t)
+		s.start(st, t)
 	}
 	if s.opts.Progress != nil && s.prog.Passes%s.progressEvery() == 0 {
 		s.prog.SimTime = t
@@ -281,69 +267,16 @@ func (s *sim) progressEvery() int {
 	return 8192
 }
 
-func (s *sim) start(i int, alloc []core.NodeAlloc, t int64) {
-	slot := s.pos[i]
-	cj := &s.slots[slot]
-	cj.State, cj.Start, cj.Alloc = core.JobRunning, time.Unix(s.m.base+t, 0), alloc
-	j := &s.jobs[i]
-	run, killed := s.m.duration(j)
-	s.out[i] = Outcome{Start: t, End: t + run, Killed: killed}
-	seq := int32(i)
-	if s.opts.PassPerEvent {
-		seq = int32(s.prog.Started)
-	}
-	s.ends.push(endEvent{t: t + run, job: int32(i), seq: seq})
-	s.runAt[slot] = int32(len(s.running))
-	s.running = append(s.running, int32(i))
-	s.queue--
-	s.demand.remove(j.Procs)
-	s.free -= s.m.held(alloc)
-	s.busy += int64(j.Procs)
-	s.prog.Started++
-	if s.fs != nil {
-		s.fs.started(cj, j.Procs)
-	}
-	if s.frag != nil {
-		s.frag.queued(s.m.perNodeDemand(j), -1)
-		s.frag.take(alloc, -1)
-	}
-}
-
-func (s *sim) finish(i int) {
-	s.blocked = false
-	slot := s.pos[i]
-	cj := &s.slots[slot]
-	if s.fs != nil {
-		s.fs.advance(s.out[i].End)
-		s.fs.started(cj, -s.jobs[i].Procs)
-	}
-	if s.frag != nil {
-		s.frag.take(cj.Alloc, 1)
-	}
-	s.free += s.m.held(cj.Alloc)
-	r := s.runAt[slot]
-	last := s.running[len(s.running)-1]
-	s.running[r] = last
-	s.runAt[s.pos[last]] = r
-	s.running = s.running[:len(s.running)-1]
-	s.slots[slot] = core.Job{}
-	s.runAt[slot] = -1
-	s.freeSlots = append(s.freeSlots, slot)
-	s.pos[i] = -1
-	s.busy -= int64(s.jobs[i].Procs)
-	s.prog.Finished++
-}
-
 // strand records the jobs that can never start: nothing runs, nothing
 // will arrive, and the last pass started none of them.
 func (s *sim) strand(t int64) {
 	s.snap.Jobs = s.snap.Jobs[:0]
 	for _, i := range s.livePending() {
-		s.snap.Jobs = append(s.snap.Jobs, s.slots[s.pos[i]])
+		s.snap.Jobs = append(s.snap.Jobs, s.slots[s.pos[i]].Core)
 	}
-	plan := core.Schedule(s.snap, s.cfg, time.Unix(s.m.base+t, 0))
+	plan := core.Schedule(s.snap, s.cfg, s.at(t))
 	for _, d := range plan.Decisions {
-		i := int(d.Job) - 1
+		i := s.index[d.Job-1]
 		why := string(d.Reason)
 		if d.Detail != "" {
 			why += ": " + d.Detail

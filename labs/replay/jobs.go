@@ -161,10 +161,11 @@ func (m *mapping) fits(j *trace.Job) string {
 	return ""
 }
 
-// coreJob is the job as the controller would hold it at submit.
-func (m *mapping) coreJob(i int, j *trace.Job) core.Job {
+// coreJob is the job as the controller would hold it at submit; the
+// state machine gives it its id, in trace order (the core breaks
+// priority ties by submit, then id).
+func (m *mapping) coreJob(j *trace.Job) core.Job {
 	cj := core.Job{
-		ID:        core.JobID(i + 1), // trace order: the core breaks priority ties by submit, then id
 		User:      j.User,
 		Account:   accountOf(j),
 		Partition: partition,

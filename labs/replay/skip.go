@@ -102,7 +102,7 @@ func (s *sim) firstBlocked(t int64, live []int32) (b backfill, ok bool) {
 		if l <= 0 {
 			return b, false
 		}
-		rel = append(rel, release{t: max(s.out[i].Start+l, t+1), units: s.m.held(s.slots[s.pos[i]].Alloc)})
+		rel = append(rel, release{t: max(s.out[i].Start+l, t+1), units: s.m.held(s.slots[s.pos[i]].Core.Alloc)})
 	}
 	b.free = s.free
 	for ; b.head < len(live); b.head++ {

@@ -73,11 +73,11 @@ func (s *sim) window(jobs []core.Job, t int64) []core.Job {
 			}
 			big++
 			if s.cfg.Backfill == core.BackfillNone && big == keepBig {
-				jobs = append(jobs, s.slots[s.pos[i]])
+				jobs = append(jobs, s.slots[s.pos[i]].Core)
 				break
 			}
 		}
-		jobs = append(jobs, s.slots[s.pos[i]])
+		jobs = append(jobs, s.slots[s.pos[i]].Core)
 	}
 	return jobs
 }
@@ -98,7 +98,7 @@ func (s *sim) easyCut() bool {
 func (s *sim) easyWindow(jobs []core.Job, live []int32, bf backfill, t int64) []core.Job {
 	for k, i := range live {
 		if k <= bf.head || bf.mayStart(t, &s.m, &s.jobs[i]) {
-			jobs = append(jobs, s.slots[s.pos[i]])
+			jobs = append(jobs, s.slots[s.pos[i]].Core)
 		}
 	}
 	return jobs
