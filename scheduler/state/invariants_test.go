@@ -20,9 +20,9 @@ func genCommand(op, arg byte) Command {
 	id := core.JobID(arg%8 + 1)
 	users := []string{"alice", "bob", "root"}
 	by := users[int(arg>>3)%len(users)]
-	switch op % 17 {
+	switch op % 18 {
 	case 0, 1:
-		j := &Job{State: Pending, Core: core.Job{User: by, Partition: "p"}}
+		j := &Job{State: Pending, Core: core.Job{User: by, Partition: "p"}, Charge: float64(arg % 3)}
 		if arg&0x80 != 0 {
 			j.Core.Hold = core.HoldUser
 		}
@@ -81,6 +81,8 @@ func genCommand(op, arg byte) Command {
 			return HealthResume{Node: node, Device: dev}
 		}
 		return HealthHold{Node: node, Device: dev, Reason: "flapping"}
+	case 16:
+		return Accrue{}
 	}
 	states := []string{Completed, Failed, NodeFail, Timeout}
 	return End{Job: id, State: states[int(arg>>3)%len(states)], Actor: "agent", Except: "n0"}
@@ -117,6 +119,33 @@ func checkInvariants(t *testing.T, m *Machine[*Job], accepted map[core.JobID]boo
 			t.Fatalf("accepted job %d is gone\n%s", id, m.Dump())
 		}
 	}
+	checkUsage(t, m)
+}
+
+// checkUsage: usage is never negative, and each association is charged
+// what its runs that hold their allocation, not suspended, are charged.
+func checkUsage(t *testing.T, m *Machine[*Job]) {
+	t.Helper()
+	u := m.Usage()
+	if u == nil {
+		return
+	}
+	want := map[string]float64{}
+	for _, j := range m.Jobs() {
+		if j.charged() {
+			want[j.Core.User] += j.Charge
+		}
+	}
+	for _, user := range []string{"alice", "bob", "root"} {
+		if got := u.Rate("", user); got != want[user] {
+			t.Fatalf("%s is charged %v a second, its runs hold %v\n%s", user, got, want[user], m.Dump())
+		}
+	}
+	for k, v := range u.Values() {
+		if v < 0 {
+			t.Fatalf("usage %s = %v, negative\n%s", k, v, m.Dump())
+		}
+	}
 }
 
 // applyAll runs the commands the bytes encode, checking after each that a
@@ -124,6 +153,7 @@ func checkInvariants(t *testing.T, m *Machine[*Job], accepted map[core.JobID]boo
 // and the invariants; it returns the effects as text.
 func applyAll(t *testing.T, data []byte) (*Machine[*Job], []string) {
 	m := New[*Job](Limits{MaxJobCount: 12})
+	m.EnableUsage(time.Hour)
 	m.AddNode("n0")
 	m.AddNode("n1")
 	accepted := map[core.JobID]bool{}
@@ -195,7 +225,8 @@ func TestInvariantsRandom(t *testing.T) {
 		for i := range data {
 			data[i] = byte(r.UintN(256))
 		}
-		applyAll(t, data)
+		m, _ := applyAll(t, data)
+		checkRestore(t, m)
 	}
 }
 
@@ -213,7 +244,20 @@ func TestDeterminism(t *testing.T) {
 	if a.Dump() != b.Dump() || fmt.Sprint(ea) != fmt.Sprint(eb) {
 		t.Fatalf("two runs of the same commands differ:\n%s\n%s", a.Dump(), b.Dump())
 	}
+	restored := checkRestore(t, a)
+	if len(restored.Compact()) != len(a.Compact()) {
+		t.Fatalf("restored %d active jobs, want %d", len(restored.Active()), len(a.Active()))
+	}
+}
+
+// checkRestore restores a's jobs and nodes into a new machine, as a
+// controller's start does, and requires the same state: the same dump,
+// the ledger aside (its usage is stored apart from the records), and the
+// same rate charged to each association.
+func checkRestore(t *testing.T, a *Machine[*Job]) *Machine[*Job] {
+	t.Helper()
 	restored := New[*Job](Limits{})
+	restored.EnableUsage(time.Hour)
 	for _, j := range a.Jobs() {
 		cp := *j
 		if err := restored.Restore(&cp); err != nil {
@@ -229,10 +273,21 @@ func TestDeterminism(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if restored.Dump() != a.Dump() {
-		t.Fatalf("restored state differs:\n%s\nwant\n%s", restored.Dump(), a.Dump())
+	// The ledger's usage is stored apart from the jobs' records; what a
+	// restore rebuilds from them is what each association is charged.
+	if got, want := withoutUsage(restored.Dump()), withoutUsage(a.Dump()); got != want {
+		t.Fatalf("restored state differs:\n%s\nwant\n%s", got, want)
 	}
-	if len(restored.Compact()) != len(a.Compact()) {
-		t.Fatalf("restored %d active jobs, want %d", len(restored.Active()), len(a.Active()))
+	checkUsage(t, restored)
+	for _, user := range []string{"alice", "bob", "root"} {
+		if got, want := restored.Usage().Rate("", user), a.Usage().Rate("", user); got != want {
+			t.Errorf("restored: %s is charged %v a second, want %v", user, got, want)
+		}
 	}
+	return restored
+}
+
+func withoutUsage(dump string) string {
+	lines := strings.Split(dump, "\n")
+	return strings.Join(slices.DeleteFunc(lines, func(l string) bool { return strings.HasPrefix(l, "usage ") }), "\n")
 }

@@ -75,9 +75,13 @@ type Job struct {
 	// second while it runs (its billing: processors, GPUs, weighed TRES),
 	// when the machine keeps the fair-share ledger; 0 charges nothing.
 	Charge float64
-	// charging says the run's Charge is in the ledger's rates now.
-	charging bool
 }
+
+// charged reports whether the job's run is in the fair-share ledger's
+// rates: it holds its allocation and is not suspended (a start and a
+// resume clear SuspendedAt; a suspension sets it, and a suspended job
+// that is cancelled or stopped keeps it until its end).
+func (j *Job) charged() bool { return Holding(j.State) && j.SuspendedAt.IsZero() }
 
 // Lifecycle returns j itself, so a *Job is an Entry of a Machine.
 func (j *Job) Lifecycle() *Job { return j }

@@ -111,10 +111,10 @@ func (m *Machine[R]) Restore(r R) error {
 	if Holding(j.State) {
 		m.held.take(j.Core.ID, j.Core.Alloc)
 	}
-	if j.State == Running && m.usage != nil && j.Charge > 0 {
+	if j.charged() {
 		// Charged from the ledger's last accrual: what ran before it
 		// was charged then.
-		m.charge(j, true, m.usage.Charged())
+		m.charge(j, true, m.usage.chargedOrZero())
 	}
 	m.nextID = max(m.nextID, j.Core.ID+1)
 	return nil
@@ -216,13 +216,12 @@ func (m *Machine[R]) Apply(cmd Command, now time.Time) ([]Effect, error) {
 }
 
 // charge starts (on) or stops charging a job's run to its association
-// at now; it does nothing without a ledger, for a job charged nothing, or
-// when the run is already charged (or not).
+// at now; it does nothing without a ledger or for a job charged nothing.
+// Callers keep it in step with Job.charged.
 func (m *Machine[R]) charge(j *Job, on bool, now time.Time) {
-	if m.usage == nil || j.Charge <= 0 || j.charging == on {
+	if m.usage == nil || j.Charge <= 0 {
 		return
 	}
-	j.charging = on
 	d := j.Charge
 	if !on {
 		d = -d

@@ -200,11 +200,16 @@ func (m *Machine[R]) end(c End, now time.Time) ([]Effect, error) {
 		j.FaultReason, j.FaultState = "", ""
 	}
 	all := j.nodes()
-	others := slices.DeleteFunc(slices.Clone(all), func(n string) bool { return n == c.Except })
+	others := all // read only, shared with the record below
+	if slices.Contains(all, c.Except) {
+		others = slices.DeleteFunc(slices.Clone(all), func(n string) bool { return n == c.Except })
+	}
 	m.held.drop(c.Job, j.Core.Alloc)
-	m.charge(j, false, now)
+	if j.charged() {
+		m.charge(j, false, now)
+	}
 	run := j.Restarts
-	var out []Effect
+	out := make([]Effect, 0, 4)
 	if j.RequeueOnEnd {
 		ev := logged(KindRequeue, j, c.Actor)
 		ev.Nodes, ev.Reason, ev.Fields = all, reason, expediteFields(j)

@@ -51,6 +51,13 @@ func (u *Usage) Values() map[string]float64 { return u.values }
 // the first accrual.
 func (u *Usage) Charged() time.Time { return u.charged }
 
+func (u *Usage) chargedOrZero() time.Time {
+	if u == nil {
+		return time.Time{}
+	}
+	return u.charged
+}
+
 // Rate is what the association is charged a second now.
 func (u *Usage) Rate(account, user string) float64 {
 	if i, ok := u.index[assoc{account, user}]; ok {
@@ -91,33 +98,6 @@ func (u *Usage) AddRate(account, user string, delta float64, now time.Time) {
 	u.rate[i] = max(u.rate[i]+delta, 0)
 }
 
-// SetRates brings the ledger up to now at the rates held since the last
-// accrual, then makes rates (by account and user) the only ones charged
-// from now on: a caller that samples what runs, rather than telling each
-// start and end, calls it at each sample.
-func (u *Usage) SetRates(now time.Time, rates map[[2]string]float64) {
-	u.Accrue(now)
-	clear(u.rate)
-	for k, r := range rates {
-		u.rate[u.slot(k[0], k[1])] = max(r, 0)
-	}
-}
-
-// Restore puts back usage as it was last charged (loaded from durable
-// state), with no rates: the caller sets them again.
-func (u *Usage) Restore(values map[string]float64, charged time.Time) {
-	clear(u.values)
-	for i := range u.use {
-		u.use[i], u.rate[i] = 0, 0
-	}
-	for k, v := range values {
-		i := u.slotKey(k)
-		u.use[i] = v
-		u.values[k] = v
-	}
-	u.charged = charged
-}
-
 // Accrual is the exact step of usage held at a constant rate r for dt
 // seconds with decay constant lambda (ln 2 / half-life; 0: no decay):
 // usage becomes usage×decay + r×gain. gain is ∫₀^dt e^(−λ(dt−s)) ds, what
@@ -136,22 +116,6 @@ func (u *Usage) slot(account, user string) int {
 		return i
 	}
 	return u.add(k, UsageKey(account, user))
-}
-
-// slotKey finds a stored key's slot; a key without a "/" (an account's
-// total, which policy sums itself) is kept under an empty user.
-func (u *Usage) slotKey(key string) int {
-	k := assoc{account: key}
-	for i := len(key) - 1; i >= 0; i-- {
-		if key[i] == '/' {
-			k = assoc{key[:i], key[i+1:]}
-			break
-		}
-	}
-	if i, ok := u.index[k]; ok {
-		return i
-	}
-	return u.add(k, key)
 }
 
 func (u *Usage) add(k assoc, key string) int {
