@@ -34,7 +34,8 @@ func (s *sim) submit(i int) {
 	if s.m.fits(j) != "" {
 		return // rejected up front, reported
 	}
-	rec := &state.Job{State: state.Pending, Core: s.m.coreJob(j)}
+	rec := s.record()
+	*rec = state.Job{State: state.Pending, Core: s.m.coreJob(j)}
 	if s.fs != nil {
 		rec.Charge = float64(j.Procs)
 	}
@@ -104,6 +105,7 @@ func (s *sim) finish(i int) {
 	}
 	s.apply(end, s.at(s.out[i].End))
 	s.sm.Forget(rec.Core.ID)
+	s.done = append(s.done, rec)
 	if s.frag != nil {
 		s.frag.take(rec.Core.Alloc, 1)
 	}
@@ -119,9 +121,26 @@ func (s *sim) finish(i int) {
 	s.pos[i] = -1
 	s.busy -= int64(s.jobs[i].Procs)
 	s.prog.Finished++
-	if n := len(s.sm.Active()); n > 2*(len(s.running)+s.queue)+1024 {
+	if len(s.done) >= 1024 && len(s.sm.Active()) > 2*(len(s.running)+s.queue) {
 		// The machine keeps finished jobs in its active list until it is
-		// compacted; a replay that never reads it compacts it as it goes.
+		// compacted; a replay that never reads the list compacts it as it
+		// goes. Then no part of the machine holds the forgotten records,
+		// and the next submissions reuse them: a record is some 800 bytes,
+		// a million of them would be most of what the replay allocates.
 		s.sm.Compact()
+		s.spare = append(s.spare, s.done...)
+		clear(s.done)
+		s.done = s.done[:0]
 	}
+}
+
+// record returns a record for a new job: a spare one if there is one.
+func (s *sim) record() *state.Job {
+	if n := len(s.spare); n > 0 {
+		rec := s.spare[n-1]
+		s.spare[n-1] = nil
+		s.spare = s.spare[:n-1]
+		return rec
+	}
+	return new(state.Job)
 }

@@ -45,6 +45,10 @@ type sim struct {
 	// order, compacted lazily.
 	slots     []*state.Job
 	freeSlots []int32
+	// done are records of jobs the machine forgot, which its active list
+	// may still hold until it is compacted; spare are those it compacted
+	// away since, free for the next submissions (see finish).
+	done, spare []*state.Job
 	pos       []int32
 	runAt     []int32
 	running   []int32
