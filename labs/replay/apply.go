@@ -99,7 +99,10 @@ func (s *sim) finish(i int) {
 	s.blocked = false
 	slot := s.pos[i]
 	rec := s.slots[slot]
-	end := state.End{Job: rec.Core.ID, State: state.Completed, Actor: "replay"}
+	// The run ended by itself: its first node reports it (no kill order
+	// for that node; a multi-node job's others get one, as the
+	// controller's would).
+	end := state.End{Job: rec.Core.ID, State: state.Completed, Actor: "replay", Except: rec.Core.Alloc[0].Node}
 	if s.out[i].Killed {
 		end.State, end.Reason = state.Timeout, "TimeLimit"
 	}

@@ -49,19 +49,19 @@ type sim struct {
 	// may still hold until it is compacted; spare are those it compacted
 	// away since, free for the next submissions (see finish).
 	done, spare []*state.Job
-	pos       []int32
-	runAt     []int32
-	running   []int32
-	pending   []int32
-	ends      endHeap
-	fs        *fairShare
-	err       error // the first command the machine refused: a replay bug
-	frag      *fragmentation
-	rec       recorder
-	prog      Progress
-	busy      int64 // units held by running jobs (trace processors or GPUs)
-	queue     int   // pending jobs
-	free      int64 // lab units (CPUs or GPUs) no running job holds
+	pos         []int32
+	runAt       []int32
+	running     []int32
+	pending     []int32
+	ends        endHeap
+	fs          *fairShare
+	err         error // the first command the machine refused: a replay bug
+	frag        *fragmentation
+	rec         recorder
+	prog        Progress
+	busy        int64 // units held by running jobs (trace processors or GPUs)
+	queue       int   // pending jobs
+	free        int64 // lab units (CPUs or GPUs) no running job holds
 	// demand holds pending jobs' unit counts; see skip and window.
 	demand demandSet
 	// static is set when every job's priority is equal, so the core's

@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/parityhpc/parity/scheduler/core"
 	"github.com/parityhpc/parity/topology"
@@ -16,6 +17,11 @@ type holdings map[string]*nodeHeld
 type nodeHeld struct {
 	devices map[string]core.JobID
 	cpus    map[core.JobID]topology.CPUSet
+	// owner is the job holding each CPU (by number; 0: none), so that a
+	// start's check costs its own CPUs, not one look per job holding
+	// CPUs on the node. The holders never overlap: every start is
+	// checked, and restored records were started so.
+	owner []core.JobID
 }
 
 // conflict returns a refusal when a job other than id, still holding
@@ -31,22 +37,29 @@ func (h holdings) conflict(id core.JobID, allocs []core.NodeAlloc, live func(cor
 				return refuse(ErrConflict, fmt.Sprintf("job %d: device %s on node %s is held by job %d", id, d, a.Node, o))
 			}
 		}
-		for o, cpus := range n.cpus {
-			if o != id && overlaps(cpus, a.CPUs) && live(o) {
-				return refuse(ErrConflict, fmt.Sprintf("job %d: CPUs %s on node %s overlap those job %d holds (%s)", id, a.CPUs, a.Node, o, cpus))
-			}
+		if o := n.holder(id, a.CPUs, live); o != 0 {
+			return refuse(ErrConflict, fmt.Sprintf("job %d: CPUs %s on node %s overlap those job %d holds (%s)", id, a.CPUs, a.Node, o, n.cpus[o]))
 		}
 	}
 	return nil
 }
 
-func overlaps(a, b topology.CPUSet) bool {
-	for i := range min(a.WordLen(), b.WordLen()) {
-		if a.Word(i)&b.Word(i) != 0 {
-			return true
+// holder returns a job other than id, still holding, that holds one of
+// cpus; 0 when there is none. (The loops over a set's bits are written
+// out: a start, an end and a restore each walk their CPUs once.)
+func (n *nodeHeld) holder(id core.JobID, cpus topology.CPUSet, live func(core.JobID) bool) core.JobID {
+	for i := range cpus.WordLen() {
+		for w := cpus.Word(i); w != 0; w &= w - 1 {
+			c := i*64 + bits.TrailingZeros64(w)
+			if c >= len(n.owner) {
+				return 0
+			}
+			if o := n.owner[c]; o != 0 && o != id && live(o) {
+				return o
+			}
 		}
 	}
-	return false
+	return 0
 }
 
 // take records allocs as id's.
@@ -62,6 +75,14 @@ func (h holdings) take(id core.JobID, allocs []core.NodeAlloc) {
 		}
 		if !a.CPUs.IsEmpty() {
 			n.cpus[id] = a.CPUs
+			if need := a.CPUs.WordLen() * 64; need > len(n.owner) {
+				n.owner = append(n.owner, make([]core.JobID, need-len(n.owner))...) // a word's CPUs at once
+			}
+			for i := range a.CPUs.WordLen() {
+				for w := a.CPUs.Word(i); w != 0; w &= w - 1 {
+					n.owner[i*64+bits.TrailingZeros64(w)] = id
+				}
+			}
 		}
 	}
 }
@@ -76,6 +97,14 @@ func (h holdings) drop(id core.JobID, allocs []core.NodeAlloc) {
 		for _, d := range a.Devices {
 			if n.devices[d] == id {
 				delete(n.devices, d)
+			}
+		}
+		cpus := n.cpus[id]
+		for i := range cpus.WordLen() {
+			for w := cpus.Word(i); w != 0; w &= w - 1 {
+				if c := i*64 + bits.TrailingZeros64(w); c < len(n.owner) && n.owner[c] == id {
+					n.owner[c] = 0
+				}
 			}
 		}
 		delete(n.cpus, id)
