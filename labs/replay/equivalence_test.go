@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
 
@@ -114,6 +115,15 @@ func TestShortcutsProperty(t *testing.T) {
 		}
 		if policy == PolicyConservative && rapid.Bool().Draw(t, "shallow") {
 			o.MaxReservations = rapid.IntRange(1, 3).Draw(t, "depth")
+		}
+		if rapid.Bool().Draw(t, "fair share") {
+			// The state machine's ledger integrates usage exactly, so the
+			// passes the shortcuts skip (and their accruals) change no
+			// priority either.
+			fair := DefaultScheduler()
+			fair.Priority.Weights.FairShare = 10000
+			fair.Priority.HalfLife = time.Duration(rapid.IntRange(0, 200).Draw(t, "half-life")) * time.Second
+			o.Scheduler = &fair
 		}
 		sameSchedule(t, tr, o)
 		o.KeepJobs = true
