@@ -16,11 +16,10 @@ type holdings map[string]*nodeHeld
 
 type nodeHeld struct {
 	devices map[string]core.JobID
-	cpus    map[core.JobID]topology.CPUSet
 	// owner is the job holding each CPU (by number; 0: none), so that a
-	// start's check costs its own CPUs, not one look per job holding
-	// CPUs on the node. The holders never overlap: every start is
-	// checked, and restored records were started so.
+	// start's check, take and drop cost its own CPUs, not one look per
+	// job holding CPUs on the node. The holders never overlap: every
+	// start is checked, and restored records were started so.
 	owner []core.JobID
 }
 
@@ -38,7 +37,7 @@ func (h holdings) conflict(id core.JobID, allocs []core.NodeAlloc, live func(cor
 			}
 		}
 		if o := n.holder(id, a.CPUs, live); o != 0 {
-			return refuse(ErrConflict, fmt.Sprintf("job %d: CPUs %s on node %s overlap those job %d holds (%s)", id, a.CPUs, a.Node, o, n.cpus[o]))
+			return refuse(ErrConflict, fmt.Sprintf("job %d: CPUs %s on node %s overlap those job %d holds (%s)", id, a.CPUs, a.Node, o, n.heldBy(o)))
 		}
 	}
 	return nil
@@ -62,32 +61,40 @@ func (n *nodeHeld) holder(id core.JobID, cpus topology.CPUSet, live func(core.Jo
 	return 0
 }
 
+// heldBy is the set of CPUs job o holds on the node (for a refusal's words).
+func (n *nodeHeld) heldBy(o core.JobID) topology.CPUSet {
+	var cpus []int
+	for c, id := range n.owner {
+		if id == o {
+			cpus = append(cpus, c)
+		}
+	}
+	return topology.NewCPUSet(cpus...)
+}
+
 // take records allocs as id's.
 func (h holdings) take(id core.JobID, allocs []core.NodeAlloc) {
 	for _, a := range allocs {
 		n := h[a.Node]
 		if n == nil {
-			n = &nodeHeld{devices: map[string]core.JobID{}, cpus: map[core.JobID]topology.CPUSet{}}
+			n = &nodeHeld{devices: map[string]core.JobID{}}
 			h[a.Node] = n
 		}
 		for _, d := range a.Devices {
 			n.devices[d] = id
 		}
-		if !a.CPUs.IsEmpty() {
-			n.cpus[id] = a.CPUs
-			if need := a.CPUs.WordLen() * 64; need > len(n.owner) {
-				n.owner = append(n.owner, make([]core.JobID, need-len(n.owner))...) // a word's CPUs at once
-			}
-			for i := range a.CPUs.WordLen() {
-				for w := a.CPUs.Word(i); w != 0; w &= w - 1 {
-					n.owner[i*64+bits.TrailingZeros64(w)] = id
-				}
+		if need := a.CPUs.WordLen() * 64; need > len(n.owner) {
+			n.owner = append(n.owner, make([]core.JobID, need-len(n.owner))...) // a word's CPUs at once
+		}
+		for i := range a.CPUs.WordLen() {
+			for w := a.CPUs.Word(i); w != 0; w &= w - 1 {
+				n.owner[i*64+bits.TrailingZeros64(w)] = id
 			}
 		}
 	}
 }
 
-// drop forgets what id holds of allocs.
+// drop forgets what id holds of allocs (the allocations it took).
 func (h holdings) drop(id core.JobID, allocs []core.NodeAlloc) {
 	for _, a := range allocs {
 		n := h[a.Node]
@@ -99,14 +106,12 @@ func (h holdings) drop(id core.JobID, allocs []core.NodeAlloc) {
 				delete(n.devices, d)
 			}
 		}
-		cpus := n.cpus[id]
-		for i := range cpus.WordLen() {
-			for w := cpus.Word(i); w != 0; w &= w - 1 {
+		for i := range a.CPUs.WordLen() {
+			for w := a.CPUs.Word(i); w != 0; w &= w - 1 {
 				if c := i*64 + bits.TrailingZeros64(w); c < len(n.owner) && n.owner[c] == id {
 					n.owner[c] = 0
 				}
 			}
 		}
-		delete(n.cpus, id)
 	}
 }
