@@ -21,6 +21,8 @@ const (
 	CapHealth     Capability = "health"
 	CapDiagnose   Capability = "diagnose"
 	CapPartitions Capability = "partitions"
+	// CapRepartition: the driver implements Partitioner.
+	CapRepartition Capability = "repartition"
 )
 
 // Info is static driver metadata. Info must not perform I/O.
@@ -122,6 +124,24 @@ type HealthWatcher interface {
 // DCGM's convention: 1 quick, 2 medium, 3 long.
 type Diagnoser interface {
 	Diagnose(ctx context.Context, uuid string, level int) (gres.Diagnosis, error)
+}
+
+// Partitioner changes how a whole GPU is split (MIG instances, compute
+// partition modes) at an operator's request.
+//
+// Repartition makes the GPU named by its UUID hold exactly the partitions
+// of layout, given as the GRES types Discover reports for them, in order
+// ("3g.40gb", "2g.20gb", "1g.10gb"; one mode name such as "cpx" where the
+// hardware splits evenly); an empty layout leaves the GPU whole. The
+// caller guarantees that no job holds the GPU or any of its partitions;
+// the driver releases nothing. Afterwards Discover reports the new
+// partitions, with new UUIDs (the GPU keeps its own). Asking for the
+// current layout again is allowed and may re-create the same partitions.
+// A layout the hardware cannot hold is refused before anything changes,
+// with an error naming the GPU and the offending type. Safe for concurrent
+// use with Discover and Prepare of other GPUs.
+type Partitioner interface {
+	Repartition(ctx context.Context, gpu string, layout []string) error
 }
 
 // Closer is implemented by drivers holding library handles or goroutines.

@@ -96,7 +96,7 @@ func (d *Driver) Info() vendors.Info {
 	}
 	return vendors.Info{
 		Name: "nvidia", Vendor: "nvidia", Version: v,
-		Capabilities:      []vendors.Capability{vendors.CapSamples, vendors.CapHealth, vendors.CapDiagnose, vendors.CapPartitions},
+		Capabilities:      []vendors.Capability{vendors.CapSamples, vendors.CapHealth, vendors.CapDiagnose, vendors.CapPartitions, vendors.CapRepartition},
 		VisibleDevicesEnv: []string{"CUDA_VISIBLE_DEVICES"}, TopologyFileEnv: collective.TopologyEnv,
 	}
 }

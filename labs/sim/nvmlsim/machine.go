@@ -28,6 +28,10 @@ type Machine struct {
 	registered chan struct{}
 	missing    map[string]bool
 	numa       []topology.NUMANode
+	// rng draws the UUIDs of MIG devices created after New (live MIG);
+	// root is where WriteRoot laid out the files, for their capabilities.
+	rng  *rand.Rand
+	root string
 }
 
 // gpuState is what the simulated hardware knows about one GPU.
@@ -89,6 +93,10 @@ func New(cfg Config) (*Machine, error) {
 	}
 	if err := m.buildMIG(rng); err != nil {
 		return nil, err
+	}
+	m.rng = rng
+	for _, g := range m.gpus {
+		m.wireLiveMIG(g)
 	}
 	m.wireServer()
 	return m, nil
@@ -154,6 +162,9 @@ func (m *Machine) MIGUUIDs(gpu int) []string {
 	if gpu < 0 || gpu >= len(m.gpus) {
 		return nil
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.refreshMIG(m.gpus[gpu])
 	var out []string
 	for _, s := range m.gpus[gpu].mig {
 		out = append(out, s.uuid)
@@ -200,6 +211,7 @@ func (m *Machine) InjectMIGXID(gpu, mig int, xid uint64) error {
 		return err
 	}
 	defer m.mu.Unlock()
+	m.refreshMIG(g)
 	if mig < 0 || mig >= len(g.mig) {
 		return fmt.Errorf("nvmlsim: gpu %d has no mig device %d", gpu, mig)
 	}

@@ -20,6 +20,9 @@ type migState struct {
 	giID, ciID int
 	gi         nvml.GpuInstanceProfileInfo
 	ciSlices   uint32
+	// ci is the mock's compute instance behind the device: ids are reused
+	// once instances are destroyed, so identity is the instance itself.
+	ci nvml.ComputeInstance
 }
 
 // profileName spells a GPU instance profile the way nvidia-smi does:
@@ -106,7 +109,7 @@ func (m *Machine) createInstance(g *gpuState, name string) (*migState, error) {
 				return nil, fmt.Errorf("nvmlsim: gpu %d: create compute instance %s: %v", g.index, name, ret)
 			}
 			ciInfo, _ := inst.GetInfo()
-			return &migState{profile: name, giID: int(giInfo.Id), ciID: int(ciInfo.Id), gi: info, ciSlices: ci.SliceCount}, nil
+			return &migState{profile: name, giID: int(giInfo.Id), ciID: int(ciInfo.Id), gi: info, ciSlices: ci.SliceCount, ci: inst}, nil
 		}
 		return nil, fmt.Errorf("nvmlsim: gpu %d: profile %s has no full compute instance profile", g.index, name)
 	}
@@ -132,6 +135,7 @@ func (m *Machine) wireMIG(g *gpuState) {
 	}
 	d.GetMigDeviceHandleByIndexFunc = func(i int) (nvml.Device, nvml.Return) {
 		return locked(m, g, func() (nvml.Device, nvml.Return) {
+			m.refreshMIG(g)
 			switch {
 			case !g.migEnabled:
 				return nil, nvml.ERROR_NOT_SUPPORTED

@@ -37,6 +37,7 @@ func CapMinor(gpuMinor, gi, ci int) int {
 func (m *Machine) WriteRoot(dir string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.root = dir
 	files := map[string]string{
 		"proc/devices": fmt.Sprintf("Character devices:\n  1 mem\n  5 /dev/tty\n195 nvidia-frontend\n%d nvidia-caps\n%d nvidia-uvm\n\nBlock devices:\n  8 sd\n",
 			CapsMajor, UVMMajor),
