@@ -72,7 +72,8 @@ type Agent struct {
 
 	mu sync.Mutex
 	// inv is the node's inventory as last registered: Config.Inventory,
-	// grown by adapters first seen while the agent runs.
+	// grown by adapters first seen while the agent runs, replaced by a
+	// re-partitioning's discovery (repartition.go).
 	inv        gres.Inventory
 	samples    map[string]gres.Sample
 	conditions []gres.Condition

@@ -28,6 +28,8 @@ const (
 	orderDiagnose = "diagnose"
 	orderSuspend  = "suspend"
 	orderResume   = "resume"
+	// orderPartition re-partitions one GPU (repartition.go).
+	orderPartition = "partition"
 )
 
 // stateLaunchFailed tells the controller a job's batch step never started.
@@ -105,6 +107,8 @@ func (a *Agent) handle(ctx context.Context, o *pb.Order) {
 		a.jobOrder(ctx, o)
 	case orderDiagnose:
 		a.diagnose(ctx, o.GetDevice(), int(o.GetLevel()))
+	case orderPartition:
+		a.repartition(ctx, o.GetDevice(), o.GetPartitions())
 	case orderStep, orderStepKill:
 		a.handleStep(ctx, o)
 	default:

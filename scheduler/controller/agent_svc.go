@@ -59,6 +59,11 @@ func (s *agentService) Register(ctx context.Context, req *pb.RegisterRequest) (*
 			c.log.Warn("node inventory unusable", "node", n.name, "err", err)
 		}
 		c.trackNodeLocked(n, &inv, now)
+		if note, err := c.finishRepartitionLocked(n, &inv); err != nil {
+			return nil, nil, err
+		} else if note != "" {
+			ev.Detail = note
+		}
 		if short := expectationShortfall(n, &inv); short != "" {
 			effects, err := c.applyLocked(cstate.SetNode{Node: n.name, By: "scheduler", Reason: short, State: cstate.NodeDrain, IfUp: true})
 			if err != nil {

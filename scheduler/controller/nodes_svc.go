@@ -101,8 +101,8 @@ func (s *nodesService) Get(ctx context.Context, req *pb.GetNodeRequest) (*pb.Nod
 	return p, nil
 }
 
-// Update drains, resumes, undrains or downs nodes, or drains and resumes
-// single GPUs of one node (operators and admins).
+// Update drains, resumes, undrains or downs nodes, drains and resumes
+// single GPUs of one node, or re-partitions one GPU (operators and admins).
 func (s *nodesService) Update(ctx context.Context, req *pb.UpdateNodeRequest) (*pb.UpdateNodeResponse, error) {
 	c := s.c
 	id := caller(ctx)
@@ -124,8 +124,15 @@ func (s *nodesService) Update(ctx context.Context, req *pb.UpdateNodeRequest) (*
 		if len(req.GetDevices()) == 0 {
 			return nil, status.Errorf(codes.InvalidArgument, "State=%s: name the devices to exempt from health decisions", req.GetState())
 		}
+	case stateRepartition:
+		if len(req.GetDevices()) != 1 {
+			return nil, status.Errorf(codes.InvalidArgument, "State=PARTITION: name exactly one GPU (got %d devices)", len(req.GetDevices()))
+		}
 	default:
-		return nil, status.Errorf(codes.InvalidArgument, "State=%s: must be DRAIN, DOWN, RESUME, UNDRAIN, EXEMPT or UNEXEMPT", req.GetState())
+		return nil, status.Errorf(codes.InvalidArgument, "State=%s: must be DRAIN, DOWN, RESUME, UNDRAIN, EXEMPT, UNEXEMPT or PARTITION", req.GetState())
+	}
+	if len(req.GetPartitions()) > 0 && state != stateRepartition {
+		return nil, status.Errorf(codes.InvalidArgument, "partitions=%s: only with State=PARTITION", strings.Join(req.GetPartitions(), ","))
 	}
 	if len(req.GetDevices()) > 0 && len(names) != 1 {
 		return nil, status.Errorf(codes.InvalidArgument, "devices=%s: per-GPU changes name exactly one node (got %d)", strings.Join(req.GetDevices(), ","), len(names))
@@ -143,7 +150,13 @@ func (s *nodesService) Update(ctx context.Context, req *pb.UpdateNodeRequest) (*
 		}
 		for _, name := range names {
 			n := c.st.nodes[name]
-			w, a, err := c.updateNodeLocked(n, state, req.GetReason(), req.GetDevices(), id.User)
+			update := c.updateNodeLocked
+			if state == stateRepartition {
+				update = func(n *node, _, _ string, devices []string, user string) ([]write, []func(), error) {
+					return c.repartitionLocked(n, devices, req.GetPartitions(), user)
+				}
+			}
+			w, a, err := update(n, state, req.GetReason(), req.GetDevices(), id.User)
 			if err != nil {
 				return nil, nil, err
 			}

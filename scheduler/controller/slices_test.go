@@ -39,10 +39,15 @@ nodeDownTimeout: 1m
 // slice's compute slices over seven, or a compute partition's one die in
 // eight).
 func splitInventory(node string, parts []string, share string) gres.Inventory {
+	return splitInventoryAs(node, "SLICE", parts, share)
+}
+
+// splitInventoryAs is splitInventory with the slices' UUIDs under prefix.
+func splitInventoryAs(node, prefix string, parts []string, share string) gres.Inventory {
 	inv := inventory(node, 16, 2)
 	parent := inv.Devices[1].UUID
 	for k, typ := range parts {
-		inv.Devices = append(inv.Devices, gres.Device{UUID: fmt.Sprintf("SLICE-%s-%d", node, k), Vendor: "sim", Type: typ,
+		inv.Devices = append(inv.Devices, gres.Device{UUID: fmt.Sprintf("%s-%s-%d", prefix, node, k), Vendor: "sim", Type: typ,
 			Index: 2 + k, LocalCPUs: inv.Devices[1].LocalCPUs, Parent: parent, Partition: typ,
 			Attributes: map[string]string{gres.AttrShare: share}})
 	}

@@ -99,6 +99,9 @@ type node struct {
 	samples    map[string]gres.Sample
 	conditions []gres.Condition
 	orders     *orderQueue
+	// repartition is a GPU's re-partitioning in flight, until the agent
+	// registers again (repartition.go).
+	repartition *repartition
 }
 
 // state is everything the controller knows; guarded by Controller.mu.

@@ -231,8 +231,15 @@ func (c *Controller) computeCaps(part *config.Partition) partCaps {
 		types := map[string]int{}
 		switch {
 		case n.Inventory != nil:
+			// How many devices a job can be given: whole GPUs that are not
+			// split and the partitions of those that are (as the scheduler
+			// places them); a type is known if any device has it.
+			split := map[string]bool{}
 			for _, d := range n.Inventory.Devices {
-				if d.Parent == "" {
+				split[d.Parent] = d.Parent != "" || split[d.Parent]
+			}
+			for _, d := range n.Inventory.Devices {
+				if !split[d.UUID] {
 					gpus++
 				}
 				types[d.Type]++

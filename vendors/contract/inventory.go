@@ -43,6 +43,7 @@ func checkInfo(_ context.Context, s *state) verdict {
 	_, implements[vendors.CapSamples] = s.d.(vendors.Sampler)
 	_, implements[vendors.CapHealth] = s.d.(vendors.HealthWatcher)
 	_, implements[vendors.CapDiagnose] = s.d.(vendors.Diagnoser)
+	_, implements[vendors.CapRepartition] = s.d.(vendors.Partitioner)
 	for _, c := range info.Capabilities {
 		has, known := implements[c]
 		switch {
@@ -52,7 +53,7 @@ func checkInfo(_ context.Context, s *state) verdict {
 			v.failf("Info advertises %q but the driver does not implement it", c)
 		}
 	}
-	for _, c := range []vendors.Capability{vendors.CapSamples, vendors.CapHealth, vendors.CapDiagnose} {
+	for _, c := range []vendors.Capability{vendors.CapSamples, vendors.CapHealth, vendors.CapDiagnose, vendors.CapRepartition} {
 		if implements[c] && !info.Has(c) {
 			v.failf("the driver implements %q but Info does not advertise it", c)
 		}

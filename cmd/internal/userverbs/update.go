@@ -25,7 +25,11 @@ Jobs: JobId=12[,13] (or an array task, JobId=20_3) with TimeLimit= (a duration; 
 current limit), Nice=, Partition=, QOS=, JobName=, Comment=, Account=.
 Nodes: NodeName=gpu[001-004] State=DRAIN|DOWN|RESUME|UNDRAIN with Reason=
 (required to drain or down a node); Devices=0,3 (indices or UUIDs) limits the
-change to those GPUs of one node. Nothing is printed on success.`,
+change to those GPUs of one node. Node=N Gpu=K Partitions=3g.40gb+2g.20gb+1g.10gb
+(or 7x1g.10gb, cpx, none) re-partitions one idle GPU: refused while a job holds
+it or any of its partitions; the GPU is drained, split anew by its driver and
+returned to service once the node reports the new partitions. Nothing is
+printed on success.`,
 		Args: argsBetween(1, -1, "JobId=ID KEY=VALUE... or NodeName=NODES State=STATE [Reason=TEXT]"),
 		RunE: func(cmd *cobra.Command, args []string) error { return runUpdate(cmd, env, &cf, "update", args) },
 	}
@@ -89,15 +93,20 @@ func parseUpdate(words []string) (*updatePlan, error) {
 			job.Comment = proto.String(kv.value)
 		case "account":
 			job.Account = proto.String(kv.value)
-		case "nodename", "nodes":
+		case "nodename", "nodes", "node":
 			isNode = true
 			node.Nodes = kv.value
 		case "state":
 			node.State = strings.ToUpper(kv.value)
 		case "reason":
 			node.Reason = kv.value
-		case "devices", "gpus":
+		case "devices", "gpus", "gpu":
 			node.Devices = format.SplitList([]string{kv.value})
+		case "partitions":
+			node.Partitions, err = parseLayout(kv.value)
+			if node.State == "" {
+				node.State = "PARTITION"
+			}
 		default:
 			for _, u := range unsupportedJobKeys {
 				if kv.key == u {
@@ -111,7 +120,7 @@ func parseUpdate(words []string) (*updatePlan, error) {
 		}
 	}
 	jobFields := !proto.Equal(job, &pb.UpdateJobRequest{}) || p.timeDelta != 0
-	nodeFields := node.State != "" || node.Reason != "" || len(node.Devices) > 0
+	nodeFields := node.State != "" || node.Reason != "" || len(node.Devices) > 0 || len(node.Partitions) > 0
 	switch {
 	case isJob && isNode:
 		return nil, fmt.Errorf("JobId and NodeName cannot be updated together")
@@ -138,10 +147,17 @@ func checkNodeUpdate(node *pb.UpdateNodeRequest, p *updatePlan) error {
 			return fmt.Errorf("you must specify a reason when DOWNING or DRAINING a node (Reason=...)")
 		}
 	case "RESUME", "UNDRAIN", "IDLE":
+	case "PARTITION":
+		if len(node.Devices) != 1 {
+			return fmt.Errorf("Partitions=: name exactly one GPU of one node (Gpu=K), got %d", len(node.Devices))
+		}
 	case "":
 		return fmt.Errorf("NodeName=%s: State= is required (DRAIN, DOWN, RESUME or UNDRAIN)", node.Nodes)
 	default:
-		return fmt.Errorf("State=%s: invalid node state (want DRAIN, DOWN, RESUME or UNDRAIN)", node.State)
+		return fmt.Errorf("State=%s: invalid node state (want DRAIN, DOWN, RESUME, UNDRAIN or PARTITION)", node.State)
+	}
+	if len(node.Partitions) > 0 && node.State != "PARTITION" {
+		return fmt.Errorf("Partitions= re-partitions a GPU; it cannot be combined with State=%s", node.State)
 	}
 	if node.State == "FAIL" {
 		node.State = "DRAIN" // FAIL is drain with intent; Parity keeps one kind
@@ -151,6 +167,38 @@ func checkNodeUpdate(node *pb.UpdateNodeRequest, p *updatePlan) error {
 	}
 	p.node = node
 	return nil
+}
+
+// parseLayout reads Partitions=: partition types joined by "+" or ","
+// ("3g.40gb+2g.20gb+1g.10gb", "7x1g.10gb" for seven of one, "cpx"), or
+// "none"/"whole" for an unpartitioned GPU (an empty layout).
+func parseLayout(v string) ([]string, error) {
+	v = strings.ToLower(strings.TrimSpace(v))
+	if v == "none" || v == "whole" {
+		return nil, nil
+	}
+	var out []string
+	for _, part := range strings.FieldsFunc(v, func(r rune) bool { return r == '+' || r == ',' }) {
+		n, typ := 1, part
+		if count, rest, ok := strings.Cut(part, "x"); ok {
+			if k, err := strconv.Atoi(count); err == nil {
+				if k < 1 || k > 64 {
+					return nil, fmt.Errorf("%q: a count must be 1 to 64", part)
+				}
+				n, typ = k, rest
+			}
+		}
+		if typ == "" {
+			return nil, fmt.Errorf("%q: no partition type", part)
+		}
+		for range n {
+			out = append(out, typ)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no partition types (use none for a whole GPU)")
+	}
+	return out, nil
 }
 
 // setTimeLimit reads TimeLimit=: a duration, or +N/-N to change the

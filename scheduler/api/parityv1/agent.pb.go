@@ -485,7 +485,7 @@ func (x *LaunchOrder) GetTimeLimitSeconds() int64 {
 type Order struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// kind: "launch", "kill", "signal", "diagnose", "step" (launch a job
-	// step's tasks here), "step_kill" (end that step here).
+	// step's tasks here), "step_kill" (end that step here), "partition".
 	Kind   string       `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
 	JobId  uint64       `protobuf:"varint,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	Launch *LaunchOrder `protobuf:"bytes,3,opt,name=launch,proto3" json:"launch,omitempty"`
@@ -502,6 +502,10 @@ type Order struct {
 	// signal to another run, and ends an earlier run before it launches a
 	// later one.
 	Run int32 `protobuf:"varint,8,opt,name=run,proto3" json:"run,omitempty"`
+	// partitions: a "partition" order asks the driver owning device (a
+	// whole GPU) to re-partition it to these types (none: whole), then to
+	// discover again and re-register the node.
+	Partitions []string `protobuf:"bytes,9,rep,name=partitions,proto3" json:"partitions,omitempty"`
 	// step: the step a "step" or "step_kill" order is about. A high number
 	// leaves room for other additions.
 	Step          *StepOrder `protobuf:"bytes,20,opt,name=step,proto3" json:"step,omitempty"`
@@ -593,6 +597,13 @@ func (x *Order) GetRun() int32 {
 		return x.Run
 	}
 	return 0
+}
+
+func (x *Order) GetPartitions() []string {
+	if x != nil {
+		return x.Partitions
+	}
+	return nil
 }
 
 func (x *Order) GetStep() *StepOrder {
@@ -795,7 +806,7 @@ const file_parity_v1_agent_proto_rawDesc = "" +
 	"\x03job\x18\x01 \x01(\v2\x0e.parity.v1.JobR\x03job\x12*\n" +
 	"\x05alloc\x18\x02 \x01(\v2\x14.parity.v1.NodeAllocR\x05alloc\x12&\n" +
 	"\x03all\x18\x03 \x03(\v2\x14.parity.v1.NodeAllocR\x03all\x12,\n" +
-	"\x12time_limit_seconds\x18\x04 \x01(\x03R\x10timeLimitSeconds\"\xfc\x01\n" +
+	"\x12time_limit_seconds\x18\x04 \x01(\x03R\x10timeLimitSeconds\"\x9c\x02\n" +
 	"\x05Order\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\x04R\x05jobId\x12.\n" +
@@ -804,7 +815,10 @@ const file_parity_v1_agent_proto_rawDesc = "" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\x12\x16\n" +
 	"\x06device\x18\x06 \x01(\tR\x06device\x12\x14\n" +
 	"\x05level\x18\a \x01(\x05R\x05level\x12\x10\n" +
-	"\x03run\x18\b \x01(\x05R\x03run\x12(\n" +
+	"\x03run\x18\b \x01(\x05R\x03run\x12\x1e\n" +
+	"\n" +
+	"partitions\x18\t \x03(\tR\n" +
+	"partitions\x12(\n" +
 	"\x04step\x18\x14 \x01(\v2\x14.parity.v1.StepOrderR\x04step\"\x93\x02\n" +
 	"\x0fJobEndedRequest\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x15\n" +

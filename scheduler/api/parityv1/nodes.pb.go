@@ -186,12 +186,17 @@ type UpdateNodeRequest struct {
 	Nodes string `protobuf:"bytes,1,opt,name=nodes,proto3" json:"nodes,omitempty"`
 	// state: DRAIN, RESUME, DOWN, UNDRAIN (case-insensitive); with devices
 	// also EXEMPT and UNEXEMPT (health decisions about them are logged,
-	// not applied).
+	// not applied) and PARTITION (see partitions).
 	State string `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
 	// reason is mandatory for DRAIN and DOWN.
 	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
 	// devices (UUIDs or local indices) limits the change to those GPUs of a single node.
-	Devices       []string `protobuf:"bytes,4,rep,name=devices,proto3" json:"devices,omitempty"`
+	Devices []string `protobuf:"bytes,4,rep,name=devices,proto3" json:"devices,omitempty"`
+	// partitions, with state PARTITION and one whole GPU in devices: the
+	// partition types the GPU is to hold ("3g.40gb", "2g.20gb", "1g.10gb";
+	// a mode such as "cpx"); none leaves it whole. Refused while a job holds
+	// the GPU or any of its partitions.
+	Partitions    []string `protobuf:"bytes,5,rep,name=partitions,proto3" json:"partitions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -254,6 +259,13 @@ func (x *UpdateNodeRequest) GetDevices() []string {
 	return nil
 }
 
+func (x *UpdateNodeRequest) GetPartitions() []string {
+	if x != nil {
+		return x.Partitions
+	}
+	return nil
+}
+
 type UpdateNodeResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Nodes         []*Node                `protobuf:"bytes,1,rep,name=nodes,proto3" json:"nodes,omitempty"`
@@ -311,12 +323,15 @@ const file_parity_v1_nodes_proto_rawDesc = "" +
 	"\x05nodes\x18\x01 \x03(\v2\x0f.parity.v1.NodeR\x05nodes\"B\n" +
 	"\x0eGetNodeRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
-	"\tinventory\x18\x02 \x01(\bR\tinventory\"q\n" +
+	"\tinventory\x18\x02 \x01(\bR\tinventory\"\x91\x01\n" +
 	"\x11UpdateNodeRequest\x12\x14\n" +
 	"\x05nodes\x18\x01 \x01(\tR\x05nodes\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x18\n" +
-	"\adevices\x18\x04 \x03(\tR\adevices\";\n" +
+	"\adevices\x18\x04 \x03(\tR\adevices\x12\x1e\n" +
+	"\n" +
+	"partitions\x18\x05 \x03(\tR\n" +
+	"partitions\";\n" +
 	"\x12UpdateNodeResponse\x12%\n" +
 	"\x05nodes\x18\x01 \x03(\v2\x0f.parity.v1.NodeR\x05nodes2\xc6\x01\n" +
 	"\x05Nodes\x12C\n" +
