@@ -1,0 +1,149 @@
+package conformance
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	g "github.com/onsi/ginkgo/v2"
+	gm "github.com/onsi/gomega"
+
+	"github.com/parityhpc/parity/gres"
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/client"
+	"github.com/parityhpc/parity/vendors"
+)
+
+// AreaPartition holds the specs that change a GPU's partitions. It runs
+// last: the lab's own record of a node's devices (the device files and
+// slices the other partition specs use) is the layout the node started
+// with.
+const AreaPartition = "partition"
+
+// repartitionSpecs change a GPU's partitions.
+func repartitionSpecs() []specDef {
+	return []specDef{
+		{Area: AreaPartition, ID: "partition/reconfigure", Name: "an operator re-partitions an idle GPU (refused while a slice is held); the new slices are scheduled without an agent restart", GPUs: true, Run: specPartitionReconfigure},
+	}
+}
+
+// liveSlices is the controller's view of a GPU's partitions: types in
+// index order, UUIDs, and the GPU's own state.
+func (e *Env) liveSlices(node, gpu string) (types, uuids []string, state string) {
+	for _, d := range e.NodeRecord(node).GetGpus() {
+		switch {
+		case d.GetUuid() == gpu:
+			state = d.GetState()
+		case d.GetParent() == gpu:
+			types, uuids = append(types, d.GetType()), append(uuids, d.GetUuid())
+		}
+	}
+	return types, uuids, state
+}
+
+// repartition asks for layout on the GPU (by its UUID).
+func (e *Env) repartition(node, gpu string, layout []string) error {
+	_, err := e.Admin.UpdateNodes(e.Ctx, &pb.UpdateNodeRequest{Nodes: node, State: "PARTITION", Devices: []string{gpu}, Partitions: layout})
+	e.Evidence("action", fmt.Sprintf("re-partition %s GPU %s to %s: %s", node, gpu, strings.Join(layout, "+"), boolWord(err == nil, "accepted", client.Message(err))), nil)
+	return err
+}
+
+// awaitLayout waits until the controller lists the GPU in service with
+// exactly layout.
+func (e *Env) awaitLayout(node, gpu string, layout []string) bool {
+	return e.waitFor(e.run.opts.JobTimeout, func() bool {
+		types, _, state := e.liveSlices(node, gpu)
+		return slices.Equal(types, layout) && state != "drain"
+	})
+}
+
+// finest is the layout of the node's smallest slice type repeated as
+// often as it fits in one GPU (seven 1g.10gb), the other layout a GPU
+// can always take.
+func finest(s splitNode) []string {
+	best, share := s.parts[0], 2.0
+	for _, d := range s.parts {
+		if v, err := d.Share(); err == nil && v < share {
+			best, share = d, v
+		}
+	}
+	return slices.Repeat([]string{best.Type}, max(int(1/share+1e-9), 1))
+}
+
+// specPartitionReconfigure: a re-partition of a GPU whose slice a job
+// holds is refused, naming the job; once idle, the GPU takes a new layout
+// (its slices new devices the controller schedules, without an agent
+// restart), and goes back to its old layout at the end.
+func specPartitionReconfigure(e *Env) {
+	if !slices.Contains(e.Vendor.Info.Capabilities, vendors.CapRepartition) {
+		g.Skip(fmt.Sprintf("%s's driver does not re-partition GPUs (no %s capability)", e.Vendor.Name, vendors.CapRepartition))
+	}
+	sf := e.sliceJob("repartition-busy")
+	gpu := sf.slice.Parent
+	before := make([]string, len(sf.siblings))
+	for k, d := range sf.siblings {
+		before[k] = d.Type
+	}
+	next := finest(sf.s)
+	if slices.Equal(next, before) {
+		next = []string{sf.s.largest().Type}
+	}
+	err := e.repartition(sf.s.node, gpu, next)
+	e.Cancel(sf.id)
+	e.WaitEnded(sf.id)
+	e.Expect(err).To(gm.HaveOccurred(), "re-partitioning GPU %s while job %d holds its slice %s", gpu, sf.id, sf.slice.UUID)
+	refused := err != nil && strings.Contains(client.Message(err), strconv.FormatUint(sf.id, 10))
+	e.Expect(refused).To(gm.BeTrue(), "the refusal names the job holding the slice: %s", client.Message(err))
+	e.Observe("refused_while_held", strconv.FormatBool(refused))
+
+	_, oldUUIDs, _ := e.liveSlices(sf.s.node, gpu)
+	if err := e.repartition(sf.s.node, gpu, next); err != nil {
+		e.Failf("re-partition idle GPU %s to %s: %s", gpu, strings.Join(next, "+"), client.Message(err))
+	}
+	defer func() {
+		if e.repartition(sf.s.node, gpu, before) == nil && !e.awaitLayout(sf.s.node, gpu, before) {
+			e.Errorf("GPU %s did not return to its layout %s", gpu, strings.Join(before, "+"))
+		}
+	}()
+	changed := e.awaitLayout(sf.s.node, gpu, next)
+	types, uuids, state := e.liveSlices(sf.s.node, gpu)
+	e.Evidence("log", fmt.Sprintf("%s GPU %s: %s -> %s (%s), now %v %s", sf.s.node, gpu, strings.Join(before, "+"), strings.Join(next, "+"), boolWord(changed, "done", "not done"), uuids, state), nil)
+	e.Observe("reconfigured", strconv.FormatBool(changed))
+	if !changed {
+		e.Failf("GPU %s shows %v (%s) after being re-partitioned to %v", gpu, types, state, next)
+	}
+	fresh := !slices.ContainsFunc(uuids, func(u string) bool { return slices.Contains(oldUUIDs, u) })
+	e.Expect(fresh).To(gm.BeTrue(), "the new slices %v are new devices (old %v)", uuids, oldUUIDs)
+	// Every slice of the new type on the node in one job: only with the
+	// new slices can it be made up, so they are given and it runs.
+	typ := next[0]
+	n := 0
+	for _, d := range e.NodeRecord(sf.s.node).GetGpus() {
+		if d.GetParent() != "" && d.GetType() == typ && d.GetState() == "idle" {
+			n++
+		}
+	}
+	id := e.submitGRES("repartition-use", sf.s.node, gres.Flags{GRES: fmt.Sprintf("gpu:%s:%d", typ, n)}, "true")
+	j := e.WaitEnded(id)
+	got := AllocOn(j, sf.s.node).GetDevices()
+	used := 0
+	for k, u := range uuids {
+		if types[k] == typ && slices.Contains(got, u) {
+			used++
+		}
+	}
+	e.Expect(j.GetState()).To(gm.Equal("COMPLETED"), describeJob(j))
+	e.Expect(used).To(gm.Equal(count(next, typ)), "new %s slices among the %d given to job %d: %v", typ, n, id, got)
+	e.Observe("new_slices_scheduled", strconv.FormatBool(j.GetState() == "COMPLETED" && used == count(next, typ)))
+}
+
+func count(xs []string, x string) int {
+	n := 0
+	for _, v := range xs {
+		if v == x {
+			n++
+		}
+	}
+	return n
+}
