@@ -45,6 +45,11 @@ func infoToPB(i vendors.Info) *pb.Info {
 	out := &pb.Info{Name: i.Name, Vendor: i.Vendor, Version: i.Version,
 		VisibleDevicesEnv: append([]string(nil), i.VisibleDevicesEnv...), TopologyFileEnv: i.TopologyFileEnv}
 	for _, c := range i.Capabilities {
+		// The protocol has no Repartition call yet, so an adapter's GPUs
+		// cannot be re-split through it: not advertised over the socket.
+		if c == vendors.CapRepartition {
+			continue
+		}
 		out.Capabilities = append(out.Capabilities, string(c))
 	}
 	return out
