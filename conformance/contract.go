@@ -140,7 +140,7 @@ func (t *LabTarget) EmptyHost(node string) (func(context.Context) (*presets.Mach
 		if err != nil {
 			return nil, nil, err
 		}
-		m, err := tmpl.BuildEmpty(ctx, presets.Options{Root: root, Hostname: node})
+		m, err := cluster.BuildEmptyMachine(ctx, tmpl, presets.Options{Root: root, Hostname: node, FindAdapter: t.c.FindAdapter}, t.opts.Logger)
 		if err != nil {
 			return nil, nil, err
 		}

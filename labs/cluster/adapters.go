@@ -41,6 +41,40 @@ func BuildMachine(ctx context.Context, tmpl presets.Template, opts presets.Optio
 	return m, nil
 }
 
+// BuildEmptyMachine builds a template's machine without its accelerator
+// (presets.Template.BuildEmpty): an out-of-tree adapter's machine runs the
+// adapter as it serves a host without its hardware, and its client over
+// the socket comes first among the drivers, as the driver contract's
+// empty-host check asks the adapter itself (an agent's supervision would
+// stand in for its answer).
+func BuildEmptyMachine(ctx context.Context, tmpl presets.Template, opts presets.Options, log *slog.Logger) (*presets.Machine, error) {
+	m, err := tmpl.BuildEmpty(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var clients []vendors.Driver
+	for _, run := range m.Adapters {
+		cfg, err := agent.LoadNodeConfig(run.ConfigFile)
+		if err != nil {
+			m.Close()
+			return nil, fmt.Errorf("cluster: %s: %w", m.Hostname, err)
+		}
+		for _, p := range cfg.Plugins() {
+			d, err := dialPlugin(log)(ctx, p)
+			if err != nil {
+				m.Close()
+				return nil, fmt.Errorf("cluster: %s: adapter %s: %w", m.Hostname, p.Target, err)
+			}
+			clients = append(clients, d)
+		}
+	}
+	m.Drivers = append(clients, m.Drivers...)
+	return m, nil
+}
+
 func attachAdapters(ctx context.Context, m *presets.Machine, now func() time.Time, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

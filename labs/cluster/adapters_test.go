@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"testing"
@@ -102,5 +103,39 @@ func TestAdapterMachine(t *testing.T) {
 	if c, err := net.Dial("unix", sock); err == nil {
 		c.Close()
 		t.Errorf("the adapter still serves %s after Close", sock)
+	}
+}
+
+// TestAdapterMachineEmpty: the adapter's machine without its cards runs
+// the adapter on a host without them, and the adapter itself, over its
+// socket, reports vendors.ErrNotApplicable (the driver contract's empty
+// host), beside the host's driver.
+func TestAdapterMachineEmpty(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode: builds and runs the adapter")
+	}
+	ctx := t.Context()
+	root, err := os.MkdirTemp("", "ade-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	tmpl, _ := presets.Lookup("hls2-gaudi2")
+	if !tmpl.HasEmpty() {
+		t.Fatal("hls2-gaudi2 has no empty host")
+	}
+	m, err := BuildEmptyMachine(ctx, tmpl, presets.Options{Root: root, Hostname: "g1", FindAdapter: newAdapterFinder(t.TempDir()).find}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if len(m.Drivers) != 2 || m.Faults != nil {
+		t.Fatalf("%d drivers (faults %v), want the adapter's client and the host's driver, no faults", len(m.Drivers), m.Faults)
+	}
+	if _, err := m.Drivers[0].Discover(ctx); !errors.Is(err, vendors.ErrNotApplicable) {
+		t.Errorf("the adapter on a host without its cards: %v, want ErrNotApplicable", err)
+	}
+	if inv, err := m.Drivers[1].Discover(ctx); err != nil || inv.Host == nil {
+		t.Errorf("the host driver: %+v, %v", inv.Host, err)
 	}
 }

@@ -21,16 +21,18 @@ var ErrNoEmptyHost = errors.New("presets: no empty host for this machine")
 
 // HasEmpty reports whether BuildEmpty can build the template's machine
 // without its accelerator.
-func (t Template) HasEmpty() bool { return t.empty != nil }
+func (t Template) HasEmpty() bool { return t.empty != nil || t.adapterEmpty != nil }
 
 // BuildEmpty builds the template's host (its CPUs, memory and NUMA nodes)
 // under opts.Root without its accelerator: no kernel driver loaded, no
 // devices. Its drivers are the template's, in Build's order, each finding
 // the host as such a driver finds one without its hardware, so the
 // accelerator's driver must report vendors.ErrNotApplicable (the driver
-// contract's empty host). It has no fault hooks.
+// contract's empty host). It has no fault hooks. An out-of-tree adapter's
+// machine runs the adapter as it serves a host without its cards, in
+// Adapters, for the caller to attach (labs/cluster.BuildEmptyMachine).
 func (t Template) BuildEmpty(ctx context.Context, opts Options) (*Machine, error) {
-	if t.empty == nil {
+	if t.empty == nil && t.adapterEmpty == nil {
 		return nil, fmt.Errorf("%w: %s has no accelerator the lab can leave out", ErrNoEmptyHost, t.Name)
 	}
 	if err := ctx.Err(); err != nil {
@@ -44,6 +46,17 @@ func (t Template) BuildEmpty(ctx context.Context, opts Options) (*Machine, error
 	}
 	if err := hostsim.Generate(opts.Root, t.Layout, opts.Hostname); err != nil {
 		return nil, fmt.Errorf("presets: %s without its accelerator: %w", t.Name, err)
+	}
+	if t.adapterEmpty != nil {
+		if opts.FindAdapter == nil {
+			opts.FindAdapter = FindAdapter
+		}
+		run, err := t.adapterEmpty(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("presets: %s without its accelerator: %w", t.Name, err)
+		}
+		return &Machine{Template: t.Name, Hostname: opts.Hostname, Root: opts.Root, Layout: t.Layout, Adapters: []*AdapterRun{run},
+			Drivers: []vendors.Driver{cpu.New(cpu.WithChroot(opts.Root), cpu.WithHostname(opts.Hostname))}}, nil
 	}
 	return &Machine{Template: t.Name, Hostname: opts.Hostname, Root: opts.Root, Layout: t.Layout,
 		Drivers: []vendors.Driver{t.empty(opts), cpu.New(cpu.WithChroot(opts.Root), cpu.WithHostname(opts.Hostname))}}, nil

@@ -17,6 +17,9 @@ func TestEveryAcceleratorTemplateBuildsEmpty(t *testing.T) {
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
 			tmpl, _ := Lookup(name)
+			if tmpl.adapterEmpty != nil {
+				t.Skip("an out-of-tree adapter's machine runs the adapter's executable: labs/cluster's TestAdapterMachineEmpty builds it")
+			}
 			m, err := tmpl.BuildEmpty(ctx, Options{Root: t.TempDir(), Seed: 1})
 			if tmpl.accel == nil {
 				if !errors.Is(err, ErrNoEmptyHost) || tmpl.HasEmpty() {

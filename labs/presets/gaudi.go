@@ -20,7 +20,7 @@ const gaudiAdapter = "gaudi-driver"
 // (cards 0-3 on NUMA node 0's CPUs 0-31,64-95, cards 4-7 on node 1's).
 func hls2Gaudi2() Template {
 	return Template{Name: "hls2-gaudi2", Description: "Intel Gaudi 2 HLS-2: 8 cards, all-to-all RoCE, on the out-of-tree gaudi-driver adapter (its own process, attached over its socket)",
-		Layout: cpuOnly().Layout, adapter: gaudiMachine}
+		Layout: cpuOnly().Layout, adapter: gaudiMachine, adapterEmpty: gaudiEmpty}
 }
 
 // gaudiPolicy is the node config entry's policy: probes and reconnects a
@@ -32,21 +32,7 @@ const gaudiPolicy = `    connectTimeout: 10s
 `
 
 func gaudiMachine(ctx context.Context, o Options) (*AdapterRun, Faults, error) {
-	bin, err := o.FindAdapter(ctx, gaudiAdapter)
-	if err != nil {
-		return nil, nil, err
-	}
-	sock, tmp, err := adapterSocket(o.Root, "gaudi")
-	if err != nil {
-		return nil, nil, err
-	}
-	// The simulator writes its tree into the machine's root beside the
-	// host's, and the agent's lab clock restamps what it reports.
-	args := []string{"serve", "--sim", "--root", o.Root, "--socket", sock, "--seed", strconv.FormatInt(o.Seed, 10)}
-	if o.HealthPoll > 0 {
-		args = append(args, "--poll", o.HealthPoll.String())
-	}
-	run, err := startAdapter(ctx, adapterStart{name: gaudiAdapter, command: bin, args: args, socket: sock, root: o.Root, tmp: tmp, policy: gaudiPolicy})
+	run, bin, err := startGaudi(ctx, o)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -55,6 +41,33 @@ func gaudiMachine(ctx context.Context, o Options) (*AdapterRun, Faults, error) {
 		poll = time.Second // the adapter's default --poll
 	}
 	return run, gaudiFaults{bin: bin, root: o.Root, poll: poll}, nil
+}
+
+// gaudiEmpty is the adapter on the same host without Gaudi cards, as a
+// site's node without them runs it.
+func gaudiEmpty(ctx context.Context, o Options) (*AdapterRun, error) {
+	run, _, err := startGaudi(ctx, o, "--cards", "0")
+	return run, err
+}
+
+// startGaudi runs the adapter over its simulator in the machine's root:
+// the simulator writes its tree there beside the host's, and the agent's
+// lab clock restamps what the adapter reports.
+func startGaudi(ctx context.Context, o Options, extra ...string) (*AdapterRun, string, error) {
+	bin, err := o.FindAdapter(ctx, gaudiAdapter)
+	if err != nil {
+		return nil, "", err
+	}
+	sock, tmp, err := adapterSocket(o.Root, "gaudi")
+	if err != nil {
+		return nil, "", err
+	}
+	args := append([]string{"serve", "--sim", "--root", o.Root, "--socket", sock, "--seed", strconv.FormatInt(o.Seed, 10)}, extra...)
+	if o.HealthPoll > 0 {
+		args = append(args, "--poll", o.HealthPoll.String())
+	}
+	run, err := startAdapter(ctx, adapterStart{name: gaudiAdapter, command: bin, args: args, socket: sock, root: o.Root, tmp: tmp, policy: gaudiPolicy})
+	return run, bin, err
 }
 
 // gaudiFaults change the simulated cards through the adapter's own inject

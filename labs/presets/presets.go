@@ -98,8 +98,10 @@ type Template struct {
 	// that hardware (see BuildEmpty); nil when the lab cannot.
 	empty func(opts Options) vendors.Driver
 	// adapter starts the accelerator as an out-of-tree adapter's process,
-	// in place of accel.
-	adapter func(ctx context.Context, opts Options) (*AdapterRun, Faults, error)
+	// in place of accel; adapterEmpty starts it as it serves a host
+	// without its hardware (see BuildEmpty).
+	adapter      func(ctx context.Context, opts Options) (*AdapterRun, Faults, error)
+	adapterEmpty func(ctx context.Context, opts Options) (*AdapterRun, error)
 }
 
 // Build creates the machine's files under opts.Root and its drivers.
