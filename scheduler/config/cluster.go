@@ -131,7 +131,9 @@ func (c *Cluster) CorePartitions() []core.Partition {
 	out := make([]core.Partition, len(c.Partitions))
 	for i, p := range c.Partitions {
 		out[i] = core.Partition{Name: p.Name, Nodes: p.NodeNames, PriorityTier: p.PriorityTier, PriorityJobFactor: p.PriorityJobFactor,
-			DefaultTime: p.DefaultTime, MaxTime: p.MaxTime, MinNodes: p.MinNodes, MaxNodes: p.MaxNodes, DefMemPerCPU: p.DefMemPerCPU, Down: p.Down}
+			DefaultTime: p.DefaultTime, MaxTime: p.MaxTime, MinNodes: p.MinNodes, MaxNodes: p.MaxNodes, DefMemPerCPU: p.DefMemPerCPU,
+			Down: p.Down || p.State == "DOWN" || p.State == "INACTIVE", AllowAccounts: p.AllowAccounts, DenyAccounts: p.DenyAccounts,
+			AllowQOS: p.AllowQOS, DenyQOS: p.DenyQOS, Exclusive: p.OverSubscribe == "EXCLUSIVE"}
 	}
 	return out
 }

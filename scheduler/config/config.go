@@ -99,6 +99,14 @@ type Partition struct {
 	// BillingWeights is TRESBillingWeights as written ("CPU=1.0,GRES/gpu=2.0").
 	BillingWeights string
 	Down           bool
+	// State is Slurm's partition State (UP, DOWN, DRAIN, INACTIVE); ""
+	// is UP, or DOWN when Down. AllowAccounts/DenyAccounts and
+	// AllowQOS/DenyQOS restrict who may run there (nil: everyone);
+	// OverSubscribe is NO or EXCLUSIVE. scontrol sets them at run time.
+	State                       string
+	AllowAccounts, DenyAccounts []string
+	AllowQOS, DenyQOS           []string
+	OverSubscribe               string
 }
 
 // NodeSet describes nodes by hostlist: their features and, optionally,

@@ -45,15 +45,14 @@ func (s *clusterService) Info(ctx context.Context, _ *pb.InfoRequest) (*pb.Clust
 		nodeState[name] = p
 		out.NodesByState[p.GetDisplayState()]++
 	}
-	for _, p := range c.cfg.Partitions {
+	for _, p := range c.pcfg().Partitions {
 		pp := &pb.Partition{Name: p.Name, Nodes: p.Nodes, Default: p.Default, MaxTimeSeconds: int64(p.MaxTime.Seconds()),
-			DefaultTimeSeconds: int64(p.DefaultTime.Seconds()), State: "up", TotalNodes: int32(len(p.NodeNames)),
+			DefaultTimeSeconds: int64(p.DefaultTime.Seconds()), TotalNodes: int32(len(p.NodeNames)),
 			PriorityTier: int32(p.PriorityTier), PriorityJobFactor: int32(p.PriorityJobFactor), NodeNames: p.NodeNames,
 			MinNodes: int32(p.MinNodes), MaxNodes: int32(p.MaxNodes), DefMemPerCpuMb: p.DefMemPerCPU, BillingWeights: p.BillingWeights,
-			PreemptMode: c.preemptModeText(), GraceTimeSeconds: int64(c.cfg.Scheduler.PreemptGraceTime.Seconds())}
-		if p.Down {
-			pp.State = "down"
-		}
+			PreemptMode: c.preemptModeText(), GraceTimeSeconds: int64(c.cfg.Scheduler.PreemptGraceTime.Seconds()),
+			State: strings.ToLower(partState(&p)), AllowAccounts: p.AllowAccounts, DenyAccounts: p.DenyAccounts,
+			AllowQos: p.AllowQOS, DenyQos: p.DenyQOS, OverSubscribe: p.OverSubscribe}
 		for _, n := range p.NodeNames {
 			if np := nodeState[n]; np != nil {
 				pp.TotalCpus += np.GetCpus()

@@ -229,7 +229,7 @@ func (c *Controller) checkUpdate(id auth.Identity, j *job, req *pb.UpdateJobRequ
 		if !id.Operator() && j.Core.TimeLimit > 0 && t > j.Core.TimeLimit {
 			return status.Errorf(codes.PermissionDenied, "access/permission denied: only operators may raise a time limit (job %d has %s)", j.Core.ID, fmtSeconds(int64(j.Core.TimeLimit/time.Second)))
 		}
-		if p, ok := c.cfg.Partition(j.Core.Partition); ok && p.MaxTime > 0 && t > p.MaxTime && !id.Operator() {
+		if p, ok := c.pcfg().Partition(j.Core.Partition); ok && p.MaxTime > 0 && t > p.MaxTime && !id.Operator() {
 			return invalid("TimeLimit", fmtSeconds(int64(t/time.Second)), "requested time limit is invalid (exceeds partition %s MaxTime %s)", p.Name, fmtSeconds(int64(p.MaxTime/time.Second)))
 		}
 	}

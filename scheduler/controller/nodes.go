@@ -73,7 +73,7 @@ func (c *Controller) nodeUsage(n *node) (cpus int, mem int64, held map[string]co
 func (c *Controller) nodeProto(n *node) *pb.Node {
 	now := c.now()
 	p := &pb.Node{Name: n.name, Reason: n.Reason, ReasonUser: n.ReasonUser, ReasonTime: api.Timestamp(n.ReasonTime),
-		Features: n.spec.Features, Partitions: c.cfg.PartitionsOf(n.name), Registered: n.registered,
+		Features: n.spec.Features, Partitions: c.pcfg().PartitionsOf(n.name), Registered: n.registered,
 		LastHeartbeat: api.Timestamp(n.lastHeartbeat)}
 	cpus, mem, held := c.nodeUsage(n)
 	if n.hasShape {

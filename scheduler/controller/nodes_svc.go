@@ -50,7 +50,7 @@ func (s *nodesService) list(req *pb.ListNodesRequest) (*pb.ListNodesResponse, er
 	}
 	var part []string
 	if req.GetPartition() != "" {
-		p, ok := c.cfg.Partition(req.GetPartition())
+		p, ok := c.pcfg().Partition(req.GetPartition())
 		if !ok {
 			return nil, status.Errorf(codes.InvalidArgument, "partition=%s: invalid partition name specified", req.GetPartition())
 		}

@@ -70,7 +70,7 @@ func (c *Controller) defaultLimit(parts []string, part string) time.Duration {
 	}
 	var out time.Duration
 	for i, name := range parts {
-		p, ok := c.cfg.Partition(name)
+		p, ok := c.pcfg().Partition(name)
 		if !ok {
 			return 0
 		}

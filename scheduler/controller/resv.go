@@ -120,7 +120,7 @@ func (c *Controller) applyResvField(in *resvInput, field string, spec *pb.Reserv
 		in.tres, in.tresText, in.nodes = t, t.String(), nil
 	case "partition":
 		if p := spec.GetPartition(); p != "" {
-			if _, ok := c.cfg.Partition(p); !ok {
+			if _, ok := c.pcfg().Partition(p); !ok {
 				return status.Errorf(codes.InvalidArgument, "PartitionName=%s: invalid partition name specified", p)
 			}
 		}

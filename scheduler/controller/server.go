@@ -80,7 +80,7 @@ type Controller struct {
 	// Snapshot parts that depend only on the configuration.
 	assocs     []policy.Association
 	qos        []core.QOS
-	partitions []core.Partition
+	partitions *partTable // in force: cluster state, parttable.go
 	opts       Options
 	log        *slog.Logger
 	now        func() time.Time
@@ -133,7 +133,7 @@ func New(opts Options) (*Controller, error) {
 		return nil, fmt.Errorf("controller: %w", err)
 	}
 	c := &Controller{cfg: cfg, coreCfg: coreCfg, opts: opts, log: opts.Logger, now: opts.Now,
-		assocs: cfg.Associations(), qos: cfg.CoreQOS(), partitions: cfg.CorePartitions(),
+		assocs: cfg.Associations(), qos: cfg.CoreQOS(), partitions: newPartTable(cfg),
 		ops: make(chan *op, maxBatch), kick: make(chan struct{}, 1), stopping: make(chan struct{}), writerDone: make(chan struct{})}
 	if c.log == nil {
 		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -244,6 +244,9 @@ func (c *Controller) reloadLocked() error {
 	}
 	if err := c.store.load(st, func(name string) *node { return st.nodes[name] }); err != nil {
 		return fmt.Errorf("%w: load: %w", ErrStore, err)
+	}
+	if err := c.loadPartitionsLocked(); err != nil {
+		return err
 	}
 	if err := restoreArrays(st); err != nil {
 		return fmt.Errorf("%w: load: %w", ErrStore, err)

@@ -29,7 +29,8 @@ func (c *Controller) snapshotLocked(now time.Time) core.Snapshot {
 		snap.Nodes = append(snap.Nodes, cn)
 		usable[name] = true
 	}
-	for _, p := range c.partitions {
+	_, parts := c.partitions.get()
+	for _, p := range parts {
 		if len(usable) < len(st.nodes) {
 			p.Nodes = slices.DeleteFunc(slices.Clone(p.Nodes), func(n string) bool { return !usable[n] })
 		}

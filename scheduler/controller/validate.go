@@ -27,7 +27,7 @@ func invalid(option string, value any, msg string, args ...any) error {
 // job can never run is dropped with a note (the returned notes), and the
 // job is refused only when it fits none of them.
 func (c *Controller) resolveSpec(user string, s *pb.JobSpec, capsOf func(*config.Partition) partCaps) ([]string, error) {
-	cfg := c.cfg
+	cfg := c.pcfg()
 	names, err := partitionList(cfg, s)
 	if err != nil {
 		return nil, err
@@ -142,6 +142,9 @@ func joinMessages(errs []error) string {
 // limit over its MaxTime, more nodes than it has or allows, nodes or
 // features outside it, GPUs none of its nodes (or all of them) offer.
 func checkInPartition(cfg *config.Cluster, s *pb.JobSpec, part *config.Partition, caps partCaps, moreNodesOK bool) error {
+	if err := partitionTakesJobs(part); err != nil {
+		return err
+	}
 	if t := s.GetTimeLimitSeconds(); part.MaxTime > 0 && (t == -1 || time.Duration(t)*time.Second > part.MaxTime) {
 		return invalid("--time", fmtSeconds(t), "requested time limit is invalid (missing or exceeds some limit): partition %s allows at most %s", part.Name, fmtSeconds(int64(part.MaxTime/time.Second)))
 	}

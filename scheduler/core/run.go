@@ -117,6 +117,12 @@ func (p *pass) attempt(d *Decision, j *Job, sh *shape, qi int32) bool {
 		d.Reason, d.Detail = ReasonPartitionDown, fmt.Sprintf("partition %s is down", part.Name)
 		return false
 	}
+	if part.restricted() {
+		if r, ok := part.denies(j); ok {
+			d.Reason, d.Detail = r, ""
+			return false
+		}
+	}
 	if sh.resv >= 0 && c.now < c.resv[sh.resv].start {
 		d.Reason, d.Detail = ReasonReservation, fmt.Sprintf("reservation %s starts at %s", j.Reservation, timeOf(c.resv[sh.resv].start).Format(time.RFC3339))
 		return false

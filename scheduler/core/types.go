@@ -45,6 +45,12 @@ type Partition struct {
 	DefMemPerCPU int64
 	// Down makes the partition accept no new starts (reason PartitionDown).
 	Down bool
+	// AllowAccounts/DenyAccounts and AllowQOS/DenyQOS keep other jobs from
+	// starting here (nil: no restriction); they pend with Slurm's reasons.
+	AllowAccounts, DenyAccounts []string
+	AllowQOS, DenyQOS           []string
+	// Exclusive (OverSubscribe=EXCLUSIVE) gives every job whole nodes.
+	Exclusive bool
 	// PreemptMode and GraceTime apply to jobs of this partition when they
 	// are preempted under PreemptPartitionPrio ("" and 0: the cluster's).
 	PreemptMode PreemptMode

@@ -138,6 +138,10 @@ func newScontrolCmdWith(env userEnv) *cobra.Command {
   create reservation KEY=VALUE...   (parity reservation create)
   update ReservationName=NAME KEY=VALUE...
   delete ReservationName=NAME
+  create|update PartitionName=NAME KEY=VALUE...   (admins: Nodes, MaxTime,
+      DefaultTime, State, AllowAccounts, DenyAccounts, AllowQos, DenyQos,
+      PriorityTier, PriorityJobFactor, OverSubscribe, Default)
+  delete PartitionName=NAME
 -o prints one line per record, -d adds details.`,
 		Hidden:             true,
 		DisableFlagParsing: true,
@@ -187,16 +191,22 @@ func dispatchScontrol(cmd *cobra.Command, env userEnv, a scontrolArgs) error {
 		if slices.ContainsFunc(a.args, func(w string) bool { k, _, _ := strings.Cut(w, "="); return isResvNameKey(strings.ToLower(k)) }) {
 			return runReservation(cmd, env, &a.client, a.show, "scontrol", "update", a.args)
 		}
+		if _, _, ok := partitionWords(a.args); ok {
+			return runPartitionChange(cmd, env, &a.client, "update", a.args)
+		}
 		return runUpdate(cmd, env, &a.client, "scontrol", a.args)
 	case "create":
 		if err := need(1); err != nil {
 			return err
 		}
 		words := a.args
+		if _, _, ok := partitionWords(words); ok {
+			return runPartitionChange(cmd, env, &a.client, "create", words)
+		}
 		if isResvEntity(words[0]) {
 			words = words[1:]
 		} else if k, _, _ := strings.Cut(words[0], "="); !isResvNameKey(strings.ToLower(k)) {
-			return usageError("scontrol", "create: Parity creates reservations only (scontrol create reservation KEY=VALUE...), not %q", words[0])
+			return usageError("scontrol", "create: Parity creates reservations (scontrol create reservation KEY=VALUE...) and partitions (PartitionName=NAME KEY=VALUE...), not %q", words[0])
 		}
 		return runReservation(cmd, env, &a.client, a.show, "scontrol", "create", words)
 	case "delete":
@@ -204,11 +214,14 @@ func dispatchScontrol(cmd *cobra.Command, env userEnv, a scontrolArgs) error {
 			return err
 		}
 		words := a.args
+		if _, _, ok := partitionWords(words); ok {
+			return runPartitionChange(cmd, env, &a.client, "delete", words)
+		}
 		if len(words) == 2 && isResvEntity(words[0]) {
 			words = words[1:]
 		}
 		if k, _, ok := strings.Cut(words[0], "="); ok && !isResvNameKey(strings.ToLower(k)) {
-			return usageError("scontrol", "delete: Parity deletes reservations only (scontrol delete ReservationName=NAME), not %q", words[0])
+			return usageError("scontrol", "delete: Parity deletes reservations (ReservationName=NAME) and partitions (PartitionName=NAME), not %q", words[0])
 		}
 		return runReservation(cmd, env, &a.client, a.show, "scontrol", "delete", words)
 	case "hold", "uhold":

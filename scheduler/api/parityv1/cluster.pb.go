@@ -23,6 +23,71 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ChangePartitionRequest carries scontrol's words: action is create,
+// update or delete; settings are its KEY=VALUE pairs after
+// PartitionName= (Nodes, MaxTime, DefaultTime, State, AllowAccounts,
+// DenyAccounts, AllowQos, DenyQos, PriorityTier, PriorityJobFactor,
+// OverSubscribe, Default), keys in any case, parsed by the controller.
+type ChangePartitionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Action        string                 `protobuf:"bytes,1,opt,name=action,proto3" json:"action,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Settings      []string               `protobuf:"bytes,3,rep,name=settings,proto3" json:"settings,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChangePartitionRequest) Reset() {
+	*x = ChangePartitionRequest{}
+	mi := &file_parity_v1_cluster_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChangePartitionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChangePartitionRequest) ProtoMessage() {}
+
+func (x *ChangePartitionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_parity_v1_cluster_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChangePartitionRequest.ProtoReflect.Descriptor instead.
+func (*ChangePartitionRequest) Descriptor() ([]byte, []int) {
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *ChangePartitionRequest) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *ChangePartitionRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ChangePartitionRequest) GetSettings() []string {
+	if x != nil {
+		return x.Settings
+	}
+	return nil
+}
+
 type InfoRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -31,7 +96,7 @@ type InfoRequest struct {
 
 func (x *InfoRequest) Reset() {
 	*x = InfoRequest{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[0]
+	mi := &file_parity_v1_cluster_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -43,7 +108,7 @@ func (x *InfoRequest) String() string {
 func (*InfoRequest) ProtoMessage() {}
 
 func (x *InfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[0]
+	mi := &file_parity_v1_cluster_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -56,7 +121,7 @@ func (x *InfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoRequest.ProtoReflect.Descriptor instead.
 func (*InfoRequest) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{0}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{1}
 }
 
 type Partition struct {
@@ -66,7 +131,7 @@ type Partition struct {
 	Default            bool                   `protobuf:"varint,3,opt,name=default,proto3" json:"default,omitempty"`
 	MaxTimeSeconds     int64                  `protobuf:"varint,4,opt,name=max_time_seconds,json=maxTimeSeconds,proto3" json:"max_time_seconds,omitempty"` // 0 = unlimited
 	DefaultTimeSeconds int64                  `protobuf:"varint,5,opt,name=default_time_seconds,json=defaultTimeSeconds,proto3" json:"default_time_seconds,omitempty"`
-	State              string                 `protobuf:"bytes,6,opt,name=state,proto3" json:"state,omitempty"` // "up", "down"
+	State              string                 `protobuf:"bytes,6,opt,name=state,proto3" json:"state,omitempty"` // "up", "down", "drain", "inactive"
 	TotalNodes         int32                  `protobuf:"varint,7,opt,name=total_nodes,json=totalNodes,proto3" json:"total_nodes,omitempty"`
 	TotalCpus          int32                  `protobuf:"varint,8,opt,name=total_cpus,json=totalCpus,proto3" json:"total_cpus,omitempty"`
 	TotalGpus          int32                  `protobuf:"varint,9,opt,name=total_gpus,json=totalGpus,proto3" json:"total_gpus,omitempty"`
@@ -82,13 +147,19 @@ type Partition struct {
 	PreemptMode      string `protobuf:"bytes,17,opt,name=preempt_mode,json=preemptMode,proto3" json:"preempt_mode,omitempty"`
 	GraceTimeSeconds int64  `protobuf:"varint,18,opt,name=grace_time_seconds,json=graceTimeSeconds,proto3" json:"grace_time_seconds,omitempty"`
 	BillingWeights   string `protobuf:"bytes,19,opt,name=billing_weights,json=billingWeights,proto3" json:"billing_weights,omitempty"` // TRESBillingWeights as configured
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Who may run there (empty: everyone), and OverSubscribe (NO, EXCLUSIVE).
+	AllowAccounts []string `protobuf:"bytes,20,rep,name=allow_accounts,json=allowAccounts,proto3" json:"allow_accounts,omitempty"`
+	DenyAccounts  []string `protobuf:"bytes,21,rep,name=deny_accounts,json=denyAccounts,proto3" json:"deny_accounts,omitempty"`
+	AllowQos      []string `protobuf:"bytes,22,rep,name=allow_qos,json=allowQos,proto3" json:"allow_qos,omitempty"`
+	DenyQos       []string `protobuf:"bytes,23,rep,name=deny_qos,json=denyQos,proto3" json:"deny_qos,omitempty"`
+	OverSubscribe string   `protobuf:"bytes,24,opt,name=over_subscribe,json=overSubscribe,proto3" json:"over_subscribe,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Partition) Reset() {
 	*x = Partition{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[1]
+	mi := &file_parity_v1_cluster_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -100,7 +171,7 @@ func (x *Partition) String() string {
 func (*Partition) ProtoMessage() {}
 
 func (x *Partition) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[1]
+	mi := &file_parity_v1_cluster_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -113,7 +184,7 @@ func (x *Partition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Partition.ProtoReflect.Descriptor instead.
 func (*Partition) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{1}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Partition) GetName() string {
@@ -249,6 +320,41 @@ func (x *Partition) GetBillingWeights() string {
 	return ""
 }
 
+func (x *Partition) GetAllowAccounts() []string {
+	if x != nil {
+		return x.AllowAccounts
+	}
+	return nil
+}
+
+func (x *Partition) GetDenyAccounts() []string {
+	if x != nil {
+		return x.DenyAccounts
+	}
+	return nil
+}
+
+func (x *Partition) GetAllowQos() []string {
+	if x != nil {
+		return x.AllowQos
+	}
+	return nil
+}
+
+func (x *Partition) GetDenyQos() []string {
+	if x != nil {
+		return x.DenyQos
+	}
+	return nil
+}
+
+func (x *Partition) GetOverSubscribe() string {
+	if x != nil {
+		return x.OverSubscribe
+	}
+	return ""
+}
+
 type ClusterInfo struct {
 	state            protoimpl.MessageState `protogen:"open.v1"`
 	Name             string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -269,7 +375,7 @@ type ClusterInfo struct {
 
 func (x *ClusterInfo) Reset() {
 	*x = ClusterInfo{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[2]
+	mi := &file_parity_v1_cluster_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -281,7 +387,7 @@ func (x *ClusterInfo) String() string {
 func (*ClusterInfo) ProtoMessage() {}
 
 func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[2]
+	mi := &file_parity_v1_cluster_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -294,7 +400,7 @@ func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterInfo.ProtoReflect.Descriptor instead.
 func (*ClusterInfo) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{2}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ClusterInfo) GetName() string {
@@ -382,7 +488,7 @@ type ReclamationPolicy struct {
 
 func (x *ReclamationPolicy) Reset() {
 	*x = ReclamationPolicy{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[3]
+	mi := &file_parity_v1_cluster_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -394,7 +500,7 @@ func (x *ReclamationPolicy) String() string {
 func (*ReclamationPolicy) ProtoMessage() {}
 
 func (x *ReclamationPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[3]
+	mi := &file_parity_v1_cluster_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -407,7 +513,7 @@ func (x *ReclamationPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReclamationPolicy.ProtoReflect.Descriptor instead.
 func (*ReclamationPolicy) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{3}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ReclamationPolicy) GetEnabled() bool {
@@ -473,7 +579,7 @@ type EventsRequest struct {
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[4]
+	mi := &file_parity_v1_cluster_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -485,7 +591,7 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[4]
+	mi := &file_parity_v1_cluster_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -498,7 +604,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{4}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *EventsRequest) GetJobId() uint64 {
@@ -552,7 +658,7 @@ type EventsResponse struct {
 
 func (x *EventsResponse) Reset() {
 	*x = EventsResponse{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[5]
+	mi := &file_parity_v1_cluster_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -564,7 +670,7 @@ func (x *EventsResponse) String() string {
 func (*EventsResponse) ProtoMessage() {}
 
 func (x *EventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[5]
+	mi := &file_parity_v1_cluster_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -577,7 +683,7 @@ func (x *EventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsResponse.ProtoReflect.Descriptor instead.
 func (*EventsResponse) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{5}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *EventsResponse) GetEvents() []*Event {
@@ -598,7 +704,7 @@ type PriorityRequest struct {
 
 func (x *PriorityRequest) Reset() {
 	*x = PriorityRequest{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[6]
+	mi := &file_parity_v1_cluster_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -610,7 +716,7 @@ func (x *PriorityRequest) String() string {
 func (*PriorityRequest) ProtoMessage() {}
 
 func (x *PriorityRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[6]
+	mi := &file_parity_v1_cluster_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -623,7 +729,7 @@ func (x *PriorityRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PriorityRequest.ProtoReflect.Descriptor instead.
 func (*PriorityRequest) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{6}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PriorityRequest) GetJobIds() []uint64 {
@@ -661,7 +767,7 @@ type JobPriority struct {
 
 func (x *JobPriority) Reset() {
 	*x = JobPriority{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[7]
+	mi := &file_parity_v1_cluster_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -673,7 +779,7 @@ func (x *JobPriority) String() string {
 func (*JobPriority) ProtoMessage() {}
 
 func (x *JobPriority) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[7]
+	mi := &file_parity_v1_cluster_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -686,7 +792,7 @@ func (x *JobPriority) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobPriority.ProtoReflect.Descriptor instead.
 func (*JobPriority) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{7}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *JobPriority) GetJobId() uint64 {
@@ -745,7 +851,7 @@ type PriorityWeights struct {
 
 func (x *PriorityWeights) Reset() {
 	*x = PriorityWeights{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[8]
+	mi := &file_parity_v1_cluster_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -757,7 +863,7 @@ func (x *PriorityWeights) String() string {
 func (*PriorityWeights) ProtoMessage() {}
 
 func (x *PriorityWeights) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[8]
+	mi := &file_parity_v1_cluster_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -770,7 +876,7 @@ func (x *PriorityWeights) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PriorityWeights.ProtoReflect.Descriptor instead.
 func (*PriorityWeights) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{8}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PriorityWeights) GetAge() float64 {
@@ -825,7 +931,7 @@ type PriorityResponse struct {
 
 func (x *PriorityResponse) Reset() {
 	*x = PriorityResponse{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[9]
+	mi := &file_parity_v1_cluster_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -837,7 +943,7 @@ func (x *PriorityResponse) String() string {
 func (*PriorityResponse) ProtoMessage() {}
 
 func (x *PriorityResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[9]
+	mi := &file_parity_v1_cluster_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -850,7 +956,7 @@ func (x *PriorityResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PriorityResponse.ProtoReflect.Descriptor instead.
 func (*PriorityResponse) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{9}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *PriorityResponse) GetJobs() []*JobPriority {
@@ -875,7 +981,7 @@ type WhoAmIRequest struct {
 
 func (x *WhoAmIRequest) Reset() {
 	*x = WhoAmIRequest{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[10]
+	mi := &file_parity_v1_cluster_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -887,7 +993,7 @@ func (x *WhoAmIRequest) String() string {
 func (*WhoAmIRequest) ProtoMessage() {}
 
 func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[10]
+	mi := &file_parity_v1_cluster_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -900,7 +1006,7 @@ func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIRequest.ProtoReflect.Descriptor instead.
 func (*WhoAmIRequest) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{10}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{11}
 }
 
 type Identity struct {
@@ -914,7 +1020,7 @@ type Identity struct {
 
 func (x *Identity) Reset() {
 	*x = Identity{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[11]
+	mi := &file_parity_v1_cluster_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -926,7 +1032,7 @@ func (x *Identity) String() string {
 func (*Identity) ProtoMessage() {}
 
 func (x *Identity) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[11]
+	mi := &file_parity_v1_cluster_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -939,7 +1045,7 @@ func (x *Identity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Identity.ProtoReflect.Descriptor instead.
 func (*Identity) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{11}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Identity) GetUser() string {
@@ -973,7 +1079,7 @@ type ReclaimReportRequest struct {
 
 func (x *ReclaimReportRequest) Reset() {
 	*x = ReclaimReportRequest{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[12]
+	mi := &file_parity_v1_cluster_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -985,7 +1091,7 @@ func (x *ReclaimReportRequest) String() string {
 func (*ReclaimReportRequest) ProtoMessage() {}
 
 func (x *ReclaimReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[12]
+	mi := &file_parity_v1_cluster_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -998,7 +1104,7 @@ func (x *ReclaimReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReclaimReportRequest.ProtoReflect.Descriptor instead.
 func (*ReclaimReportRequest) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{12}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ReclaimReportRequest) GetSince() *timestamppb.Timestamp {
@@ -1033,7 +1139,7 @@ type AccountReclaim struct {
 
 func (x *AccountReclaim) Reset() {
 	*x = AccountReclaim{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[13]
+	mi := &file_parity_v1_cluster_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1045,7 +1151,7 @@ func (x *AccountReclaim) String() string {
 func (*AccountReclaim) ProtoMessage() {}
 
 func (x *AccountReclaim) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[13]
+	mi := &file_parity_v1_cluster_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1058,7 +1164,7 @@ func (x *AccountReclaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AccountReclaim.ProtoReflect.Descriptor instead.
 func (*AccountReclaim) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{13}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *AccountReclaim) GetAccount() string {
@@ -1121,7 +1227,7 @@ type ReclaimReportResponse struct {
 
 func (x *ReclaimReportResponse) Reset() {
 	*x = ReclaimReportResponse{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[14]
+	mi := &file_parity_v1_cluster_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1133,7 +1239,7 @@ func (x *ReclaimReportResponse) String() string {
 func (*ReclaimReportResponse) ProtoMessage() {}
 
 func (x *ReclaimReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[14]
+	mi := &file_parity_v1_cluster_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1146,7 +1252,7 @@ func (x *ReclaimReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReclaimReportResponse.ProtoReflect.Descriptor instead.
 func (*ReclaimReportResponse) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{14}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ReclaimReportResponse) GetAccounts() []*AccountReclaim {
@@ -1167,8 +1273,12 @@ var File_parity_v1_cluster_proto protoreflect.FileDescriptor
 
 const file_parity_v1_cluster_proto_rawDesc = "" +
 	"\n" +
-	"\x17parity/v1/cluster.proto\x12\tparity.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15parity/v1/types.proto\"\r\n" +
-	"\vInfoRequest\"\x9c\x05\n" +
+	"\x17parity/v1/cluster.proto\x12\tparity.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15parity/v1/types.proto\"`\n" +
+	"\x16ChangePartitionRequest\x12\x16\n" +
+	"\x06action\x18\x01 \x01(\tR\x06action\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1a\n" +
+	"\bsettings\x18\x03 \x03(\tR\bsettings\"\r\n" +
+	"\vInfoRequest\"\xc7\x06\n" +
 	"\tPartition\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05nodes\x18\x02 \x01(\tR\x05nodes\x12\x18\n" +
@@ -1193,7 +1303,12 @@ const file_parity_v1_cluster_proto_rawDesc = "" +
 	"\x0ftotal_memory_mb\x18\x10 \x01(\x03R\rtotalMemoryMb\x12!\n" +
 	"\fpreempt_mode\x18\x11 \x01(\tR\vpreemptMode\x12,\n" +
 	"\x12grace_time_seconds\x18\x12 \x01(\x03R\x10graceTimeSeconds\x12'\n" +
-	"\x0fbilling_weights\x18\x13 \x01(\tR\x0ebillingWeights\"\xa7\x05\n" +
+	"\x0fbilling_weights\x18\x13 \x01(\tR\x0ebillingWeights\x12%\n" +
+	"\x0eallow_accounts\x18\x14 \x03(\tR\rallowAccounts\x12#\n" +
+	"\rdeny_accounts\x18\x15 \x03(\tR\fdenyAccounts\x12\x1b\n" +
+	"\tallow_qos\x18\x16 \x03(\tR\ballowQos\x12\x19\n" +
+	"\bdeny_qos\x18\x17 \x03(\tR\adenyQos\x12%\n" +
+	"\x0eover_subscribe\x18\x18 \x01(\tR\roverSubscribe\"\xa7\x05\n" +
 	"\vClusterInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x124\n" +
@@ -1277,13 +1392,14 @@ const file_parity_v1_cluster_proto_rawDesc = "" +
 	"\x04user\x18\a \x01(\tR\x04user\"\x7f\n" +
 	"\x15ReclaimReportResponse\x125\n" +
 	"\baccounts\x18\x01 \x03(\v2\x19.parity.v1.AccountReclaimR\baccounts\x12/\n" +
-	"\x05users\x18\x02 \x03(\v2\x19.parity.v1.AccountReclaimR\x05users2\xd6\x02\n" +
+	"\x05users\x18\x02 \x03(\v2\x19.parity.v1.AccountReclaimR\x05users2\xa2\x03\n" +
 	"\aCluster\x126\n" +
 	"\x04Info\x12\x16.parity.v1.InfoRequest\x1a\x16.parity.v1.ClusterInfo\x12?\n" +
 	"\x06Events\x12\x18.parity.v1.EventsRequest\x1a\x19.parity.v1.EventsResponse0\x01\x12E\n" +
 	"\bPriority\x12\x1a.parity.v1.PriorityRequest\x1a\x1b.parity.v1.PriorityResponse0\x01\x127\n" +
 	"\x06WhoAmI\x12\x18.parity.v1.WhoAmIRequest\x1a\x13.parity.v1.Identity\x12R\n" +
-	"\rReclaimReport\x12\x1f.parity.v1.ReclaimReportRequest\x1a .parity.v1.ReclaimReportResponseB=Z;github.com/parityhpc/parity/scheduler/api/parityv1;parityv1b\x06proto3"
+	"\rReclaimReport\x12\x1f.parity.v1.ReclaimReportRequest\x1a .parity.v1.ReclaimReportResponse\x12J\n" +
+	"\x0fChangePartition\x12!.parity.v1.ChangePartitionRequest\x1a\x14.parity.v1.PartitionB=Z;github.com/parityhpc/parity/scheduler/api/parityv1;parityv1b\x06proto3"
 
 var (
 	file_parity_v1_cluster_proto_rawDescOnce sync.Once
@@ -1297,65 +1413,68 @@ func file_parity_v1_cluster_proto_rawDescGZIP() []byte {
 	return file_parity_v1_cluster_proto_rawDescData
 }
 
-var file_parity_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_parity_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_parity_v1_cluster_proto_goTypes = []any{
-	(*InfoRequest)(nil),           // 0: parity.v1.InfoRequest
-	(*Partition)(nil),             // 1: parity.v1.Partition
-	(*ClusterInfo)(nil),           // 2: parity.v1.ClusterInfo
-	(*ReclamationPolicy)(nil),     // 3: parity.v1.ReclamationPolicy
-	(*EventsRequest)(nil),         // 4: parity.v1.EventsRequest
-	(*EventsResponse)(nil),        // 5: parity.v1.EventsResponse
-	(*PriorityRequest)(nil),       // 6: parity.v1.PriorityRequest
-	(*JobPriority)(nil),           // 7: parity.v1.JobPriority
-	(*PriorityWeights)(nil),       // 8: parity.v1.PriorityWeights
-	(*PriorityResponse)(nil),      // 9: parity.v1.PriorityResponse
-	(*WhoAmIRequest)(nil),         // 10: parity.v1.WhoAmIRequest
-	(*Identity)(nil),              // 11: parity.v1.Identity
-	(*ReclaimReportRequest)(nil),  // 12: parity.v1.ReclaimReportRequest
-	(*AccountReclaim)(nil),        // 13: parity.v1.AccountReclaim
-	(*ReclaimReportResponse)(nil), // 14: parity.v1.ReclaimReportResponse
-	nil,                           // 15: parity.v1.ClusterInfo.JobsByStateEntry
-	nil,                           // 16: parity.v1.ClusterInfo.NodesByStateEntry
-	nil,                           // 17: parity.v1.PriorityWeights.TresEntry
-	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 19: google.protobuf.Duration
-	(*Event)(nil),                 // 20: parity.v1.Event
-	(*PriorityFactors)(nil),       // 21: parity.v1.PriorityFactors
+	(*ChangePartitionRequest)(nil), // 0: parity.v1.ChangePartitionRequest
+	(*InfoRequest)(nil),            // 1: parity.v1.InfoRequest
+	(*Partition)(nil),              // 2: parity.v1.Partition
+	(*ClusterInfo)(nil),            // 3: parity.v1.ClusterInfo
+	(*ReclamationPolicy)(nil),      // 4: parity.v1.ReclamationPolicy
+	(*EventsRequest)(nil),          // 5: parity.v1.EventsRequest
+	(*EventsResponse)(nil),         // 6: parity.v1.EventsResponse
+	(*PriorityRequest)(nil),        // 7: parity.v1.PriorityRequest
+	(*JobPriority)(nil),            // 8: parity.v1.JobPriority
+	(*PriorityWeights)(nil),        // 9: parity.v1.PriorityWeights
+	(*PriorityResponse)(nil),       // 10: parity.v1.PriorityResponse
+	(*WhoAmIRequest)(nil),          // 11: parity.v1.WhoAmIRequest
+	(*Identity)(nil),               // 12: parity.v1.Identity
+	(*ReclaimReportRequest)(nil),   // 13: parity.v1.ReclaimReportRequest
+	(*AccountReclaim)(nil),         // 14: parity.v1.AccountReclaim
+	(*ReclaimReportResponse)(nil),  // 15: parity.v1.ReclaimReportResponse
+	nil,                            // 16: parity.v1.ClusterInfo.JobsByStateEntry
+	nil,                            // 17: parity.v1.ClusterInfo.NodesByStateEntry
+	nil,                            // 18: parity.v1.PriorityWeights.TresEntry
+	(*timestamppb.Timestamp)(nil),  // 19: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),    // 20: google.protobuf.Duration
+	(*Event)(nil),                  // 21: parity.v1.Event
+	(*PriorityFactors)(nil),        // 22: parity.v1.PriorityFactors
 }
 var file_parity_v1_cluster_proto_depIdxs = []int32{
-	1,  // 0: parity.v1.ClusterInfo.partitions:type_name -> parity.v1.Partition
-	15, // 1: parity.v1.ClusterInfo.jobs_by_state:type_name -> parity.v1.ClusterInfo.JobsByStateEntry
-	16, // 2: parity.v1.ClusterInfo.nodes_by_state:type_name -> parity.v1.ClusterInfo.NodesByStateEntry
-	18, // 3: parity.v1.ClusterInfo.last_pass:type_name -> google.protobuf.Timestamp
-	19, // 4: parity.v1.ClusterInfo.last_pass_duration:type_name -> google.protobuf.Duration
-	18, // 5: parity.v1.ClusterInfo.started:type_name -> google.protobuf.Timestamp
-	3,  // 6: parity.v1.ClusterInfo.reclamation:type_name -> parity.v1.ReclamationPolicy
-	19, // 7: parity.v1.ReclamationPolicy.idle_for:type_name -> google.protobuf.Duration
-	19, // 8: parity.v1.ReclamationPolicy.grace:type_name -> google.protobuf.Duration
-	19, // 9: parity.v1.ReclamationPolicy.min_runtime:type_name -> google.protobuf.Duration
-	18, // 10: parity.v1.EventsRequest.since:type_name -> google.protobuf.Timestamp
-	18, // 11: parity.v1.EventsRequest.until:type_name -> google.protobuf.Timestamp
-	20, // 12: parity.v1.EventsResponse.events:type_name -> parity.v1.Event
-	21, // 13: parity.v1.JobPriority.factors:type_name -> parity.v1.PriorityFactors
-	17, // 14: parity.v1.PriorityWeights.tres:type_name -> parity.v1.PriorityWeights.TresEntry
-	7,  // 15: parity.v1.PriorityResponse.jobs:type_name -> parity.v1.JobPriority
-	8,  // 16: parity.v1.PriorityResponse.weights:type_name -> parity.v1.PriorityWeights
-	18, // 17: parity.v1.ReclaimReportRequest.since:type_name -> google.protobuf.Timestamp
-	18, // 18: parity.v1.ReclaimReportRequest.until:type_name -> google.protobuf.Timestamp
-	13, // 19: parity.v1.ReclaimReportResponse.accounts:type_name -> parity.v1.AccountReclaim
-	13, // 20: parity.v1.ReclaimReportResponse.users:type_name -> parity.v1.AccountReclaim
-	0,  // 21: parity.v1.Cluster.Info:input_type -> parity.v1.InfoRequest
-	4,  // 22: parity.v1.Cluster.Events:input_type -> parity.v1.EventsRequest
-	6,  // 23: parity.v1.Cluster.Priority:input_type -> parity.v1.PriorityRequest
-	10, // 24: parity.v1.Cluster.WhoAmI:input_type -> parity.v1.WhoAmIRequest
-	12, // 25: parity.v1.Cluster.ReclaimReport:input_type -> parity.v1.ReclaimReportRequest
-	2,  // 26: parity.v1.Cluster.Info:output_type -> parity.v1.ClusterInfo
-	5,  // 27: parity.v1.Cluster.Events:output_type -> parity.v1.EventsResponse
-	9,  // 28: parity.v1.Cluster.Priority:output_type -> parity.v1.PriorityResponse
-	11, // 29: parity.v1.Cluster.WhoAmI:output_type -> parity.v1.Identity
-	14, // 30: parity.v1.Cluster.ReclaimReport:output_type -> parity.v1.ReclaimReportResponse
-	26, // [26:31] is the sub-list for method output_type
-	21, // [21:26] is the sub-list for method input_type
+	2,  // 0: parity.v1.ClusterInfo.partitions:type_name -> parity.v1.Partition
+	16, // 1: parity.v1.ClusterInfo.jobs_by_state:type_name -> parity.v1.ClusterInfo.JobsByStateEntry
+	17, // 2: parity.v1.ClusterInfo.nodes_by_state:type_name -> parity.v1.ClusterInfo.NodesByStateEntry
+	19, // 3: parity.v1.ClusterInfo.last_pass:type_name -> google.protobuf.Timestamp
+	20, // 4: parity.v1.ClusterInfo.last_pass_duration:type_name -> google.protobuf.Duration
+	19, // 5: parity.v1.ClusterInfo.started:type_name -> google.protobuf.Timestamp
+	4,  // 6: parity.v1.ClusterInfo.reclamation:type_name -> parity.v1.ReclamationPolicy
+	20, // 7: parity.v1.ReclamationPolicy.idle_for:type_name -> google.protobuf.Duration
+	20, // 8: parity.v1.ReclamationPolicy.grace:type_name -> google.protobuf.Duration
+	20, // 9: parity.v1.ReclamationPolicy.min_runtime:type_name -> google.protobuf.Duration
+	19, // 10: parity.v1.EventsRequest.since:type_name -> google.protobuf.Timestamp
+	19, // 11: parity.v1.EventsRequest.until:type_name -> google.protobuf.Timestamp
+	21, // 12: parity.v1.EventsResponse.events:type_name -> parity.v1.Event
+	22, // 13: parity.v1.JobPriority.factors:type_name -> parity.v1.PriorityFactors
+	18, // 14: parity.v1.PriorityWeights.tres:type_name -> parity.v1.PriorityWeights.TresEntry
+	8,  // 15: parity.v1.PriorityResponse.jobs:type_name -> parity.v1.JobPriority
+	9,  // 16: parity.v1.PriorityResponse.weights:type_name -> parity.v1.PriorityWeights
+	19, // 17: parity.v1.ReclaimReportRequest.since:type_name -> google.protobuf.Timestamp
+	19, // 18: parity.v1.ReclaimReportRequest.until:type_name -> google.protobuf.Timestamp
+	14, // 19: parity.v1.ReclaimReportResponse.accounts:type_name -> parity.v1.AccountReclaim
+	14, // 20: parity.v1.ReclaimReportResponse.users:type_name -> parity.v1.AccountReclaim
+	1,  // 21: parity.v1.Cluster.Info:input_type -> parity.v1.InfoRequest
+	5,  // 22: parity.v1.Cluster.Events:input_type -> parity.v1.EventsRequest
+	7,  // 23: parity.v1.Cluster.Priority:input_type -> parity.v1.PriorityRequest
+	11, // 24: parity.v1.Cluster.WhoAmI:input_type -> parity.v1.WhoAmIRequest
+	13, // 25: parity.v1.Cluster.ReclaimReport:input_type -> parity.v1.ReclaimReportRequest
+	0,  // 26: parity.v1.Cluster.ChangePartition:input_type -> parity.v1.ChangePartitionRequest
+	3,  // 27: parity.v1.Cluster.Info:output_type -> parity.v1.ClusterInfo
+	6,  // 28: parity.v1.Cluster.Events:output_type -> parity.v1.EventsResponse
+	10, // 29: parity.v1.Cluster.Priority:output_type -> parity.v1.PriorityResponse
+	12, // 30: parity.v1.Cluster.WhoAmI:output_type -> parity.v1.Identity
+	15, // 31: parity.v1.Cluster.ReclaimReport:output_type -> parity.v1.ReclaimReportResponse
+	2,  // 32: parity.v1.Cluster.ChangePartition:output_type -> parity.v1.Partition
+	27, // [27:33] is the sub-list for method output_type
+	21, // [21:27] is the sub-list for method input_type
 	21, // [21:21] is the sub-list for extension type_name
 	21, // [21:21] is the sub-list for extension extendee
 	0,  // [0:21] is the sub-list for field type_name
@@ -1373,7 +1492,7 @@ func file_parity_v1_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_parity_v1_cluster_proto_rawDesc), len(file_parity_v1_cluster_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   18,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,11 +19,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Cluster_Info_FullMethodName          = "/parity.v1.Cluster/Info"
-	Cluster_Events_FullMethodName        = "/parity.v1.Cluster/Events"
-	Cluster_Priority_FullMethodName      = "/parity.v1.Cluster/Priority"
-	Cluster_WhoAmI_FullMethodName        = "/parity.v1.Cluster/WhoAmI"
-	Cluster_ReclaimReport_FullMethodName = "/parity.v1.Cluster/ReclaimReport"
+	Cluster_Info_FullMethodName            = "/parity.v1.Cluster/Info"
+	Cluster_Events_FullMethodName          = "/parity.v1.Cluster/Events"
+	Cluster_Priority_FullMethodName        = "/parity.v1.Cluster/Priority"
+	Cluster_WhoAmI_FullMethodName          = "/parity.v1.Cluster/WhoAmI"
+	Cluster_ReclaimReport_FullMethodName   = "/parity.v1.Cluster/ReclaimReport"
+	Cluster_ChangePartition_FullMethodName = "/parity.v1.Cluster/ChangePartition"
 )
 
 // ClusterClient is the client API for Cluster service.
@@ -44,6 +45,10 @@ type ClusterClient interface {
 	// ReclaimReport sums idle-GPU reclamations from the decision log per
 	// account (dry-run decisions are counted apart).
 	ReclaimReport(ctx context.Context, in *ReclaimReportRequest, opts ...grpc.CallOption) (*ReclaimReportResponse, error)
+	// ChangePartition is scontrol create|update|delete PartitionName=...
+	// (admins only): the partition as it is after the change (empty for a
+	// delete). Durable, and in the decision log with who, before and after.
+	ChangePartition(ctx context.Context, in *ChangePartitionRequest, opts ...grpc.CallOption) (*Partition, error)
 }
 
 type clusterClient struct {
@@ -122,6 +127,16 @@ func (c *clusterClient) ReclaimReport(ctx context.Context, in *ReclaimReportRequ
 	return out, nil
 }
 
+func (c *clusterClient) ChangePartition(ctx context.Context, in *ChangePartitionRequest, opts ...grpc.CallOption) (*Partition, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Partition)
+	err := c.cc.Invoke(ctx, Cluster_ChangePartition_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ClusterServer is the server API for Cluster service.
 // All implementations must embed UnimplementedClusterServer
 // for forward compatibility.
@@ -140,6 +155,10 @@ type ClusterServer interface {
 	// ReclaimReport sums idle-GPU reclamations from the decision log per
 	// account (dry-run decisions are counted apart).
 	ReclaimReport(context.Context, *ReclaimReportRequest) (*ReclaimReportResponse, error)
+	// ChangePartition is scontrol create|update|delete PartitionName=...
+	// (admins only): the partition as it is after the change (empty for a
+	// delete). Durable, and in the decision log with who, before and after.
+	ChangePartition(context.Context, *ChangePartitionRequest) (*Partition, error)
 	mustEmbedUnimplementedClusterServer()
 }
 
@@ -164,6 +183,9 @@ func (UnimplementedClusterServer) WhoAmI(context.Context, *WhoAmIRequest) (*Iden
 }
 func (UnimplementedClusterServer) ReclaimReport(context.Context, *ReclaimReportRequest) (*ReclaimReportResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ReclaimReport not implemented")
+}
+func (UnimplementedClusterServer) ChangePartition(context.Context, *ChangePartitionRequest) (*Partition, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ChangePartition not implemented")
 }
 func (UnimplementedClusterServer) mustEmbedUnimplementedClusterServer() {}
 func (UnimplementedClusterServer) testEmbeddedByValue()                 {}
@@ -262,6 +284,24 @@ func _Cluster_ReclaimReport_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Cluster_ChangePartition_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ChangePartitionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClusterServer).ChangePartition(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Cluster_ChangePartition_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClusterServer).ChangePartition(ctx, req.(*ChangePartitionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Cluster_ServiceDesc is the grpc.ServiceDesc for Cluster service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -280,6 +320,10 @@ var Cluster_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ReclaimReport",
 			Handler:    _Cluster_ReclaimReport_Handler,
+		},
+		{
+			MethodName: "ChangePartition",
+			Handler:    _Cluster_ChangePartition_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -31,7 +31,7 @@ func ShowPartitions(w io.Writer, parts []*pb.Partition, o ShowOptions) error {
 		}
 		r := record{
 			{{"PartitionName", p.GetName()}},
-			{{"AllowGroups", "ALL"}, {"AllowAccounts", "ALL"}, {"AllowQos", "ALL"}},
+			{{"AllowGroups", "ALL"}, accessKV("Accounts", p.GetAllowAccounts(), p.GetDenyAccounts()), accessKV("Qos", p.GetAllowQos(), p.GetDenyQos())},
 			{{"AllocNodes", "ALL"}, {"Default", yesNo(p.GetDefault())}, {"QoS", "N/A"}},
 			{{"DefaultTime", def}, {"DisableRootJobs", "NO"}, {"ExclusiveUser", "NO"},
 				{"GraceTime", strconv.FormatInt(p.GetGraceTimeSeconds(), 10)}, {"Hidden", "NO"}},
@@ -39,7 +39,7 @@ func ShowPartitions(w io.Writer, parts []*pb.Partition, o ShowOptions) error {
 				{"LLN", "NO"}, {"MaxCPUsPerNode", "UNLIMITED"}},
 			{{"Nodes", orNull(p.GetNodes())}},
 			{{"PriorityJobFactor", strconv.Itoa(int(p.GetPriorityJobFactor()))}, {"PriorityTier", strconv.Itoa(int(p.GetPriorityTier()))},
-				{"RootOnly", "NO"}, {"ReqResv", "NO"}, {"OverSubscribe", "NO"}},
+				{"RootOnly", "NO"}, {"ReqResv", "NO"}, {"OverSubscribe", cmp.Or(p.GetOverSubscribe(), "NO")}},
 			{{"OverTimeLimit", "NONE"}, {"PreemptMode", cmp.Or(p.GetPreemptMode(), "OFF")}},
 			{{"State", strings.ToUpper(cmp.Or(p.GetState(), "up"))}, {"TotalCPUs", strconv.Itoa(int(p.GetTotalCpus()))},
 				{"TotalNodes", strconv.Itoa(int(p.GetTotalNodes()))}, {"SelectTypeParameters", "NONE"}},
@@ -73,4 +73,16 @@ func yesNo(b bool) string {
 		return "YES"
 	}
 	return "NO"
+}
+
+// accessKV is AllowAccounts= (or AllowQos=): the list, or ALL; Slurm
+// shows DenyAccounts= in its place when a deny list is set.
+func accessKV(what string, allow, deny []string) kv {
+	if len(deny) > 0 {
+		return kv{"Deny" + what, strings.Join(deny, ",")}
+	}
+	if len(allow) > 0 {
+		return kv{"Allow" + what, strings.Join(allow, ",")}
+	}
+	return kv{"Allow" + what, "ALL"}
 }

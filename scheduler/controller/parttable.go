@@ -1,0 +1,142 @@
+package controller
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync/atomic"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/parityhpc/parity/scheduler/config"
+	"github.com/parityhpc/parity/scheduler/core"
+)
+
+// Partitions are cluster state: cluster.yaml seeds them on the first
+// start, after which the store's table is authoritative and scontrol
+// create|update|delete PartitionName=... changes it (partadmin.go).
+var (
+	bucketPartitions = []byte("partitions") // name → partRecord (JSON)
+	// keyPartsSeeded marks the table seeded (no partition name starts
+	// with a NUL byte).
+	keyPartsSeeded = []byte("\x00seeded")
+)
+
+// partRecord is one partition's durable form; Seq keeps the order
+// partitions are listed in (the file's, then creation's).
+type partRecord struct {
+	Seq       int              `json:"seq"`
+	Partition config.Partition `json:"partition"`
+}
+
+// partTable is the partitions in force. It is read without c.mu (a
+// submit's defaults, the listings) through one atomic pointer, so a
+// reader sees one whole table; it changes only in the commit path (c.mu
+// held).
+type partTable struct {
+	cur atomic.Pointer[partView]
+}
+
+// partView is one table: the cluster configuration with these
+// partitions (so code written against config.Cluster reads them through
+// it) and their form for the scheduling core.
+type partView struct {
+	cfg  *config.Cluster
+	core []core.Partition
+}
+
+func newPartTable(cfg *config.Cluster) *partTable {
+	t := &partTable{}
+	t.set(cfg, cfg.Partitions)
+	return t
+}
+
+// set puts list in force over base (the configuration as loaded).
+func (t *partTable) set(base *config.Cluster, list []config.Partition) {
+	v := *base
+	v.Partitions = slices.Clone(list)
+	t.cur.Store(&partView{cfg: &v, core: v.CorePartitions()})
+}
+
+func (t *partTable) get() (*config.Cluster, []core.Partition) {
+	v := t.cur.Load()
+	return v.cfg, v.core
+}
+
+// pcfg is the configuration with the partitions in force.
+func (c *Controller) pcfg() *config.Cluster { v, _ := c.partitions.get(); return v }
+
+// loadPartitionsLocked reads the partition table, seeding it from
+// cluster.yaml when the store has none yet (c.mu held).
+func (c *Controller) loadPartitionsLocked() error {
+	var recs []partRecord
+	seeded := false
+	err := c.store.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketPartitions)
+		seeded = b.Get(keyPartsSeeded) != nil
+		return b.ForEach(func(k, v []byte) error {
+			if k[0] == 0 {
+				return nil
+			}
+			var r partRecord
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("partition %s: %w", k, err)
+			}
+			recs = append(recs, r)
+			return nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("%w: load partitions: %w", ErrStore, err)
+	}
+	if !seeded {
+		return c.seedPartitions()
+	}
+	slices.SortFunc(recs, func(a, b partRecord) int { return a.Seq - b.Seq })
+	list := make([]config.Partition, len(recs))
+	for i, r := range recs {
+		list[i] = r.Partition
+	}
+	c.partitions.set(c.cfg, list)
+	if !samePartitions(list, c.cfg.Partitions) {
+		c.log.Warn("cluster.yaml's partitions differ from the stored ones, which stay in force; change them with scontrol create|update|delete PartitionName=...",
+			"stored", len(list), "file", len(c.cfg.Partitions))
+	}
+	return nil
+}
+
+// samePartitions reports whether two tables say the same (order aside).
+func samePartitions(a, b []config.Partition) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		j := slices.IndexFunc(b, func(p config.Partition) bool { return p.Name == a[i].Name })
+		if j < 0 || partitionText(&a[i]) != partitionText(&b[j]) {
+			return false
+		}
+	}
+	return true
+}
+
+// seedPartitions writes cluster.yaml's partitions as the first table.
+func (c *Controller) seedPartitions() error {
+	err := c.store.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketPartitions)
+		for i, p := range c.cfg.Partitions {
+			v, err := json.Marshal(partRecord{Seq: i, Partition: p})
+			if err != nil {
+				return err
+			}
+			if err := b.Put([]byte(p.Name), v); err != nil {
+				return err
+			}
+		}
+		return b.Put(keyPartsSeeded, []byte{1})
+	})
+	if err != nil {
+		return fmt.Errorf("%w: seed partitions: %w", ErrStore, err)
+	}
+	c.partitions.set(c.cfg, c.cfg.Partitions)
+	return nil
+}
