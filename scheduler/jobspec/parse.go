@@ -29,6 +29,10 @@ type ParseOptions struct {
 	NoRequeue bool
 	// AppendOutput mirrors JobFileAppend=1: output files are appended to.
 	AppendOutput bool
+	// InAllocation parses srun's options for a step of an existing job,
+	// whose task count the job gives: --gpus-per-task needs no -n there
+	// (the anchor's srun --gpus-per-task=1 ran in a job of -N 2).
+	InAllocation bool
 
 	// ReadScript reads the script named on the command line; workDir is the
 	// -D directory (or SubmitDir) against which a relative path resolves.

@@ -165,6 +165,9 @@ func (b *builder) deriveTasks() {
 // with -N 2 was taken with NumTasks=2, with -N 1-2 or nothing else refused.
 func (b *builder) taskCountForGRES() int {
 	r := b.req
+	if b.opts.InAllocation {
+		return max(r.NTasks, 1)
+	}
 	fixed := r.Nodes.Max == r.Nodes.Min
 	if r.Explicit("ntasks") || fixed && (r.NTasksPerNode > 0 || r.Explicit("nodes")) {
 		return r.NTasks

@@ -117,6 +117,16 @@ func SplitArgs(args []string) (f Flags, rest []string, help bool, err error) {
 // Parse resolves the sbatch request from the command line (without
 // Parity's flags), the environment and the script.
 func Parse(env Env, args []string) (*jobspec.Request, error) {
+	return parse(env, args, false)
+}
+
+// ParseStep parses srun's sbatch-style options for a step in an existing
+// allocation (see jobspec.ParseOptions.InAllocation).
+func ParseStep(env Env, args []string) (*jobspec.Request, error) {
+	return parse(env, args, true)
+}
+
+func parse(env Env, args []string, inAllocation bool) (*jobspec.Request, error) {
 	vars := map[string]string{}
 	for _, kv := range env.Environ() {
 		if k, v, ok := strings.Cut(kv, "="); ok {
@@ -136,9 +146,10 @@ func Parse(env Env, args []string) (*jobspec.Request, error) {
 	// words; the command line checks only what no cluster allows.
 	return jobspec.Parse(nil, args, vars, jobspec.ParseOptions{
 		Now: env.Now(), Location: env.Loc, User: user, SubmitHost: host, SubmitDir: wd, MaxArraySize: jobspec.MaxArraySizeCeiling,
-		ReadScript: func(path, workDir string) ([]byte, string, error) { return readScript(path, workDir, vars["PATH"]) },
-		ReadStdin:  func() ([]byte, error) { return io.ReadAll(env.Stdin) },
-		ReadFile:   os.ReadFile,
+		InAllocation: inAllocation,
+		ReadScript:   func(path, workDir string) ([]byte, string, error) { return readScript(path, workDir, vars["PATH"]) },
+		ReadStdin:    func() ([]byte, error) { return io.ReadAll(env.Stdin) },
+		ReadFile:     os.ReadFile,
 	})
 }
 

@@ -165,6 +165,12 @@ func parseAllocation(env userEnv, opts []string, wrap string) (*jobspec.Request,
 	return sbatch.Parse(env.sbatch(), append(append([]string(nil), opts...), "--wrap", wrap))
 }
 
+// parseStepOptions resolves them for a step in an existing job, whose
+// task count the job gives (see jobspec.ParseOptions.InAllocation).
+func parseStepOptions(env userEnv, opts []string, wrap string) (*jobspec.Request, error) {
+	return sbatch.ParseStep(env.sbatch(), append(append([]string(nil), opts...), "--wrap", wrap))
+}
+
 // stepRequest is the step srun asks for, from the resolved options.
 func stepRequest(env userEnv, req *jobspec.Request, jobID uint64, argv []string) (*pb.StepRequest, error) {
 	wd, err := env.getwd()
@@ -239,16 +245,20 @@ func runSrun(cmd *cobra.Command, env userEnv, args []string) error {
 	if len(a.argv) == 0 {
 		return usageError("srun", "want a command to run (see --help)")
 	}
-	req, err := parseAllocation(env, a.opts, "true")
-	if err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("srun: %w", err)}
-	}
 	if a.jobID == 0 {
 		if v := env.getenv("SLURM_JOB_ID"); v != "" {
 			if a.jobID, err = strconv.ParseUint(v, 10, 64); err != nil {
 				return usageError("srun", "$SLURM_JOB_ID=%q is not a job id", v)
 			}
 		}
+	}
+	parse := parseAllocation
+	if a.jobID != 0 {
+		parse = parseStepOptions
+	}
+	req, err := parse(env, a.opts, "true")
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("srun: %w", err)}
 	}
 	s, err := a.client.dial(cmd, "srun", env)
 	if err != nil {
@@ -277,6 +287,11 @@ func runSrun(cmd *cobra.Command, env userEnv, args []string) error {
 	step.Pty = a.pty
 	if a.label {
 		step.Env["SLURM_LABELIO"] = "1" // srun tells its tasks, as Slurm's does
+	}
+	if givenOption(req, "ntasksPerNode") && step.NtasksPerNode > 0 {
+		// Only where it still counts: an inherited -n that it cannot
+		// hold drops it, and the job's own value reaches the tasks.
+		step.Env["SLURM_NTASKS_PER_NODE"] = strconv.Itoa(int(step.NtasksPerNode))
 	}
 	step.Exact = a.exact || env.getenv("SLURM_EXACT") != ""
 	step.Overlap = a.overlap || env.getenv("SLURM_OVERLAP") != ""
@@ -491,7 +506,87 @@ func inheritJobCounts(env userEnv, req *jobspec.Request, r *pb.StepRequest) erro
 		}
 	}
 	if given("cpusPerTask") && r.Ntasks == 0 && r.NtasksPerNode == 0 {
-		return tasksFromCPUs(env.getenv("SLURM_JOB_CPUS_PER_NODE"), r)
+		if err := tasksFromCPUs(env.getenv("SLURM_JOB_CPUS_PER_NODE"), r); err != nil {
+			return err
+		}
+	}
+	return inheritGPUs(env, req, r)
+}
+
+// inheritGPUs gives the step the GPU options srun reads from the job's
+// environment where its own are silent, as Slurm 22.05's srun does:
+// SLURM_GPUS_PER_TASK as --gpus-per-task (so each task is bound to its
+// own, as the anchor's steps in a job of --gpus-per-task=1 were) and
+// SLURM_GPUS_PER_NODE as --gpus-per-node (beside srun's own -G, which it
+// outweighs there). It refuses in Slurm's words the steps the anchor's
+// slurmctld refused: --cpus-per-gpu (the job's SLURM_CPUS_PER_GPU) with
+// no GPU asked, and a -G count below the step's node count.
+func inheritGPUs(env userEnv, req *jobspec.Request, r *pb.StepRequest) error {
+	given := func(field string) bool { return givenOption(req, field) }
+	for _, v := range []struct {
+		field, name string
+		to          *int32
+	}{{"gpusPerTask", "SLURM_GPUS_PER_TASK", &r.GpusPerTask}, {"gpusPerNode", "SLURM_GPUS_PER_NODE", &r.GpusPerNode}} {
+		if given(v.field) || env.getenv(v.name) == "" {
+			continue
+		}
+		n, err := gpuCount("$"+v.name, env.getenv(v.name))
+		if err != nil {
+			return err
+		}
+		*v.to = n
+		if v.field == "gpusPerNode" && given("gpusPerTask") {
+			// The job's GPUs per node outweigh srun's own --gpus-per-task,
+			// and no per-task binding follows (the anchor's srun
+			// --gpus-per-task=1 in a job of --gpus-per-node=2 ran one
+			// task on both GPUs, without SLURMD_TRES_BIND).
+			r.GpusPerTask = 0
+		}
+	}
+	gresError := fmt.Errorf("Unable to create step for job %d: Invalid generic resource (gres) specification", r.GetJobId())
+	cpusPerGPU := given("cpusPerGpu") || env.getenv("SLURM_CPUS_PER_GPU") != ""
+	if cpusPerGPU && r.GpusPerNode == 0 && r.GpusPerTask == 0 {
+		return gresError
+	}
+	if err := checkStepCPUs(env, req, r); err != nil {
+		return err
+	}
+	if given("gpus") {
+		total, _ := gpuCount("--gpus", req.GPU.GPUs)
+		nodes := r.Nodes
+		if nodes == 0 {
+			if n, err := strconv.Atoi(env.getenv("SLURM_NNODES")); err == nil {
+				nodes = int32(n)
+			}
+		}
+		if total < nodes {
+			return fmt.Errorf("Step requested gres=gpu:%d is less than the requested min nodes=%d; %w", total, nodes, gresError)
+		}
+	}
+	return nil
+}
+
+// checkStepCPUs refuses, in Slurm's words, a step whose tasks need more
+// CPUs than the job holds on the step's nodes (the anchor's srun -n 2 in
+// a job of one CPU), unless -O/--overcommit allows it.
+func checkStepCPUs(env userEnv, req *jobspec.Request, r *pb.StepRequest) error {
+	perNode := env.getenv("SLURM_JOB_CPUS_PER_NODE")
+	if r.Ntasks == 0 || perNode == "" || req.Sources["extra.overcommit"] != "" || env.getenv("SLURM_OVERCOMMIT") != "" {
+		return nil
+	}
+	cpus, err := jobspec.ParseRunLength(perNode)
+	if err != nil {
+		return fmt.Errorf("$SLURM_JOB_CPUS_PER_NODE: %w", err)
+	}
+	if n := int(r.Nodes); n > 0 && n < len(cpus) {
+		cpus = cpus[:n]
+	}
+	have := 0
+	for _, c := range cpus {
+		have += c
+	}
+	if int(r.Ntasks)*int(max(r.CpusPerTask, 1)) > have {
+		return fmt.Errorf("Unable to create step for job %d: More processors requested than permitted", r.GetJobId())
 	}
 	return nil
 }

@@ -199,6 +199,23 @@ func TestInheritJobCounts(t *testing.T) {
 		{[]string{"-c", "2", "-N", "1"}, map[string]string{"SLURM_JOB_CPUS_PER_NODE": "4(x2)"}, &pb.StepRequest{Nodes: 1, Ntasks: 2, CpusPerTask: 2}, ""},
 		{[]string{"-c", "1"}, map[string]string{"SLURM_JOB_CPUS_PER_NODE": "2", "SLURM_NTASKS": "1"}, &pb.StepRequest{Ntasks: 1, CpusPerTask: 1}, ""},
 		{[]string{"-c", "1"}, map[string]string{"SLURM_JOB_CPUS_PER_NODE": "two"}, nil, "$SLURM_JOB_CPUS_PER_NODE"},
+		// The job's GPU options, where srun's own are silent (the anchor's
+		// steps in jobs of --gpus-per-task=1 and --gpus-per-node=2).
+		{nil, map[string]string{"SLURM_GPUS_PER_TASK": "1"}, &pb.StepRequest{GpusPerTask: 1}, ""},
+		{[]string{"--gpus-per-task=2", "-n", "1"}, map[string]string{"SLURM_GPUS_PER_TASK": "1"}, &pb.StepRequest{Ntasks: 1, GpusPerTask: 2}, ""},
+		{[]string{"-G", "1"}, map[string]string{"SLURM_GPUS_PER_NODE": "2", "SLURM_NNODES": "1"}, &pb.StepRequest{GpusPerNode: 2}, ""},
+		// What the anchor's slurmctld refused: -G below the step's nodes,
+		// the job's --cpus-per-gpu with no GPU asked.
+		{[]string{"-G", "1"}, map[string]string{"SLURM_NNODES": "2"}, nil, "Step requested gres=gpu:1 is less than the requested min nodes=2"},
+		{nil, map[string]string{"SLURM_CPUS_PER_GPU": "2"}, nil, "Invalid generic resource (gres) specification"},
+		{nil, map[string]string{"SLURM_CPUS_PER_GPU": "2", "SLURM_GPUS_PER_NODE": "1"}, &pb.StepRequest{GpusPerNode: 1}, ""},
+		{[]string{"--gpus-per-task=1", "-n", "1"}, map[string]string{"SLURM_GPUS_PER_NODE": "2"}, &pb.StepRequest{Ntasks: 1, GpusPerNode: 2}, ""},
+		// More tasks than the job's CPUs: refused unless -O.
+		{[]string{"-n", "2"}, map[string]string{"SLURM_JOB_CPUS_PER_NODE": "1"}, nil, "More processors requested than permitted"},
+		{[]string{"-n", "2", "-O"}, map[string]string{"SLURM_JOB_CPUS_PER_NODE": "1"}, &pb.StepRequest{Ntasks: 2}, ""},
+		{[]string{"-n", "2", "-c", "2"}, map[string]string{"SLURM_JOB_CPUS_PER_NODE": "4"}, &pb.StepRequest{Ntasks: 2, CpusPerTask: 2}, ""},
+		{[]string{"-n", "2", "-c", "2"}, map[string]string{"SLURM_JOB_CPUS_PER_NODE": "2(x2)", "SLURM_NNODES": "2"}, &pb.StepRequest{Ntasks: 2, CpusPerTask: 2}, ""},
+		{[]string{"-n", "2", "-c", "2", "-N", "1"}, map[string]string{"SLURM_JOB_CPUS_PER_NODE": "2(x2)"}, nil, "More processors requested than permitted"},
 	} {
 		vars := map[string]string{"USER": "alice", "HOME": "/home/alice"}
 		for k, v := range tc.env {
@@ -220,8 +237,10 @@ func TestInheritJobCounts(t *testing.T) {
 			continue
 		}
 		w := tc.want
-		if err != nil || got.GetNodes() != w.GetNodes() || got.GetNtasks() != w.GetNtasks() || got.GetNtasksPerNode() != w.GetNtasksPerNode() || got.GetCpusPerTask() != w.GetCpusPerTask() {
-			t.Errorf("%q %v: -N %d -n %d --ntasks-per-node %d -c %d (%v); want %v", tc.opts, tc.env, got.GetNodes(), got.GetNtasks(), got.GetNtasksPerNode(), got.GetCpusPerTask(), err, w)
+		if err != nil || got.GetNodes() != w.GetNodes() || got.GetNtasks() != w.GetNtasks() || got.GetNtasksPerNode() != w.GetNtasksPerNode() || got.GetCpusPerTask() != w.GetCpusPerTask() ||
+			got.GetGpusPerTask() != w.GetGpusPerTask() || got.GetGpusPerNode() != w.GetGpusPerNode() {
+			t.Errorf("%q %v: -N %d -n %d --ntasks-per-node %d -c %d --gpus-per-task %d --gpus-per-node %d (%v); want %v", tc.opts, tc.env, got.GetNodes(),
+				got.GetNtasks(), got.GetNtasksPerNode(), got.GetCpusPerTask(), got.GetGpusPerTask(), got.GetGpusPerNode(), err, w)
 		}
 	}
 }
@@ -512,4 +531,17 @@ func concurrentSteps(t *testing.T, cl *client.Client, work, srunBin string, vars
 		all.Write(b)
 	}
 	return j, all.String()
+}
+
+// In a job, srun --gpus-per-task needs no -n: the job gives the task
+// count (the anchor ran it in a job of -N 2 as a task a node). An
+// allocation of its own still needs one, as sbatch's does.
+func TestGPUsPerTaskInAllocation(t *testing.T) {
+	env := testEnv("/work", map[string]string{"USER": "alice", "HOME": "/home/alice"}, "")
+	if _, err := parseStepOptions(env, []string{"--gpus-per-task=1"}, "true"); err != nil {
+		t.Errorf("a step in a job: %v", err)
+	}
+	if _, err := parseAllocation(env, []string{"--gpus-per-task=1"}, "true"); err == nil || !strings.Contains(err.Error(), "explicit task count") {
+		t.Errorf("an allocation of its own: %v, want the task count refused", err)
+	}
 }
