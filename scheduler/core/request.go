@@ -25,10 +25,20 @@ func (p *pass) resolveIn(j *Job, ji int, partition string) (shapeKey, Reason, st
 	}
 	part := &c.snap.Partitions[pi]
 	nodes := max(j.Nodes, 1)
+	if j.Nodes == 0 && j.TasksPerNode > 0 && j.Tasks > j.TasksPerNode {
+		// -n 4 --ntasks-per-node=2 needs two nodes (Slurm 22.05's
+		// NumNodes=2 on the anchor, where it ran on n[1-2]).
+		nodes = (j.Tasks-1)/j.TasksPerNode + 1
+	}
 	tpn := 1
 	switch {
 	case j.TasksPerNode > 0:
 		tpn = j.TasksPerNode
+		if j.Tasks > 0 {
+			// Fewer tasks than --ntasks-per-node allows take only their
+			// CPUs (-n 1 --ntasks-per-node=2 -N 1: one CPU on the anchor).
+			tpn = min(tpn, (j.Tasks-1)/nodes+1)
+		}
 	case j.Tasks > 0:
 		tpn = (j.Tasks-1)/nodes + 1 // ceil without Tasks+nodes overflowing
 	}
@@ -132,10 +142,33 @@ func mulChecked(a, b int64) (int64, bool) {
 	return a * b, true
 }
 
-// perNodeGPUs sums the per-node and per-task GPU terms for one node.
+// perNodeGPUs is the GPUs one node needs: the per-node terms summed, the
+// per-task ones (times the node's tasks) summed, and the larger of the
+// two, since each is a minimum of the same GPUs (Slurm 22.05 gave
+// --gpus-per-node=2 --gpus-per-task=1 -n 4 two GPUs on each of two nodes).
 func perNodeGPUs(jr gres.JobRequest, tasksPerNode int) (int, string, string) {
+	node, bad := sumGPUs(jr.PerNode, 1, "", false)
+	if bad != "" {
+		return 0, "", bad
+	}
+	typ := ""
+	if len(jr.PerNode) > 0 {
+		typ = jr.PerNode[0].Type
+	}
+	task, bad := sumGPUs(jr.PerTask, int64(max(tasksPerNode, 1)), typ, len(jr.PerNode) > 0)
+	if bad != "" {
+		return 0, "", bad
+	}
+	if len(jr.PerTask) > 0 && len(jr.PerNode) == 0 {
+		typ = jr.PerTask[0].Type
+	}
+	return int(max(node, task)), typ, ""
+}
+
+// sumGPUs sums GPU terms, each times mult, all of one type (typ, once
+// typed is set).
+func sumGPUs(terms gres.Requests, mult int64, typ string, typed bool) (int64, string) {
 	var n int64
-	typ, typed := "", false
 	add := func(r gres.Request, mult int64) string {
 		if r.Name != "gpu" {
 			return fmt.Sprintf("gres/%s is not a resource the scheduler places (only gpu)", r.Name)
@@ -151,17 +184,12 @@ func perNodeGPUs(jr gres.JobRequest, tasksPerNode int) (int, string, string) {
 		n += c
 		return ""
 	}
-	for _, r := range jr.PerNode {
-		if bad := add(r, 1); bad != "" {
-			return 0, "", bad
+	for _, r := range terms {
+		if bad := add(r, mult); bad != "" {
+			return 0, bad
 		}
 	}
-	for _, r := range jr.PerTask {
-		if bad := add(r, int64(max(tasksPerNode, 1))); bad != "" {
-			return 0, "", bad
-		}
-	}
-	return int(n), typ, ""
+	return n, ""
 }
 
 // maxJobGPUs bounds a job's --gpus: more than any cluster holds.
