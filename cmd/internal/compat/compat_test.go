@@ -100,4 +100,10 @@ func TestExplainSplitsDocumentedDifferences(t *testing.T) {
 		!slices.Equal(stale, []string{"c9 TRES"}) {
 		t.Errorf("Explain = %v, %q, %q; want c2 unexplained, c1 documented, c9 TRES stale", unexplained, explained, stale)
 	}
+	// A case listed with "*" explains each of its fields; one that no
+	// longer differs at all is stale.
+	unexplained, explained, stale = tab.Explain(Differences{"c2|*": "placed otherwise", "c1|NumCPUs": "why", "c3|*": "gone"})
+	if len(unexplained) != 0 || len(explained) != 2 || !slices.Equal(stale, []string{"c3 *"}) {
+		t.Errorf("Explain with *: %v, %q, %q; want none unexplained, both documented, c3 * stale", unexplained, explained, stale)
+	}
 }

@@ -15,13 +15,16 @@ import (
 // listed one that no longer differs (the list stays true).
 const DifferencesPath = "testdata/differences.txt"
 
+// EnvDifferencesPath is the same for the env cases (TestEnvCorpus).
+const EnvDifferencesPath = "testdata/envdifferences.txt"
+
 // Differences maps "case|field" to why the two differ there.
 type Differences map[string]string
 
 func differenceKey(c, field string) string { return c + "|" + field }
 
 // LoadDifferences reads "<case> | <field> | <why>" lines; '#' starts a
-// comment line.
+// comment line and a field of "*" stands for all of the case's fields.
 func LoadDifferences(path string) (Differences, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -51,6 +54,12 @@ func (t *Table) Explain(d Differences) (unexplained []Mismatch, explained []stri
 	for _, m := range t.Mismatches {
 		k := differenceKey(m.Case, m.Field)
 		why, ok := d[k]
+		if !ok {
+			// "*" stands for every field of the case (a job placed
+			// otherwise differs in each variable of its step).
+			k = differenceKey(m.Case, "*")
+			why, ok = d[k]
+		}
 		if !ok {
 			unexplained = append(unexplained, m)
 			continue

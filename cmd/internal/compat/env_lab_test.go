@@ -156,8 +156,19 @@ func TestEnvCorpus(t *testing.T) {
 	var b strings.Builder
 	table.Write(&b)
 	t.Log("\n" + b.String())
-	for _, m := range table.Mismatches {
+	diffs, err := LoadDifferences(EnvDifferencesPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unexplained, explained, stale := table.Explain(diffs)
+	for _, m := range explained {
 		t.Log(m)
+	}
+	for _, m := range unexplained {
+		t.Errorf("undocumented: %s", m)
+	}
+	for _, k := range stale {
+		t.Errorf("%s lists %s, which no longer differs", EnvDifferencesPath, k)
 	}
 	if *writeEnvFloors {
 		if err := table.WriteFloors(EnvFloorsPath); err != nil {
