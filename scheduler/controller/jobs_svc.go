@@ -45,6 +45,9 @@ func (s *jobsService) Submit(ctx context.Context, req *pb.SubmitRequest) (*pb.Su
 	if req.GetTestOnly() {
 		return c.willRun(prep), nil
 	}
+	if err := checkNodeCount(prep.job.spec); err != nil {
+		return nil, err
+	}
 	jid, err := c.submitPrepared(ctx, prep)
 	if err != nil {
 		if _, ok := status.FromError(err); ok {

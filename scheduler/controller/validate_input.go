@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -37,6 +38,22 @@ func checkSpecInput(s *pb.JobSpec, l config.JobLimits) error {
 	}
 	if !s.GetInteractive() {
 		return checkScript(s.GetScript(), l.MaxScriptSize)
+	}
+	return nil
+}
+
+// checkNodeCount refuses a job left no node count (-N 0, or an empty
+// -w) unless it is held, as Slurm 22.05's slurmctld does (the anchor
+// refused sbatch -N 0 and -w "" with "Node count specification invalid",
+// took them with --hold, and answered --test-only for them).
+func checkNodeCount(s *pb.JobSpec) error {
+	if s.GetHold() || s.GetNodes() != 0 {
+		return nil
+	}
+	for _, f := range []struct{ field, option string }{{"nodes", "--nodes"}, {"nodeList", "--nodelist"}} {
+		if slices.Contains(s.GetEmptyOptions(), f.field) {
+			return status.Errorf(codes.InvalidArgument, "%s: Node count specification invalid", f.option)
+		}
 	}
 	return nil
 }
