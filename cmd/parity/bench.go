@@ -31,6 +31,6 @@ Times are wall clock: run it on a quiet machine.`,
 		},
 	}
 	sched.Flags().BoolVar(&quick, "quick", false, "only the 10k-job scenario")
-	cmd.AddCommand(sched)
+	cmd.AddCommand(sched, newBenchFailoverCmd())
 	return cmd
 }
