@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/parityhpc/parity/scheduler/api"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
 	"github.com/parityhpc/parity/scheduler/client"
@@ -304,5 +305,84 @@ func TestAControllerNotInTheListRefusesToStart(t *testing.T) {
 	defer c.Close()
 	if err := c.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "is not in controllers") {
 		t.Fatalf("start = %v, want a refusal naming the list", err)
+	}
+}
+
+func TestARunningJobSurvivesTheFailover(t *testing.T) {
+	tr := startTrio(t)
+	list := strings.Join(tr.addrs, ",")
+	ctx := context.Background()
+	tok, err := auth.Sign(tr.key, auth.Claims{User: "n1", Role: auth.RoleAgent, Node: "n1", IssuedAt: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent, err := client.Dial(ctx, list, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Close()
+	register := func(running ...uint64) {
+		t.Helper()
+		req := &pb.RegisterRequest{Node: "n1", Inventory: api.InventoryToProto(inventory("n1", 16, 4)), AgentVersion: "test"}
+		for _, id := range running {
+			req.Running = append(req.Running, &pb.RunningJob{JobId: id})
+		}
+		if _, err := agent.Register(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	register()
+	alice := tr.client(list, "alice", auth.RoleUser)
+	id, err := alice.Submit(ctx, gpuJob("long", 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lead := tr.leader()
+	if err := tr.cs[lead].schedulePass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before, err := alice.GetJob(ctx, id, false)
+	if err != nil || before.GetState() != StateRunning {
+		t.Fatalf("before the failover: %v %v", before.GetState(), err)
+	}
+	tr.crash(lead)
+	next := tr.leader()
+	// The agent finds the new leader and reports the job it still runs.
+	register(id)
+	if err := tr.cs[next].schedulePass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after, err := alice.GetJob(ctx, id, false)
+	if err != nil || after.GetState() != StateRunning {
+		t.Fatalf("after the failover the job is %v (%v), want it still RUNNING", after.GetState(), err)
+	}
+	if fmt.Sprint(after.GetAlloc()) != fmt.Sprint(before.GetAlloc()) {
+		t.Fatalf("allocation changed across the failover: %v, was %v", after.GetAlloc(), before.GetAlloc())
+	}
+	// The new leader's first pass sees the same allocation: a second job
+	// gets the other two GPUs, never the running job's.
+	second, err := alice.Submit(ctx, gpuJob("second", 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.cs[next].schedulePass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	j2, err := alice.GetJob(ctx, second, false)
+	if err != nil || j2.GetState() != StateRunning {
+		t.Fatalf("second job %v %v", j2.GetState(), err)
+	}
+	held := map[string]bool{}
+	for _, a := range before.GetAlloc() {
+		for _, d := range a.GetDevices() {
+			held[d] = true
+		}
+	}
+	for _, a := range j2.GetAlloc() {
+		for _, d := range a.GetDevices() {
+			if held[d] {
+				t.Fatalf("device %s given to job %d while job %d runs on it", d, second, id)
+			}
+		}
 	}
 }
