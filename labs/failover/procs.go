@@ -25,8 +25,10 @@ type group struct {
 }
 
 // clusterFile is a small cluster whose jobs only queue: the trials count
-// acknowledgements, and nodes that never register run nothing.
+// acknowledgements, and nodes that never register run nothing. Every
+// trial's jobs stay queued, so the job limit is the run's size.
 const clusterFile = `cluster: failover
+maxJobCount: %d
 partitions:
   - name: batch
     nodes: n[1-4]
@@ -35,7 +37,7 @@ nodes:
     cpus: 64
 `
 
-func startGroup(ctx context.Context, exe, dir string, n int) (*group, error) {
+func startGroup(ctx context.Context, exe, dir string, n, maxJobs int) (*group, error) {
 	g := &group{exe: exe, dir: dir, procs: map[string]*exec.Cmd{}, exited: map[string]chan struct{}{}}
 	for range n {
 		a, err := freeAddr()
@@ -44,7 +46,7 @@ func startGroup(ctx context.Context, exe, dir string, n int) (*group, error) {
 		}
 		g.addrs = append(g.addrs, a)
 	}
-	cfg := clusterFile + "controllers: [" + strings.Join(g.addrs, ", ") + "]\n"
+	cfg := fmt.Sprintf(clusterFile, maxJobs) + "controllers: [" + strings.Join(g.addrs, ", ") + "]\n"
 	if err := os.WriteFile(filepath.Join(dir, "cluster.yaml"), []byte(cfg), 0o644); err != nil {
 		return nil, err
 	}

@@ -58,7 +58,7 @@ func Run(ctx context.Context, o Options) ([]Trial, error) {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	g, err := startGroup(ctx, o.Exe, dir, o.Controllers)
+	g, err := startGroup(ctx, o.Exe, dir, o.Controllers, o.Trials*o.Jobs+1000)
 	if err != nil {
 		return nil, err
 	}
