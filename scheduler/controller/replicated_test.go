@@ -35,7 +35,7 @@ var fastTiming = replica.Timing{Heartbeat: 200 * time.Millisecond, Election: 200
 // trio is three controllers replicating over loopback TCP, each with its
 // own state directory and the same cluster key.
 type trio struct {
-	t     *testing.T
+	t     testing.TB
 	addrs []string
 	cs    map[string]*Controller
 	key   auth.Key
@@ -44,7 +44,10 @@ type trio struct {
 	lis   map[string]net.Listener
 }
 
-func startTrio(t *testing.T) *trio {
+func startTrio(t testing.TB) *trio { return startTrioWith(t, "") }
+
+// startTrioWith is startTrio with extra top-level lines of the cluster file.
+func startTrioWith(t testing.TB, extra string) *trio {
 	t.Helper()
 	tr := &trio{t: t, cs: map[string]*Controller{}, dirs: map[string]string{}, lis: map[string]net.Listener{}}
 	for range 3 {
@@ -55,7 +58,7 @@ func startTrio(t *testing.T) *trio {
 		a := l.Addr().String()
 		tr.addrs, tr.lis[a], tr.dirs[a] = append(tr.addrs, a), l, t.TempDir()
 	}
-	cfg, err := config.Parse("test.yaml", []byte(testCluster+"controllers: ["+strings.Join(tr.addrs, ", ")+"]\n"))
+	cfg, err := config.Parse("test.yaml", []byte(testCluster+extra+"controllers: ["+strings.Join(tr.addrs, ", ")+"]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
