@@ -29,6 +29,10 @@ import (
 // than the slowest election the controllers' timing allows.
 const FailoverBudget = 15 * time.Second
 
+// giveUpMargin is how long before the caller's deadline a call stops
+// looking for a leader.
+const giveUpMargin = 100 * time.Millisecond
+
 // splitAddrs reads a controllers' list; one address is a list of one.
 func splitAddrs(addr string) []string {
 	var out []string
@@ -91,25 +95,48 @@ func (r *router) next(i int, trailer metadata.MD) (n int, wrapped bool) {
 // retry runs call on the believed leader and follows refusals.
 func (r *router) retry(ctx context.Context, call func(*grpc.ClientConn) (metadata.MD, error)) error {
 	deadline := time.Now().Add(r.budget)
+	// Give up a little before the caller's deadline, so that the answer
+	// says why (no leader) rather than only that time ran out.
+	if dl, ok := ctx.Deadline(); ok && dl.Add(-giveUpMargin).Before(deadline) {
+		deadline = dl.Add(-giveUpMargin)
+	}
 	backoff := 20 * time.Millisecond
 	i := int(r.cur.Load())
-	for {
-		trailer, err := call(r.conns[i])
-		if err == nil || !redirectable(err) || ctx.Err() != nil {
-			if err == nil {
-				r.cur.Store(int32(i))
-			}
+	// refused is the last controller's refusal: when the call's time
+	// runs out, it says why better than the deadline does.
+	var refused error
+	gaveUp := func(err error, why string) error {
+		if refused == nil {
 			return err
 		}
+		return status.Errorf(codes.Unavailable, "no leader among %s %s: %s", strings.Join(r.addrs, ","), why, status.Convert(refused).Message())
+	}
+	for {
+		trailer, err := call(r.conns[i])
+		if err == nil {
+			r.cur.Store(int32(i))
+			return nil
+		}
+		if ctx.Err() != nil {
+			return gaveUp(err, "before the call's deadline")
+		}
+		if !redirectable(err) {
+			return err
+		}
+		// A controller's own refusal (a follower, an election) says more
+		// than a dead one's connection error: keep the last of those.
+		if refused == nil || !transportError(err) {
+			refused = err
+		}
 		if time.Now().After(deadline) {
-			return status.Errorf(codes.Unavailable, "no leader among %s after %s: %s", strings.Join(r.addrs, ","), r.budget, status.Convert(err).Message())
+			return gaveUp(err, "in the time the call had (at most "+r.budget.String()+")")
 		}
 		n, wrapped := r.next(i, trailer)
 		if wrapped || n == i {
-			if sleepCtx(ctx, backoff) != nil {
-				return err
+			if sleepCtx(ctx, min(backoff, time.Until(deadline))) != nil {
+				return gaveUp(err, "before the call's deadline")
 			}
-			backoff = min(2*backoff, 500*time.Millisecond)
+			backoff = min(2*backoff, 250*time.Millisecond)
 		}
 		i = n
 		r.cur.Store(int32(i))
@@ -142,4 +169,10 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// transportError is an Unavailable the client's transport made (nothing
+// answered), not a controller's refusal.
+func transportError(err error) bool {
+	return strings.HasPrefix(status.Convert(err).Message(), "connection error")
 }

@@ -389,3 +389,56 @@ func TestARunningJobSurvivesTheFailover(t *testing.T) {
 		}
 	}
 }
+
+func TestLosingAQuorumStopsAcknowledgementsUntilItIsBack(t *testing.T) {
+	tr := startTrio(t)
+	list := strings.Join(tr.addrs, ",")
+	alice := tr.client(list, "alice", auth.RoleUser)
+	ctx := context.Background()
+	first, err := alice.Submit(ctx, gpuJob("before", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lead := tr.leader()
+	var down []string
+	for _, a := range tr.addrs {
+		if a != lead {
+			down = append(down, a)
+			tr.crash(a)
+		}
+	}
+	// Alone, the leader stops leading once its lease runs out.
+	eventually(t, func() bool { return !tr.cs[lead].serving() }, "the controller left alone still serves")
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	_, err = alice.Submit(short, gpuJob("during", 1))
+	cancel()
+	if err == nil {
+		t.Fatal("a submission was acknowledged by one controller of three")
+	}
+	if msg := client.Message(err); !strings.Contains(msg, "a quorum of controllers must be up") {
+		t.Fatalf("refusal without a quorum: %q, want one saying a quorum must be up", msg)
+	}
+	tr.start(down[0])
+	tr.leader()
+	after, err := alice.Submit(ctx, gpuJob("after", 1))
+	if err != nil {
+		t.Fatalf("with a quorum back: %v", err)
+	}
+	for _, id := range []uint64{first, after} {
+		if _, err := alice.GetJob(ctx, id, false); err != nil {
+			t.Fatalf("job %d after the quorum came back: %v", id, err)
+		}
+	}
+}
+
+// eventually waits up to 10 s for cond, which raft's own timers make true.
+func eventually(t *testing.T, cond func() bool, msg string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal(msg)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
