@@ -52,7 +52,8 @@ answer with the leader's address. See "parity controller status".`,
 				dir = cfg.Controller.StateDir
 			}
 			opts := controller.Options{Config: cfg, Listen: listen, StateDir: stateDir, MetricsAddr: metricsAddr, Logger: log, Version: version,
-				TLSCert: tlsCert, TLSKey: tlsKey, Advertise: advertise}
+				TLSCert: tlsCert, TLSKey: tlsKey, Advertise: advertise,
+				LoadConfig: func() (*config.Cluster, error) { return config.Load(cfgPath) }}
 			if ledgerPath != "off" {
 				if ledgerPath == "" {
 					ledgerPath = filepath.Join(dir, "accounting.db")

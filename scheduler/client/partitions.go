@@ -12,3 +12,9 @@ import (
 func (c *Client) ChangePartition(ctx context.Context, action, name string, settings []string) (*pb.Partition, error) {
 	return c.cluster.ChangePartition(ctx, &pb.ChangePartitionRequest{Action: action, Name: name, Settings: settings})
 }
+
+// Reconfigure is scontrol reconfigure (admins only): what was applied
+// and which sections of the file need a restart.
+func (c *Client) Reconfigure(ctx context.Context) (*pb.ReconfigureResponse, error) {
+	return c.cluster.Reconfigure(ctx, &pb.ReconfigureRequest{})
+}

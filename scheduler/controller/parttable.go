@@ -112,7 +112,7 @@ func samePartitions(a, b []config.Partition) bool {
 	}
 	for i := range a {
 		j := slices.IndexFunc(b, func(p config.Partition) bool { return p.Name == a[i].Name })
-		if j < 0 || partitionText(&a[i]) != partitionText(&b[j]) {
+		if j < 0 || !partitionSame(&a[i], &b[j]) {
 			return false
 		}
 	}

@@ -32,6 +32,9 @@ import (
 // override it or inject dependencies.
 type Options struct {
 	Config *config.Cluster
+	// LoadConfig re-reads the cluster file for scontrol reconfigure (nil:
+	// reconfigure is refused); reconfigure.go.
+	LoadConfig func() (*config.Cluster, error)
 	// Listen overrides Config.Controller.Listen ("127.0.0.1:0" picks a port).
 	Listen string
 	// Listener, when set, is served instead of listening on Listen (a

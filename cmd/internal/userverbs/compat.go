@@ -142,6 +142,7 @@ func newScontrolCmdWith(env userEnv) *cobra.Command {
       DefaultTime, State, AllowAccounts, DenyAccounts, AllowQos, DenyQos,
       PriorityTier, PriorityJobFactor, OverSubscribe, Default)
   delete PartitionName=NAME
+  reconfigure                       (admins: read cluster.yaml again)
 -o prints one line per record, -d adds details.`,
 		Hidden:             true,
 		DisableFlagParsing: true,
@@ -224,6 +225,11 @@ func dispatchScontrol(cmd *cobra.Command, env userEnv, a scontrolArgs) error {
 			return usageError("scontrol", "delete: Parity deletes reservations (ReservationName=NAME) and partitions (PartitionName=NAME), not %q", words[0])
 		}
 		return runReservation(cmd, env, &a.client, a.show, "scontrol", "delete", words)
+	case "reconfigure", "reconfig":
+		if len(a.args) > 0 {
+			return usageError("scontrol", "%s takes no arguments, not %q", a.command, a.args)
+		}
+		return runReconfigure(cmd, env, &a.client)
 	case "hold", "uhold":
 		return scontrolJobs(cmd, env, a, need, ids(), func(bool) jobAction { return holdAction })
 	case "release":
@@ -235,7 +241,7 @@ func dispatchScontrol(cmd *cobra.Command, env userEnv, a scontrolArgs) error {
 	case "resume":
 		return scontrolJobs(cmd, env, a, need, ids(), func(bool) jobAction { return resumeAction })
 	}
-	return usageError("scontrol", "invalid keyword: %s (Parity serves show, update, create, delete, hold, uhold, release, requeue, requeuehold, suspend, resume)", a.command)
+	return usageError("scontrol", "invalid keyword: %s (Parity serves show, update, create, delete, reconfigure, hold, uhold, release, requeue, requeuehold, suspend, resume)", a.command)
 }
 
 // isResvEntity reports whether an scontrol entity word names reservations.

@@ -57,3 +57,24 @@ func partitionFail(action, name string, err error) error {
 	}
 	return &exitError{code: 1, err: fmt.Errorf("scontrol: %s %s: %s", action, name, msg), slurmText: prefix + msg}
 }
+
+// runReconfigure is scontrol reconfigure: silent when all of the file is
+// in force, as Slurm; sections that take a restart are named on stderr; a
+// refusal reads as Slurm's ("slurm_reconfigure error: ...").
+func runReconfigure(cmd *cobra.Command, env userEnv, cf *clientFlags) error {
+	s, err := cf.dial(cmd, "scontrol", env)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	r, err := s.c.Reconfigure(s.ctx)
+	if err != nil {
+		msg := client.Message(err)
+		return &exitError{code: 1, err: fmt.Errorf("scontrol: reconfigure: %s", msg), slurmText: "slurm_reconfigure error: " + msg}
+	}
+	if len(r.GetRestart()) > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "scontrol: warning: the cluster file's %s differ from what runs and take effect when the controller restarts\n",
+			strings.Join(r.GetRestart(), ", "))
+	}
+	return nil
+}

@@ -90,3 +90,29 @@ func TestScontrolPartitionAdminAsSlurm2205(t *testing.T) {
 		t.Errorf("after Default=YES on p2 a job went to %q", j["Partition"])
 	}
 }
+
+// scontrol reconfigure by a user is refused in Slurm's words and status
+// (recorded on the anchor: slurm2205_reconfigure.txt).
+func TestScontrolReconfigureRefusedAsSlurm2205(t *testing.T) {
+	cl := startCLICluster(t)
+	alice := cl.as("alice", nil)
+	b, err := os.ReadFile("../../../scheduler/controller/testdata/slurm2205_reconfigure.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Split(l, "|")
+		if strings.HasPrefix(l, "#") || len(f) != 4 || f[0] != "tuser" {
+			continue
+		}
+		_, errs, code := runCLI(alice, "scontrol", f[1])
+		if got, _, _ := strings.Cut(errs, "\n"); code != 1 || !strings.HasPrefix(got, f[3]) {
+			t.Errorf("scontrol %s as a user: exit %d, %q; Slurm exited 1 with %q", f[1], code, errs, f[3])
+		}
+		n++
+	}
+	if n < 2 {
+		t.Fatalf("%d recorded refusals, want 2", n)
+	}
+}

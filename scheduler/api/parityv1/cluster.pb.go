@@ -23,6 +23,97 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type ReconfigureRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReconfigureRequest) Reset() {
+	*x = ReconfigureRequest{}
+	mi := &file_parity_v1_cluster_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReconfigureRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReconfigureRequest) ProtoMessage() {}
+
+func (x *ReconfigureRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_parity_v1_cluster_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReconfigureRequest.ProtoReflect.Descriptor instead.
+func (*ReconfigureRequest) Descriptor() ([]byte, []int) {
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{0}
+}
+
+type ReconfigureResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// applied: the changes made ("partition p2 created", ...).
+	Applied []string `protobuf:"bytes,1,rep,name=applied,proto3" json:"applied,omitempty"`
+	// restart: the file's sections that differ from what runs and take
+	// effect only when the controller restarts ("accounts", "qos", ...).
+	Restart       []string `protobuf:"bytes,2,rep,name=restart,proto3" json:"restart,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReconfigureResponse) Reset() {
+	*x = ReconfigureResponse{}
+	mi := &file_parity_v1_cluster_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReconfigureResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReconfigureResponse) ProtoMessage() {}
+
+func (x *ReconfigureResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_parity_v1_cluster_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReconfigureResponse.ProtoReflect.Descriptor instead.
+func (*ReconfigureResponse) Descriptor() ([]byte, []int) {
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ReconfigureResponse) GetApplied() []string {
+	if x != nil {
+		return x.Applied
+	}
+	return nil
+}
+
+func (x *ReconfigureResponse) GetRestart() []string {
+	if x != nil {
+		return x.Restart
+	}
+	return nil
+}
+
 // ChangePartitionRequest carries scontrol's words: action is create,
 // update or delete; settings are its KEY=VALUE pairs after
 // PartitionName= (Nodes, MaxTime, DefaultTime, State, AllowAccounts,
@@ -39,7 +130,7 @@ type ChangePartitionRequest struct {
 
 func (x *ChangePartitionRequest) Reset() {
 	*x = ChangePartitionRequest{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[0]
+	mi := &file_parity_v1_cluster_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -51,7 +142,7 @@ func (x *ChangePartitionRequest) String() string {
 func (*ChangePartitionRequest) ProtoMessage() {}
 
 func (x *ChangePartitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[0]
+	mi := &file_parity_v1_cluster_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -64,7 +155,7 @@ func (x *ChangePartitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangePartitionRequest.ProtoReflect.Descriptor instead.
 func (*ChangePartitionRequest) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{0}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ChangePartitionRequest) GetAction() string {
@@ -96,7 +187,7 @@ type InfoRequest struct {
 
 func (x *InfoRequest) Reset() {
 	*x = InfoRequest{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[1]
+	mi := &file_parity_v1_cluster_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -108,7 +199,7 @@ func (x *InfoRequest) String() string {
 func (*InfoRequest) ProtoMessage() {}
 
 func (x *InfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[1]
+	mi := &file_parity_v1_cluster_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -121,7 +212,7 @@ func (x *InfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoRequest.ProtoReflect.Descriptor instead.
 func (*InfoRequest) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{1}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{3}
 }
 
 type Partition struct {
@@ -159,7 +250,7 @@ type Partition struct {
 
 func (x *Partition) Reset() {
 	*x = Partition{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[2]
+	mi := &file_parity_v1_cluster_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -171,7 +262,7 @@ func (x *Partition) String() string {
 func (*Partition) ProtoMessage() {}
 
 func (x *Partition) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[2]
+	mi := &file_parity_v1_cluster_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -184,7 +275,7 @@ func (x *Partition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Partition.ProtoReflect.Descriptor instead.
 func (*Partition) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{2}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Partition) GetName() string {
@@ -375,7 +466,7 @@ type ClusterInfo struct {
 
 func (x *ClusterInfo) Reset() {
 	*x = ClusterInfo{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[3]
+	mi := &file_parity_v1_cluster_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -387,7 +478,7 @@ func (x *ClusterInfo) String() string {
 func (*ClusterInfo) ProtoMessage() {}
 
 func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[3]
+	mi := &file_parity_v1_cluster_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -400,7 +491,7 @@ func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterInfo.ProtoReflect.Descriptor instead.
 func (*ClusterInfo) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{3}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ClusterInfo) GetName() string {
@@ -488,7 +579,7 @@ type ReclamationPolicy struct {
 
 func (x *ReclamationPolicy) Reset() {
 	*x = ReclamationPolicy{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[4]
+	mi := &file_parity_v1_cluster_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -500,7 +591,7 @@ func (x *ReclamationPolicy) String() string {
 func (*ReclamationPolicy) ProtoMessage() {}
 
 func (x *ReclamationPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[4]
+	mi := &file_parity_v1_cluster_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -513,7 +604,7 @@ func (x *ReclamationPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReclamationPolicy.ProtoReflect.Descriptor instead.
 func (*ReclamationPolicy) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{4}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ReclamationPolicy) GetEnabled() bool {
@@ -579,7 +670,7 @@ type EventsRequest struct {
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[5]
+	mi := &file_parity_v1_cluster_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -591,7 +682,7 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[5]
+	mi := &file_parity_v1_cluster_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -604,7 +695,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{5}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *EventsRequest) GetJobId() uint64 {
@@ -658,7 +749,7 @@ type EventsResponse struct {
 
 func (x *EventsResponse) Reset() {
 	*x = EventsResponse{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[6]
+	mi := &file_parity_v1_cluster_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -670,7 +761,7 @@ func (x *EventsResponse) String() string {
 func (*EventsResponse) ProtoMessage() {}
 
 func (x *EventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[6]
+	mi := &file_parity_v1_cluster_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -683,7 +774,7 @@ func (x *EventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsResponse.ProtoReflect.Descriptor instead.
 func (*EventsResponse) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{6}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *EventsResponse) GetEvents() []*Event {
@@ -704,7 +795,7 @@ type PriorityRequest struct {
 
 func (x *PriorityRequest) Reset() {
 	*x = PriorityRequest{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[7]
+	mi := &file_parity_v1_cluster_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -716,7 +807,7 @@ func (x *PriorityRequest) String() string {
 func (*PriorityRequest) ProtoMessage() {}
 
 func (x *PriorityRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[7]
+	mi := &file_parity_v1_cluster_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -729,7 +820,7 @@ func (x *PriorityRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PriorityRequest.ProtoReflect.Descriptor instead.
 func (*PriorityRequest) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{7}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PriorityRequest) GetJobIds() []uint64 {
@@ -767,7 +858,7 @@ type JobPriority struct {
 
 func (x *JobPriority) Reset() {
 	*x = JobPriority{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[8]
+	mi := &file_parity_v1_cluster_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -779,7 +870,7 @@ func (x *JobPriority) String() string {
 func (*JobPriority) ProtoMessage() {}
 
 func (x *JobPriority) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[8]
+	mi := &file_parity_v1_cluster_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -792,7 +883,7 @@ func (x *JobPriority) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobPriority.ProtoReflect.Descriptor instead.
 func (*JobPriority) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{8}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *JobPriority) GetJobId() uint64 {
@@ -851,7 +942,7 @@ type PriorityWeights struct {
 
 func (x *PriorityWeights) Reset() {
 	*x = PriorityWeights{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[9]
+	mi := &file_parity_v1_cluster_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -863,7 +954,7 @@ func (x *PriorityWeights) String() string {
 func (*PriorityWeights) ProtoMessage() {}
 
 func (x *PriorityWeights) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[9]
+	mi := &file_parity_v1_cluster_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -876,7 +967,7 @@ func (x *PriorityWeights) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PriorityWeights.ProtoReflect.Descriptor instead.
 func (*PriorityWeights) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{9}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *PriorityWeights) GetAge() float64 {
@@ -931,7 +1022,7 @@ type PriorityResponse struct {
 
 func (x *PriorityResponse) Reset() {
 	*x = PriorityResponse{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[10]
+	mi := &file_parity_v1_cluster_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -943,7 +1034,7 @@ func (x *PriorityResponse) String() string {
 func (*PriorityResponse) ProtoMessage() {}
 
 func (x *PriorityResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[10]
+	mi := &file_parity_v1_cluster_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -956,7 +1047,7 @@ func (x *PriorityResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PriorityResponse.ProtoReflect.Descriptor instead.
 func (*PriorityResponse) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{10}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *PriorityResponse) GetJobs() []*JobPriority {
@@ -981,7 +1072,7 @@ type WhoAmIRequest struct {
 
 func (x *WhoAmIRequest) Reset() {
 	*x = WhoAmIRequest{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[11]
+	mi := &file_parity_v1_cluster_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -993,7 +1084,7 @@ func (x *WhoAmIRequest) String() string {
 func (*WhoAmIRequest) ProtoMessage() {}
 
 func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[11]
+	mi := &file_parity_v1_cluster_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1006,7 +1097,7 @@ func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIRequest.ProtoReflect.Descriptor instead.
 func (*WhoAmIRequest) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{11}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{13}
 }
 
 type Identity struct {
@@ -1020,7 +1111,7 @@ type Identity struct {
 
 func (x *Identity) Reset() {
 	*x = Identity{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[12]
+	mi := &file_parity_v1_cluster_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1032,7 +1123,7 @@ func (x *Identity) String() string {
 func (*Identity) ProtoMessage() {}
 
 func (x *Identity) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[12]
+	mi := &file_parity_v1_cluster_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1045,7 +1136,7 @@ func (x *Identity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Identity.ProtoReflect.Descriptor instead.
 func (*Identity) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{12}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Identity) GetUser() string {
@@ -1079,7 +1170,7 @@ type ReclaimReportRequest struct {
 
 func (x *ReclaimReportRequest) Reset() {
 	*x = ReclaimReportRequest{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[13]
+	mi := &file_parity_v1_cluster_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1091,7 +1182,7 @@ func (x *ReclaimReportRequest) String() string {
 func (*ReclaimReportRequest) ProtoMessage() {}
 
 func (x *ReclaimReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[13]
+	mi := &file_parity_v1_cluster_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1104,7 +1195,7 @@ func (x *ReclaimReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReclaimReportRequest.ProtoReflect.Descriptor instead.
 func (*ReclaimReportRequest) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{13}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ReclaimReportRequest) GetSince() *timestamppb.Timestamp {
@@ -1139,7 +1230,7 @@ type AccountReclaim struct {
 
 func (x *AccountReclaim) Reset() {
 	*x = AccountReclaim{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[14]
+	mi := &file_parity_v1_cluster_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1151,7 +1242,7 @@ func (x *AccountReclaim) String() string {
 func (*AccountReclaim) ProtoMessage() {}
 
 func (x *AccountReclaim) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[14]
+	mi := &file_parity_v1_cluster_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1164,7 +1255,7 @@ func (x *AccountReclaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AccountReclaim.ProtoReflect.Descriptor instead.
 func (*AccountReclaim) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{14}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *AccountReclaim) GetAccount() string {
@@ -1227,7 +1318,7 @@ type ReclaimReportResponse struct {
 
 func (x *ReclaimReportResponse) Reset() {
 	*x = ReclaimReportResponse{}
-	mi := &file_parity_v1_cluster_proto_msgTypes[15]
+	mi := &file_parity_v1_cluster_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1239,7 +1330,7 @@ func (x *ReclaimReportResponse) String() string {
 func (*ReclaimReportResponse) ProtoMessage() {}
 
 func (x *ReclaimReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_cluster_proto_msgTypes[15]
+	mi := &file_parity_v1_cluster_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1252,7 +1343,7 @@ func (x *ReclaimReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReclaimReportResponse.ProtoReflect.Descriptor instead.
 func (*ReclaimReportResponse) Descriptor() ([]byte, []int) {
-	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{15}
+	return file_parity_v1_cluster_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ReclaimReportResponse) GetAccounts() []*AccountReclaim {
@@ -1273,7 +1364,11 @@ var File_parity_v1_cluster_proto protoreflect.FileDescriptor
 
 const file_parity_v1_cluster_proto_rawDesc = "" +
 	"\n" +
-	"\x17parity/v1/cluster.proto\x12\tparity.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15parity/v1/types.proto\"`\n" +
+	"\x17parity/v1/cluster.proto\x12\tparity.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15parity/v1/types.proto\"\x14\n" +
+	"\x12ReconfigureRequest\"I\n" +
+	"\x13ReconfigureResponse\x12\x18\n" +
+	"\aapplied\x18\x01 \x03(\tR\aapplied\x12\x18\n" +
+	"\arestart\x18\x02 \x03(\tR\arestart\"`\n" +
 	"\x16ChangePartitionRequest\x12\x16\n" +
 	"\x06action\x18\x01 \x01(\tR\x06action\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1a\n" +
@@ -1392,14 +1487,15 @@ const file_parity_v1_cluster_proto_rawDesc = "" +
 	"\x04user\x18\a \x01(\tR\x04user\"\x7f\n" +
 	"\x15ReclaimReportResponse\x125\n" +
 	"\baccounts\x18\x01 \x03(\v2\x19.parity.v1.AccountReclaimR\baccounts\x12/\n" +
-	"\x05users\x18\x02 \x03(\v2\x19.parity.v1.AccountReclaimR\x05users2\xa2\x03\n" +
+	"\x05users\x18\x02 \x03(\v2\x19.parity.v1.AccountReclaimR\x05users2\xf0\x03\n" +
 	"\aCluster\x126\n" +
 	"\x04Info\x12\x16.parity.v1.InfoRequest\x1a\x16.parity.v1.ClusterInfo\x12?\n" +
 	"\x06Events\x12\x18.parity.v1.EventsRequest\x1a\x19.parity.v1.EventsResponse0\x01\x12E\n" +
 	"\bPriority\x12\x1a.parity.v1.PriorityRequest\x1a\x1b.parity.v1.PriorityResponse0\x01\x127\n" +
 	"\x06WhoAmI\x12\x18.parity.v1.WhoAmIRequest\x1a\x13.parity.v1.Identity\x12R\n" +
 	"\rReclaimReport\x12\x1f.parity.v1.ReclaimReportRequest\x1a .parity.v1.ReclaimReportResponse\x12J\n" +
-	"\x0fChangePartition\x12!.parity.v1.ChangePartitionRequest\x1a\x14.parity.v1.PartitionB=Z;github.com/parityhpc/parity/scheduler/api/parityv1;parityv1b\x06proto3"
+	"\x0fChangePartition\x12!.parity.v1.ChangePartitionRequest\x1a\x14.parity.v1.Partition\x12L\n" +
+	"\vReconfigure\x12\x1d.parity.v1.ReconfigureRequest\x1a\x1e.parity.v1.ReconfigureResponseB=Z;github.com/parityhpc/parity/scheduler/api/parityv1;parityv1b\x06proto3"
 
 var (
 	file_parity_v1_cluster_proto_rawDescOnce sync.Once
@@ -1413,68 +1509,72 @@ func file_parity_v1_cluster_proto_rawDescGZIP() []byte {
 	return file_parity_v1_cluster_proto_rawDescData
 }
 
-var file_parity_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_parity_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_parity_v1_cluster_proto_goTypes = []any{
-	(*ChangePartitionRequest)(nil), // 0: parity.v1.ChangePartitionRequest
-	(*InfoRequest)(nil),            // 1: parity.v1.InfoRequest
-	(*Partition)(nil),              // 2: parity.v1.Partition
-	(*ClusterInfo)(nil),            // 3: parity.v1.ClusterInfo
-	(*ReclamationPolicy)(nil),      // 4: parity.v1.ReclamationPolicy
-	(*EventsRequest)(nil),          // 5: parity.v1.EventsRequest
-	(*EventsResponse)(nil),         // 6: parity.v1.EventsResponse
-	(*PriorityRequest)(nil),        // 7: parity.v1.PriorityRequest
-	(*JobPriority)(nil),            // 8: parity.v1.JobPriority
-	(*PriorityWeights)(nil),        // 9: parity.v1.PriorityWeights
-	(*PriorityResponse)(nil),       // 10: parity.v1.PriorityResponse
-	(*WhoAmIRequest)(nil),          // 11: parity.v1.WhoAmIRequest
-	(*Identity)(nil),               // 12: parity.v1.Identity
-	(*ReclaimReportRequest)(nil),   // 13: parity.v1.ReclaimReportRequest
-	(*AccountReclaim)(nil),         // 14: parity.v1.AccountReclaim
-	(*ReclaimReportResponse)(nil),  // 15: parity.v1.ReclaimReportResponse
-	nil,                            // 16: parity.v1.ClusterInfo.JobsByStateEntry
-	nil,                            // 17: parity.v1.ClusterInfo.NodesByStateEntry
-	nil,                            // 18: parity.v1.PriorityWeights.TresEntry
-	(*timestamppb.Timestamp)(nil),  // 19: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),    // 20: google.protobuf.Duration
-	(*Event)(nil),                  // 21: parity.v1.Event
-	(*PriorityFactors)(nil),        // 22: parity.v1.PriorityFactors
+	(*ReconfigureRequest)(nil),     // 0: parity.v1.ReconfigureRequest
+	(*ReconfigureResponse)(nil),    // 1: parity.v1.ReconfigureResponse
+	(*ChangePartitionRequest)(nil), // 2: parity.v1.ChangePartitionRequest
+	(*InfoRequest)(nil),            // 3: parity.v1.InfoRequest
+	(*Partition)(nil),              // 4: parity.v1.Partition
+	(*ClusterInfo)(nil),            // 5: parity.v1.ClusterInfo
+	(*ReclamationPolicy)(nil),      // 6: parity.v1.ReclamationPolicy
+	(*EventsRequest)(nil),          // 7: parity.v1.EventsRequest
+	(*EventsResponse)(nil),         // 8: parity.v1.EventsResponse
+	(*PriorityRequest)(nil),        // 9: parity.v1.PriorityRequest
+	(*JobPriority)(nil),            // 10: parity.v1.JobPriority
+	(*PriorityWeights)(nil),        // 11: parity.v1.PriorityWeights
+	(*PriorityResponse)(nil),       // 12: parity.v1.PriorityResponse
+	(*WhoAmIRequest)(nil),          // 13: parity.v1.WhoAmIRequest
+	(*Identity)(nil),               // 14: parity.v1.Identity
+	(*ReclaimReportRequest)(nil),   // 15: parity.v1.ReclaimReportRequest
+	(*AccountReclaim)(nil),         // 16: parity.v1.AccountReclaim
+	(*ReclaimReportResponse)(nil),  // 17: parity.v1.ReclaimReportResponse
+	nil,                            // 18: parity.v1.ClusterInfo.JobsByStateEntry
+	nil,                            // 19: parity.v1.ClusterInfo.NodesByStateEntry
+	nil,                            // 20: parity.v1.PriorityWeights.TresEntry
+	(*timestamppb.Timestamp)(nil),  // 21: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),    // 22: google.protobuf.Duration
+	(*Event)(nil),                  // 23: parity.v1.Event
+	(*PriorityFactors)(nil),        // 24: parity.v1.PriorityFactors
 }
 var file_parity_v1_cluster_proto_depIdxs = []int32{
-	2,  // 0: parity.v1.ClusterInfo.partitions:type_name -> parity.v1.Partition
-	16, // 1: parity.v1.ClusterInfo.jobs_by_state:type_name -> parity.v1.ClusterInfo.JobsByStateEntry
-	17, // 2: parity.v1.ClusterInfo.nodes_by_state:type_name -> parity.v1.ClusterInfo.NodesByStateEntry
-	19, // 3: parity.v1.ClusterInfo.last_pass:type_name -> google.protobuf.Timestamp
-	20, // 4: parity.v1.ClusterInfo.last_pass_duration:type_name -> google.protobuf.Duration
-	19, // 5: parity.v1.ClusterInfo.started:type_name -> google.protobuf.Timestamp
-	4,  // 6: parity.v1.ClusterInfo.reclamation:type_name -> parity.v1.ReclamationPolicy
-	20, // 7: parity.v1.ReclamationPolicy.idle_for:type_name -> google.protobuf.Duration
-	20, // 8: parity.v1.ReclamationPolicy.grace:type_name -> google.protobuf.Duration
-	20, // 9: parity.v1.ReclamationPolicy.min_runtime:type_name -> google.protobuf.Duration
-	19, // 10: parity.v1.EventsRequest.since:type_name -> google.protobuf.Timestamp
-	19, // 11: parity.v1.EventsRequest.until:type_name -> google.protobuf.Timestamp
-	21, // 12: parity.v1.EventsResponse.events:type_name -> parity.v1.Event
-	22, // 13: parity.v1.JobPriority.factors:type_name -> parity.v1.PriorityFactors
-	18, // 14: parity.v1.PriorityWeights.tres:type_name -> parity.v1.PriorityWeights.TresEntry
-	8,  // 15: parity.v1.PriorityResponse.jobs:type_name -> parity.v1.JobPriority
-	9,  // 16: parity.v1.PriorityResponse.weights:type_name -> parity.v1.PriorityWeights
-	19, // 17: parity.v1.ReclaimReportRequest.since:type_name -> google.protobuf.Timestamp
-	19, // 18: parity.v1.ReclaimReportRequest.until:type_name -> google.protobuf.Timestamp
-	14, // 19: parity.v1.ReclaimReportResponse.accounts:type_name -> parity.v1.AccountReclaim
-	14, // 20: parity.v1.ReclaimReportResponse.users:type_name -> parity.v1.AccountReclaim
-	1,  // 21: parity.v1.Cluster.Info:input_type -> parity.v1.InfoRequest
-	5,  // 22: parity.v1.Cluster.Events:input_type -> parity.v1.EventsRequest
-	7,  // 23: parity.v1.Cluster.Priority:input_type -> parity.v1.PriorityRequest
-	11, // 24: parity.v1.Cluster.WhoAmI:input_type -> parity.v1.WhoAmIRequest
-	13, // 25: parity.v1.Cluster.ReclaimReport:input_type -> parity.v1.ReclaimReportRequest
-	0,  // 26: parity.v1.Cluster.ChangePartition:input_type -> parity.v1.ChangePartitionRequest
-	3,  // 27: parity.v1.Cluster.Info:output_type -> parity.v1.ClusterInfo
-	6,  // 28: parity.v1.Cluster.Events:output_type -> parity.v1.EventsResponse
-	10, // 29: parity.v1.Cluster.Priority:output_type -> parity.v1.PriorityResponse
-	12, // 30: parity.v1.Cluster.WhoAmI:output_type -> parity.v1.Identity
-	15, // 31: parity.v1.Cluster.ReclaimReport:output_type -> parity.v1.ReclaimReportResponse
-	2,  // 32: parity.v1.Cluster.ChangePartition:output_type -> parity.v1.Partition
-	27, // [27:33] is the sub-list for method output_type
-	21, // [21:27] is the sub-list for method input_type
+	4,  // 0: parity.v1.ClusterInfo.partitions:type_name -> parity.v1.Partition
+	18, // 1: parity.v1.ClusterInfo.jobs_by_state:type_name -> parity.v1.ClusterInfo.JobsByStateEntry
+	19, // 2: parity.v1.ClusterInfo.nodes_by_state:type_name -> parity.v1.ClusterInfo.NodesByStateEntry
+	21, // 3: parity.v1.ClusterInfo.last_pass:type_name -> google.protobuf.Timestamp
+	22, // 4: parity.v1.ClusterInfo.last_pass_duration:type_name -> google.protobuf.Duration
+	21, // 5: parity.v1.ClusterInfo.started:type_name -> google.protobuf.Timestamp
+	6,  // 6: parity.v1.ClusterInfo.reclamation:type_name -> parity.v1.ReclamationPolicy
+	22, // 7: parity.v1.ReclamationPolicy.idle_for:type_name -> google.protobuf.Duration
+	22, // 8: parity.v1.ReclamationPolicy.grace:type_name -> google.protobuf.Duration
+	22, // 9: parity.v1.ReclamationPolicy.min_runtime:type_name -> google.protobuf.Duration
+	21, // 10: parity.v1.EventsRequest.since:type_name -> google.protobuf.Timestamp
+	21, // 11: parity.v1.EventsRequest.until:type_name -> google.protobuf.Timestamp
+	23, // 12: parity.v1.EventsResponse.events:type_name -> parity.v1.Event
+	24, // 13: parity.v1.JobPriority.factors:type_name -> parity.v1.PriorityFactors
+	20, // 14: parity.v1.PriorityWeights.tres:type_name -> parity.v1.PriorityWeights.TresEntry
+	10, // 15: parity.v1.PriorityResponse.jobs:type_name -> parity.v1.JobPriority
+	11, // 16: parity.v1.PriorityResponse.weights:type_name -> parity.v1.PriorityWeights
+	21, // 17: parity.v1.ReclaimReportRequest.since:type_name -> google.protobuf.Timestamp
+	21, // 18: parity.v1.ReclaimReportRequest.until:type_name -> google.protobuf.Timestamp
+	16, // 19: parity.v1.ReclaimReportResponse.accounts:type_name -> parity.v1.AccountReclaim
+	16, // 20: parity.v1.ReclaimReportResponse.users:type_name -> parity.v1.AccountReclaim
+	3,  // 21: parity.v1.Cluster.Info:input_type -> parity.v1.InfoRequest
+	7,  // 22: parity.v1.Cluster.Events:input_type -> parity.v1.EventsRequest
+	9,  // 23: parity.v1.Cluster.Priority:input_type -> parity.v1.PriorityRequest
+	13, // 24: parity.v1.Cluster.WhoAmI:input_type -> parity.v1.WhoAmIRequest
+	15, // 25: parity.v1.Cluster.ReclaimReport:input_type -> parity.v1.ReclaimReportRequest
+	2,  // 26: parity.v1.Cluster.ChangePartition:input_type -> parity.v1.ChangePartitionRequest
+	0,  // 27: parity.v1.Cluster.Reconfigure:input_type -> parity.v1.ReconfigureRequest
+	5,  // 28: parity.v1.Cluster.Info:output_type -> parity.v1.ClusterInfo
+	8,  // 29: parity.v1.Cluster.Events:output_type -> parity.v1.EventsResponse
+	12, // 30: parity.v1.Cluster.Priority:output_type -> parity.v1.PriorityResponse
+	14, // 31: parity.v1.Cluster.WhoAmI:output_type -> parity.v1.Identity
+	17, // 32: parity.v1.Cluster.ReclaimReport:output_type -> parity.v1.ReclaimReportResponse
+	4,  // 33: parity.v1.Cluster.ChangePartition:output_type -> parity.v1.Partition
+	1,  // 34: parity.v1.Cluster.Reconfigure:output_type -> parity.v1.ReconfigureResponse
+	28, // [28:35] is the sub-list for method output_type
+	21, // [21:28] is the sub-list for method input_type
 	21, // [21:21] is the sub-list for extension type_name
 	21, // [21:21] is the sub-list for extension extendee
 	0,  // [0:21] is the sub-list for field type_name
@@ -1492,7 +1592,7 @@ func file_parity_v1_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_parity_v1_cluster_proto_rawDesc), len(file_parity_v1_cluster_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -25,6 +25,7 @@ const (
 	Cluster_WhoAmI_FullMethodName          = "/parity.v1.Cluster/WhoAmI"
 	Cluster_ReclaimReport_FullMethodName   = "/parity.v1.Cluster/ReclaimReport"
 	Cluster_ChangePartition_FullMethodName = "/parity.v1.Cluster/ChangePartition"
+	Cluster_Reconfigure_FullMethodName     = "/parity.v1.Cluster/Reconfigure"
 )
 
 // ClusterClient is the client API for Cluster service.
@@ -49,6 +50,11 @@ type ClusterClient interface {
 	// (admins only): the partition as it is after the change (empty for a
 	// delete). Durable, and in the decision log with who, before and after.
 	ChangePartition(ctx context.Context, in *ChangePartitionRequest, opts ...grpc.CallOption) (*Partition, error)
+	// Reconfigure is scontrol reconfigure (admins only): the cluster file is
+	// read again and checked whole first (a bad file changes nothing,
+	// INVALID_ARGUMENT says why); what may change at run time is applied
+	// and what needs a restart is named.
+	Reconfigure(ctx context.Context, in *ReconfigureRequest, opts ...grpc.CallOption) (*ReconfigureResponse, error)
 }
 
 type clusterClient struct {
@@ -137,6 +143,16 @@ func (c *clusterClient) ChangePartition(ctx context.Context, in *ChangePartition
 	return out, nil
 }
 
+func (c *clusterClient) Reconfigure(ctx context.Context, in *ReconfigureRequest, opts ...grpc.CallOption) (*ReconfigureResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReconfigureResponse)
+	err := c.cc.Invoke(ctx, Cluster_Reconfigure_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ClusterServer is the server API for Cluster service.
 // All implementations must embed UnimplementedClusterServer
 // for forward compatibility.
@@ -159,6 +175,11 @@ type ClusterServer interface {
 	// (admins only): the partition as it is after the change (empty for a
 	// delete). Durable, and in the decision log with who, before and after.
 	ChangePartition(context.Context, *ChangePartitionRequest) (*Partition, error)
+	// Reconfigure is scontrol reconfigure (admins only): the cluster file is
+	// read again and checked whole first (a bad file changes nothing,
+	// INVALID_ARGUMENT says why); what may change at run time is applied
+	// and what needs a restart is named.
+	Reconfigure(context.Context, *ReconfigureRequest) (*ReconfigureResponse, error)
 	mustEmbedUnimplementedClusterServer()
 }
 
@@ -186,6 +207,9 @@ func (UnimplementedClusterServer) ReclaimReport(context.Context, *ReclaimReportR
 }
 func (UnimplementedClusterServer) ChangePartition(context.Context, *ChangePartitionRequest) (*Partition, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ChangePartition not implemented")
+}
+func (UnimplementedClusterServer) Reconfigure(context.Context, *ReconfigureRequest) (*ReconfigureResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Reconfigure not implemented")
 }
 func (UnimplementedClusterServer) mustEmbedUnimplementedClusterServer() {}
 func (UnimplementedClusterServer) testEmbeddedByValue()                 {}
@@ -302,6 +326,24 @@ func _Cluster_ChangePartition_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Cluster_Reconfigure_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReconfigureRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClusterServer).Reconfigure(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Cluster_Reconfigure_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClusterServer).Reconfigure(ctx, req.(*ReconfigureRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Cluster_ServiceDesc is the grpc.ServiceDesc for Cluster service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -324,6 +366,10 @@ var Cluster_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ChangePartition",
 			Handler:    _Cluster_ChangePartition_Handler,
+		},
+		{
+			MethodName: "Reconfigure",
+			Handler:    _Cluster_Reconfigure_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
