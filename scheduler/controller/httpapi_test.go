@@ -204,3 +204,27 @@ func TestHTTPSubmitTLS(t *testing.T) {
 		}
 	}
 }
+
+func TestHTTPSubmitWithAKeyIsIdempotent(t *testing.T) {
+	h := startController(t, testCluster)
+	alice := "Bearer " + h.token("alice", auth.RoleUser, "")
+	post := func(name string) uint64 {
+		t.Helper()
+		body := jsonBody(t, jsonapi.SubmitRequest{Spec: httpJob(name, 1), IdempotencyKey: "retry-1"})
+		st, b := postSubmit(t, http.DefaultClient, "http://"+h.c.Addr(), alice, http.MethodPost, body)
+		var resp jsonapi.SubmitResponse
+		if err := json.Unmarshal(b, &resp); st != http.StatusOK || err != nil {
+			t.Fatalf("status %d (%v): %s", st, err, b)
+		}
+		return resp.JobID
+	}
+	first := post("once")
+	h.restart() // the key is on the job's record, not only in memory
+	if again := post("once"); again != first {
+		t.Fatalf("the same key sent again created job %d; the first was %d", again, first)
+	}
+	jobs, err := h.as("root", auth.RoleAdmin).ListJobs(context.Background(), nil)
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("%d jobs (%v), want 1", len(jobs), err)
+	}
+}

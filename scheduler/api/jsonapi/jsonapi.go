@@ -19,6 +19,9 @@ const ContentType = "application/json"
 type SubmitRequest struct {
 	Spec     *JobSpec `json:"spec,omitempty"`
 	TestOnly bool     `json:"testOnly,omitempty"`
+	// IdempotencyKey makes the submission safe to send again: the
+	// controller answers a known key with the job it created.
+	IdempotencyKey string `json:"idempotencyKey,omitempty"`
 }
 
 // SubmitResponse is parity.v1.SubmitResponse as the controller writes it
