@@ -124,7 +124,7 @@ func (s *sim) finish(i int) {
 	s.pos[i] = -1
 	s.busy -= int64(s.jobs[i].Procs)
 	s.prog.Finished++
-	if len(s.done) >= 1024 && len(s.sm.Active()) > 2*(len(s.running)+s.queue) {
+	if len(s.done) >= 64 && len(s.sm.Active()) > len(s.running)+s.queue+64 {
 		// The machine keeps finished jobs in its active list until it is
 		// compacted; a replay that never reads the list compacts it as it
 		// goes. Then no part of the machine holds the forgotten records,
