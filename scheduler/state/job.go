@@ -75,6 +75,8 @@ type Job struct {
 	// second while it runs (its billing: processors, GPUs, weighed TRES),
 	// when the machine keeps the fair-share ledger; 0 charges nothing.
 	Charge float64
+	// nodeList caches nodes() for the run (see there).
+	nodeList []string
 }
 
 // charged reports whether the job's run is in the fair-share ledger's
@@ -100,10 +102,26 @@ func (j *Job) SyncCore() {
 }
 
 // nodes lists the job's allocated nodes in allocation order.
+// The list is built once a run and shared by the effects that name the
+// run's nodes, which read it only; it is built again whenever it no
+// longer matches the allocation, however that changed.
 func (j *Job) nodes() []string {
+	if len(j.nodeList) == len(j.Core.Alloc) && j.nodeList != nil && j.sameNodes() {
+		return j.nodeList
+	}
 	out := make([]string, len(j.Core.Alloc))
 	for i, a := range j.Core.Alloc {
 		out[i] = a.Node
 	}
+	j.nodeList = out
 	return out
+}
+
+func (j *Job) sameNodes() bool {
+	for i, a := range j.Core.Alloc {
+		if j.nodeList[i] != a.Node {
+			return false
+		}
+	}
+	return true
 }

@@ -201,7 +201,10 @@ func (m *Machine[R]) end(c End, now time.Time) ([]Effect, error) {
 	}
 	all := j.nodes()
 	others := all // read only, shared with the record below
-	if slices.Contains(all, c.Except) {
+	switch {
+	case len(all) == 1 && all[0] == c.Except:
+		others = nil // the one node reported the end
+	case slices.Contains(all, c.Except):
 		others = slices.DeleteFunc(slices.Clone(all), func(n string) bool { return n == c.Except })
 	}
 	m.held.drop(c.Job, j.Core.Alloc)
