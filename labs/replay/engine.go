@@ -127,6 +127,7 @@ func newSim(ctx context.Context, tr *trace.Trace, o *Options) (*sim, error) {
 	}
 	s := &sim{ctx: ctx, opts: o, cfg: cfg, m: m, jobs: tr.Jobs, out: make([]Outcome, len(tr.Jobs)),
 		pos: make([]int32, len(tr.Jobs)), warnings: map[string]int{}, sm: state.New[*state.Job](state.Limits{})}
+	s.sm.DiscardEffects() // the replay launches, logs and bills nothing
 	s.snap = core.Snapshot{Nodes: nodes, Partitions: []core.Partition{{Name: partition, Nodes: names}}}
 	for i := range s.pos {
 		s.pos[i] = -1

@@ -291,3 +291,39 @@ func withoutUsage(dump string) string {
 	lines := strings.Split(dump, "\n")
 	return strings.Join(slices.DeleteFunc(lines, func(l string) bool { return strings.HasPrefix(l, "usage ") }), "\n")
 }
+
+// TestDiscardEffectsKeepsTheSameState: a machine told to discard effects
+// (the replay's) goes through every command exactly as one that returns
+// them, refusals included; it only returns no effects for submit, start
+// and end.
+func TestDiscardEffectsKeepsTheSameState(t *testing.T) {
+	for seed := range uint64(40) {
+		r := rand.New(rand.NewPCG(seed, 3))
+		loud, quiet := New[*Job](Limits{MaxJobCount: 12}), New[*Job](Limits{MaxJobCount: 12})
+		quiet.DiscardEffects()
+		for _, m := range []*Machine[*Job]{loud, quiet} {
+			m.EnableUsage(time.Hour)
+			m.AddNode("n0")
+			m.AddNode("n1")
+		}
+		now := epoch
+		for i := 0; i < 300; i++ {
+			op, arg := byte(r.UintN(256)), byte(r.UintN(256))
+			now = now.Add(time.Duration(arg%7) * time.Second)
+			_, errLoud := loud.Apply(genCommand(op, arg), now)
+			effects, errQuiet := quiet.Apply(genCommand(op, arg), now)
+			if fmt.Sprint(errLoud) != fmt.Sprint(errQuiet) {
+				t.Fatalf("seed %d step %d: refusals differ: %v / %v", seed, i, errLoud, errQuiet)
+			}
+			switch genCommand(op, arg).(type) {
+			case Start, End:
+				if len(effects) > 0 {
+					t.Fatalf("seed %d step %d: a quiet machine returned %d effects", seed, i, len(effects))
+				}
+			}
+			if a, b := loud.Dump(), quiet.Dump(); a != b {
+				t.Fatalf("seed %d step %d: states differ:\n%s\nquiet:\n%s", seed, i, a, b)
+			}
+		}
+	}
+}

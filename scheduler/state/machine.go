@@ -37,6 +37,9 @@ type Machine[R Entry] struct {
 	nodes map[string]*Node
 	// usage is the fair-share ledger, nil until EnableUsage.
 	usage *Usage
+	// quiet is set by a caller that carries out no effects (a simulation):
+	// the hot transitions then skip building them (see DiscardEffects).
+	quiet bool
 }
 
 // New returns an empty machine whose first job gets id 1.
@@ -52,6 +55,13 @@ func (m *Machine[R]) SetLimits(l Limits) { m.limits = l }
 // (suspensions left out), and the Accrue command brings the ledger up to
 // date. A ledger already kept is replaced by an empty one.
 func (m *Machine[R]) EnableUsage(halfLife time.Duration) { m.usage = NewUsage(halfLife) }
+
+// DiscardEffects is for a caller that carries out no effects, as a
+// trace replay does: submit, start and end then return none, and the
+// allocations of building a million jobs' log records, launch orders and
+// accounting lines go with them. The transitions' state changes are the
+// same; other commands still return their effects.
+func (m *Machine[R]) DiscardEffects() { m.quiet = true }
 
 // Usage is the fair-share ledger, nil unless EnableUsage turned it on.
 // It is the machine's: read it, and change it only through commands.

@@ -33,6 +33,9 @@ func (m *Machine[R]) submit(c Submit[R]) ([]Effect, error) {
 	j.SyncCore()
 	m.jobs[id] = c.Job
 	m.active = append(m.active, c.Job)
+	if m.quiet {
+		return nil, nil
+	}
 	return []Effect{Accepted{Job: id}}, nil
 }
 
@@ -161,6 +164,9 @@ func (m *Machine[R]) start(c Start, now time.Time) ([]Effect, error) {
 	j.SyncCore()
 	m.held.take(c.Job, c.Alloc)
 	m.charge(j, true, now)
+	if m.quiet {
+		return nil, nil
+	}
 	ev := logged(KindStart, j, "scheduler")
 	ev.Nodes = j.nodes()
 	return []Effect{ev, Launch{Job: c.Job, Run: j.Restarts}}, nil
@@ -211,13 +217,12 @@ func (m *Machine[R]) end(c End, now time.Time) ([]Effect, error) {
 	if j.charged() {
 		m.charge(j, false, now)
 	}
-	run := j.Restarts
-	out := make([]Effect, 0, 4)
-	if j.RequeueOnEnd {
-		ev := logged(KindRequeue, j, c.Actor)
+	run, requeued := j.Restarts, j.RequeueOnEnd
+	var ev Logged
+	if requeued {
+		ev = logged(KindRequeue, j, c.Actor)
 		ev.Nodes, ev.Reason, ev.Fields = all, reason, expediteFields(j)
 		m.requeueNow(j, reason)
-		out = append(out, ev, Account{Job: c.Job, Run: run, State: state, Requeued: true}, Requeued{Job: c.Job, Run: run})
 	} else {
 		if j.CancelledBy != "" && (state == Completed || state == Failed) {
 			state = Cancelled
@@ -229,9 +234,18 @@ func (m *Machine[R]) end(c End, now time.Time) ([]Effect, error) {
 		if state == NodeFail {
 			kind = KindNodeFail
 		}
-		ev := logged(kind, j, c.Actor)
+		ev = logged(kind, j, c.Actor)
 		ev.Nodes, ev.Reason = all, reason
-		out = append(out, ev, Account{Job: c.Job, Run: run, State: state}, Finished{Job: c.Job, State: state})
+	}
+	if m.quiet {
+		return nil, nil
+	}
+	out := make([]Effect, 0, 4)
+	out = append(out, ev, Account{Job: c.Job, Run: run, State: state, Requeued: requeued})
+	if requeued {
+		out = append(out, Requeued{Job: c.Job, Run: run})
+	} else {
+		out = append(out, Finished{Job: c.Job, State: state})
 	}
 	if len(others) > 0 {
 		out = append(out, Kill{Job: c.Job, Run: run, Nodes: others, Reason: reason, DropLaunch: true})
