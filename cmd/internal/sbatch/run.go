@@ -125,15 +125,23 @@ func controllerAddr(env Env, f Flags) string {
 	return clientenv.ResolveAddr(addr)
 }
 
-// plainAddr reports whether addr is host:port, which the lean client
-// dials; gRPC's target forms ("dns:///h:p", "unix:/path") are the gRPC
-// client's to resolve.
+// plainAddr reports whether addr is host:port, or a comma-separated list
+// of them (several controllers), which the lean client dials; gRPC's
+// target forms ("dns:///h:p", "unix:/path") are the gRPC client's to
+// resolve.
 func plainAddr(addr string) bool {
 	if strings.Contains(addr, "/") {
 		return false
 	}
-	_, _, err := net.SplitHostPort(addr)
-	return err == nil
+	for a := range strings.SplitSeq(addr, ",") {
+		if a = strings.TrimSpace(a); a == "" {
+			continue
+		}
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return false
+		}
+	}
+	return strings.Trim(addr, ", ") != ""
 }
 
 // callError is the controller's message with a hint, as the gRPC verbs

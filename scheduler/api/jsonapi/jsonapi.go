@@ -8,6 +8,11 @@ import (
 	"github.com/parityhpc/parity/scheduler/jobspec"
 )
 
+// LeaderHeader names the leader in a follower controller's 503 answer
+// (the same as scheduler/api's, which this package cannot import: the
+// lean submit client links neither gRPC nor protobuf).
+const LeaderHeader = "X-Parity-Leader"
+
 // SubmitPath is where the controller takes submissions (POST), on the same
 // address as its gRPC API.
 const SubmitPath = "/v1/jobs"

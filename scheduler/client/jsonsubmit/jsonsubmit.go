@@ -12,6 +12,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,21 +32,26 @@ const maxAnswer = 1 << 20
 // calls (Slurm's MessageTimeout).
 const DefaultTimeout = 60 * time.Second
 
-// Client posts submissions to one controller over plain TCP.
+// Client posts submissions to a controller, or to the leader of several,
+// over plain TCP.
 type Client struct {
-	addr, token string
+	addrs  []string
+	token  string
+	budget time.Duration // how long a list is searched for its leader
 }
 
-// New prepares a client of the controller at addr (host:port) sending
-// token. The token must be one line (it goes in a header).
+// New prepares a client of the controller at addr (host:port), or of the
+// controllers of a comma-separated list (see failover.go), sending token.
+// The token must be one line (it goes in a header).
 func New(addr, token string) (*Client, error) {
-	if addr == "" {
+	addrs := splitAddrs(addr)
+	if len(addrs) == 0 {
 		return nil, errors.New("client: empty controller address")
 	}
 	if strings.ContainsAny(token, "\r\n") {
 		return nil, errors.New("client: the token contains a line break")
 	}
-	return &Client{addr: addr, token: token}, nil
+	return &Client{addrs: addrs, token: token, budget: FailoverBudget}, nil
 }
 
 // Error is the controller's refusal: its message, the gRPC code's name
@@ -67,42 +73,54 @@ func (e *UnavailableError) Unwrap() error { return e.Err }
 
 // Submit posts req and returns the controller's answer, decoded and as
 // sent (proto3 JSON with every field, what `--json` prints). The answer
-// comes after the job is committed.
+// comes after the job is committed. Given several controllers it goes to
+// the leader and carries an idempotency key, so a submission sent again
+// after a lost answer creates no second job.
 func (c *Client) Submit(ctx context.Context, req *jsonapi.SubmitRequest) (*jsonapi.SubmitResponse, []byte, error) {
+	if len(c.addrs) > 1 && req.IdempotencyKey == "" {
+		keyed := *req
+		keyed.IdempotencyKey = rand.Text()
+		req = &keyed
+	}
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, nil, fmt.Errorf("client: encode submission: %w", err)
 	}
-	status, raw, err := c.post(ctx, jsonapi.SubmitPath, body)
+	ans, err := c.postToLeader(ctx, jsonapi.SubmitPath, body)
 	if err != nil {
-		return nil, nil, &UnavailableError{Err: err}
+		return nil, nil, err
 	}
-	if status != 200 {
-		var e jsonapi.Error
-		if json.Unmarshal(raw, &e) != nil || e.Message == "" {
-			e = jsonapi.Error{Code: "Unknown", Message: fmt.Sprintf("controller answered HTTP %d: %.200s", status, raw)}
-		}
-		return nil, nil, &Error{Status: status, Code: e.Code, Message: e.Message}
+	if ans.status != 200 {
+		return nil, nil, refusal(ans)
 	}
 	var out jsonapi.SubmitResponse
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, nil, fmt.Errorf("client: controller's answer is not a SubmitResponse: %w: %.200s", err, raw)
+	if err := json.Unmarshal(ans.body, &out); err != nil {
+		return nil, nil, fmt.Errorf("client: controller's answer is not a SubmitResponse: %w: %.200s", err, ans.body)
 	}
-	return &out, raw, nil
+	return &out, ans.body, nil
+}
+
+// refusal is the controller's error answer as an *Error.
+func refusal(ans answer) *Error {
+	var e jsonapi.Error
+	if json.Unmarshal(ans.body, &e) != nil || e.Message == "" {
+		e = jsonapi.Error{Code: "Unknown", Message: fmt.Sprintf("controller answered HTTP %d: %.200s", ans.status, ans.body)}
+	}
+	return &Error{Status: ans.status, Code: e.Code, Message: e.Message}
 }
 
 // post sends one HTTP/1.0 request (so the answer ends with the connection
 // and is never chunked) and returns the status and body.
-func (c *Client) post(ctx context.Context, path string, body []byte) (int, []byte, error) {
+func (c *Client) post(ctx context.Context, addr, path string, body []byte) (answer, error) {
 	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", c.addr)
+	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return 0, nil, err
+		return answer{}, err
 	}
 	defer conn.Close()
 	if dl, ok := ctx.Deadline(); ok {
 		if err := conn.SetDeadline(dl); err != nil {
-			return 0, nil, err
+			return answer{}, err
 		}
 	}
 	// A cancelled context ends a read or write in progress.
@@ -110,17 +128,17 @@ func (c *Client) post(ctx context.Context, path string, body []byte) (int, []byt
 	defer stop()
 	var b bytes.Buffer
 	b.Grow(256 + len(body))
-	fmt.Fprintf(&b, "POST %s HTTP/1.0\r\nHost: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n", path, c.addr, jsonapi.ContentType, len(body))
+	fmt.Fprintf(&b, "POST %s HTTP/1.0\r\nHost: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n", path, addr, jsonapi.ContentType, len(body))
 	if c.token != "" {
 		fmt.Fprintf(&b, "Authorization: Bearer %s\r\n", c.token)
 	}
 	b.WriteString("\r\n")
 	b.Write(body)
 	if _, err := conn.Write(b.Bytes()); err != nil {
-		return 0, nil, ctxErr(ctx, fmt.Errorf("send: %w", err))
+		return answer{}, ctxErr(ctx, fmt.Errorf("send: %w", err))
 	}
-	status, raw, err := readAnswer(bufio.NewReader(conn))
-	return status, raw, ctxErr(ctx, err)
+	ans, err := readAnswer(bufio.NewReader(conn))
+	return ans, ctxErr(ctx, err)
 }
 
 // ctxErr prefers the context's error to the deadline it caused.
@@ -131,48 +149,59 @@ func ctxErr(ctx context.Context, err error) error {
 	return err
 }
 
+// answer is what readAnswer keeps of an HTTP answer.
+type answer struct {
+	status int
+	body   []byte
+	leader string // a follower's jsonapi.LeaderHeader
+}
+
 // readAnswer reads an HTTP/1.x response: the status line, the headers
-// (only Content-Length matters) and the body.
-func readAnswer(r *bufio.Reader) (int, []byte, error) {
+// (Content-Length and the leader's name matter) and the body.
+func readAnswer(r *bufio.Reader) (answer, error) {
+	var ans answer
 	line, err := r.ReadString('\n')
 	if err != nil {
-		return 0, nil, fmt.Errorf("read answer: %w", err)
+		return answer{}, fmt.Errorf("read answer: %w", err)
 	}
 	proto, rest, _ := strings.Cut(strings.TrimRight(line, "\r\n"), " ")
 	code, _, _ := strings.Cut(rest, " ")
 	status, err := strconv.Atoi(code)
+	ans.status = status
 	if !strings.HasPrefix(proto, "HTTP/1.") || err != nil || status < 100 || status > 999 {
-		return 0, nil, fmt.Errorf("not an HTTP answer: %.80q", line)
+		return answer{}, fmt.Errorf("not an HTTP answer: %.80q", line)
 	}
 	length := int64(-1)
 	for {
 		h, err := r.ReadString('\n')
 		if err != nil {
-			return 0, nil, fmt.Errorf("read answer headers: %w", err)
+			return answer{}, fmt.Errorf("read answer headers: %w", err)
 		}
 		h = strings.TrimRight(h, "\r\n")
 		if h == "" {
 			break
 		}
 		name, value, _ := strings.Cut(h, ":")
+		if strings.EqualFold(strings.TrimSpace(name), jsonapi.LeaderHeader) {
+			ans.leader = strings.TrimSpace(value)
+		}
 		if strings.EqualFold(strings.TrimSpace(name), "Content-Length") {
 			if length, err = strconv.ParseInt(strings.TrimSpace(value), 10, 64); err != nil || length < 0 {
-				return 0, nil, fmt.Errorf("answer's Content-Length %q", value)
+				return answer{}, fmt.Errorf("answer's Content-Length %q", value)
 			}
 		}
 	}
 	if length > maxAnswer {
-		return 0, nil, fmt.Errorf("answer of %d bytes is over %d", length, maxAnswer)
+		return answer{}, fmt.Errorf("answer of %d bytes is over %d", length, maxAnswer)
 	}
-	var body []byte
 	if length >= 0 {
-		body = make([]byte, length)
-		_, err = io.ReadFull(r, body)
+		ans.body = make([]byte, length)
+		_, err = io.ReadFull(r, ans.body)
 	} else {
-		body, err = io.ReadAll(io.LimitReader(r, maxAnswer))
+		ans.body, err = io.ReadAll(io.LimitReader(r, maxAnswer))
 	}
 	if err != nil {
-		return 0, nil, fmt.Errorf("read answer body: %w", err)
+		return answer{}, fmt.Errorf("read answer body: %w", err)
 	}
-	return status, body, nil
+	return ans, nil
 }

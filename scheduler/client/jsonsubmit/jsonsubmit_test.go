@@ -34,7 +34,8 @@ func TestReadAnswer(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			status, body, err := readAnswer(bufio.NewReader(strings.NewReader(c.in)))
+			ans, err := readAnswer(bufio.NewReader(strings.NewReader(c.in)))
+			status, body := ans.status, ans.body
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
 					t.Fatalf("err = %v, want one containing %q", err, c.err)

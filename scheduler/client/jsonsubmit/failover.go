@@ -1,0 +1,138 @@
+package jsonsubmit
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Several controllers ("a:6817,b:6817,c:6817", as PARITY_CONTROLLER or
+// --controller): the submission goes to the first address; a controller
+// that cannot be reached or answers 503 (a follower, an election) is left
+// for the leader it named, else for the next address, backing off after
+// each round without a named leader, until FailoverBudget has passed or
+// the call's context ends. This is the gRPC client's rule
+// (scheduler/client/failover.go), kept here without gRPC.
+
+// FailoverBudget is how long a submission keeps looking for a leader:
+// longer than the slowest election the controllers' timing allows.
+const FailoverBudget = 15 * time.Second
+
+// giveUpMargin is how long before the caller's deadline the search stops,
+// so that the error says why (no leader), not only that time ran out.
+const giveUpMargin = 100 * time.Millisecond
+
+// maxBackoff caps the wait between rounds: an election takes about a
+// second, and a client should see the new leader soon after.
+const maxBackoff = 250 * time.Millisecond
+
+// splitAddrs reads a controllers' list; one address is a list of one.
+func splitAddrs(addr string) []string {
+	var out []string
+	for a := range strings.SplitSeq(addr, ",") {
+		if a = strings.TrimSpace(a); a != "" && !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// postToLeader posts body to path on the controller that leads. With one
+// controller it is one attempt: an unreachable controller is an
+// *UnavailableError, any answer is returned as it is.
+func (c *Client) postToLeader(ctx context.Context, path string, body []byte) (answer, error) {
+	if len(c.addrs) == 1 {
+		ans, err := c.post(ctx, c.addrs[0], path, body)
+		if err != nil {
+			return answer{}, &UnavailableError{Err: err}
+		}
+		return ans, nil
+	}
+	deadline := time.Now().Add(c.budget)
+	if dl, ok := ctx.Deadline(); ok && dl.Add(-giveUpMargin).Before(deadline) {
+		deadline = dl.Add(-giveUpMargin)
+	}
+	search := leaderSearch{addrs: c.addrs, backoff: 20 * time.Millisecond}
+	for {
+		addr := c.addrs[search.cur]
+		ans, err := c.post(ctx, addr, path, body)
+		if err == nil && ans.status != 503 {
+			return ans, nil
+		}
+		search.note(addr, ans, err)
+		if ctx.Err() != nil || !time.Now().Before(deadline) {
+			return answer{}, search.gaveUp(ctx)
+		}
+		if search.advance(ans.leader) {
+			wait := min(search.backoff, time.Until(deadline))
+			if sleep(ctx, wait) != nil {
+				return answer{}, search.gaveUp(ctx)
+			}
+			search.backoff = min(2*search.backoff, maxBackoff)
+		}
+	}
+}
+
+// leaderSearch is where a submission stands among the controllers.
+type leaderSearch struct {
+	addrs   []string
+	cur     int
+	start   int // where this round began
+	backoff time.Duration
+	// refused is the last controller's own refusal (a follower, no
+	// leader yet): when time runs out it says why better than a dead
+	// controller's connection error, which is down.
+	refused *Error
+	down    error
+}
+
+func (s *leaderSearch) note(addr string, ans answer, err error) {
+	if err != nil {
+		s.down = fmt.Errorf("%s: %w", addr, err)
+		return
+	}
+	s.refused = refusal(ans)
+}
+
+// advance moves to the leader named, else to the next address, and
+// reports a full round without a named leader (time to back off).
+func (s *leaderSearch) advance(leader string) (wrapped bool) {
+	if i := slices.Index(s.addrs, leader); i >= 0 && i != s.cur {
+		s.cur, s.start = i, i
+		return false
+	}
+	s.cur = (s.cur + 1) % len(s.addrs)
+	return s.cur == s.start
+}
+
+// gaveUp is the error of a search that ran out of time.
+func (s *leaderSearch) gaveUp(ctx context.Context) error {
+	list := strings.Join(s.addrs, ",")
+	if s.refused != nil {
+		e := *s.refused
+		e.Message = fmt.Sprintf("no leader among %s in the time the submission had: %s", list, e.Message)
+		return &e
+	}
+	err := s.down
+	if err == nil {
+		err = ctx.Err()
+	}
+	return &UnavailableError{Err: fmt.Errorf("no controller of %s answered: %w", list, err)}
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
