@@ -42,14 +42,20 @@ type trio struct {
 	cfg   *config.Cluster
 	dirs  map[string]string
 	lis   map[string]net.Listener
+	// timing is raft's timing for the controllers started; fastTiming
+	// when zero.
+	timing replica.Timing
 }
 
 func startTrio(t testing.TB) *trio { return startTrioWith(t, "") }
 
 // startTrioWith is startTrio with extra top-level lines of the cluster file.
-func startTrioWith(t testing.TB, extra string) *trio {
+func startTrioWith(t testing.TB, extra string) *trio { return startTrioTimed(t, extra, replica.Timing{}) }
+
+// startTrioTimed is startTrioWith with raft's timing.
+func startTrioTimed(t testing.TB, extra string, timing replica.Timing) *trio {
 	t.Helper()
-	tr := &trio{t: t, cs: map[string]*Controller{}, dirs: map[string]string{}, lis: map[string]net.Listener{}}
+	tr := &trio{t: t, cs: map[string]*Controller{}, dirs: map[string]string{}, lis: map[string]net.Listener{}, timing: timing}
 	for range 3 {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -92,8 +98,12 @@ func (tr *trio) start(a string) {
 		}
 	}
 	delete(tr.lis, a)
+	timing := tr.timing
+	if timing == (replica.Timing{}) {
+		timing = fastTiming
+	}
 	c, err := New(Options{Config: tr.cfg, Listener: lis, Advertise: a, StateDir: tr.dirs[a], MetricsAddr: "off",
-		NoScheduler: true, ReplicaTiming: fastTiming, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		NoScheduler: true, ReplicaTiming: timing, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		tr.t.Fatal(err)
 	}

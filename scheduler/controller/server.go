@@ -364,6 +364,7 @@ func (c *Controller) MetricsAddr() string {
 func (c *Controller) Close() error {
 	var err error
 	c.stopOnce.Do(func() {
+		c.handOffLeadership()
 		if c.cancel != nil {
 			c.cancel()
 		}
