@@ -50,7 +50,9 @@ type trio struct {
 func startTrio(t testing.TB) *trio { return startTrioWith(t, "") }
 
 // startTrioWith is startTrio with extra top-level lines of the cluster file.
-func startTrioWith(t testing.TB, extra string) *trio { return startTrioTimed(t, extra, replica.Timing{}) }
+func startTrioWith(t testing.TB, extra string) *trio {
+	return startTrioTimed(t, extra, replica.Timing{})
+}
 
 // startTrioTimed is startTrioWith with raft's timing.
 func startTrioTimed(t testing.TB, extra string, timing replica.Timing) *trio {
