@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 func newControllerCmd() *cobra.Command {
 	var cfgPath, listen, stateDir, metricsAddr, addrFile, logLevel, ledgerPath, tlsCert, tlsKey, advertise string
+	var listenFD int
 	cmd := &cobra.Command{
 		Use:   "controller",
 		Short: "Run the controller: the cluster's state, gRPC API and scheduler (the slurmctld role)",
@@ -54,6 +56,13 @@ answer with the leader's address. See "parity controller status".`,
 			opts := controller.Options{Config: cfg, Listen: listen, StateDir: stateDir, MetricsAddr: metricsAddr, Logger: log, Version: version,
 				TLSCert: tlsCert, TLSKey: tlsKey, Advertise: advertise,
 				LoadConfig: func() (*config.Cluster, error) { return config.Load(cfgPath) }}
+			if listenFD > 0 {
+				l, err := inheritedListener(listenFD)
+				if err != nil {
+					return err
+				}
+				opts.Listener = l
+			}
 			if ledgerPath != "off" {
 				if ledgerPath == "" {
 					ledgerPath = filepath.Join(dir, "accounting.db")
@@ -106,8 +115,25 @@ answer with the leader's address. See "parity controller status".`,
 	f.StringVar(&tlsCert, "tls-cert", "", "PEM certificate the API serves TLS with (with --tls-key; clients pass --ca or $PARITY_CA)")
 	f.StringVar(&tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	f.StringVar(&advertise, "advertise", "", "this controller's entry in controllers: (default: --listen or controller.listen)")
+	f.IntVar(&listenFD, "listen-fd", 0, "serve the listening socket inherited as this file descriptor instead of --listen (a supervisor or lab that chose the port)")
 	f.StringVar(&ledgerPath, "ledger", "", `accounting ledger (SQLite; default <state dir>/accounting.db, "off" disables)`)
 	return cmd
+}
+
+// inheritedListener is the listening socket a parent passed as file
+// descriptor fd: the lab opens its controllers' ports itself, so the
+// controllers: list names ports no other process can take meanwhile.
+func inheritedListener(fd int) (net.Listener, error) {
+	f := os.NewFile(uintptr(fd), "listen-fd")
+	if f == nil {
+		return nil, fmt.Errorf("--listen-fd=%d: not an open file descriptor", fd)
+	}
+	defer f.Close()
+	l, err := net.FileListener(f)
+	if err != nil {
+		return nil, fmt.Errorf("--listen-fd=%d: %w", fd, err)
+	}
+	return l, nil
 }
 
 // writeFileAtomic writes through a temporary file and a rename, so a

@@ -44,7 +44,14 @@ verb works against it.
 
 A lab runs in one process by default; with --processes the controller and
 each agent are separate processes (` + "`parity controller`" + `, ` + "`parity agent`" + `), children
-of the lab process with pid files and logs under the lab directory.`,
+of the lab process with pid files and logs under the lab directory.
+
+With --controllers 3 (or 5) the lab runs that many controllers, as a
+production cluster.yaml with a controllers: list does: ports the OS
+picked, one state directory each (DIR/controller, DIR/controller-2, …)
+holding the same cluster key, one elected leader. The agents and the
+printed PARITY_CONTROLLER get the comma-separated list, so every verb
+follows the leader; ` + "`parity controller status`" + ` shows each one's role.`,
 	}
 	cmd.AddCommand(newLabUpCmd(), newLabDownCmd(), newLabBenchCmd())
 	return cmd
@@ -52,8 +59,9 @@ of the lab process with pid files and logs under the lab directory.`,
 
 func newLabUpCmd() *cobra.Command {
 	var (
-		dir       string
-		processes bool
+		dir         string
+		processes   bool
+		controllers int
 	)
 	cmd := &cobra.Command{
 		Use:   "up [LAB]",
@@ -72,11 +80,12 @@ cgroups. Built-in labs: ` + strings.Join(labfile.BuiltinNames(), ", ") + `.`,
 			if len(args) == 1 {
 				name = args[0]
 			}
-			return runLabUp(cmd.Context(), cmd.OutOrStdout(), name, dir, processes)
+			return runLabUp(cmd.Context(), cmd.OutOrStdout(), name, dir, labRun{processes: processes, controllers: controllers})
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", defaultLabDir(), "directory for the lab's state, node roots, tokens and logs")
 	cmd.Flags().BoolVar(&processes, "processes", false, "run the controller and each agent as separate processes (logs in DIR/logs)")
+	cmd.Flags().IntVar(&controllers, "controllers", 1, "controllers replicating the lab's state: 1, 3 or 5 (they elect a leader; PARITY_CONTROLLER lists them all)")
 	return cmd
 }
 
@@ -106,25 +115,36 @@ type labHandle struct {
 	down      func(ctx context.Context) error
 }
 
-func startLab(ctx context.Context, lab *labfile.Lab, dir string, users []string, log *slog.Logger, processes bool) (labHandle, error) {
-	if processes {
-		p, err := cluster.UpProcesses(ctx, cluster.ProcOptions{Lab: lab, Dir: dir, Users: users, Logger: log})
+// labRun is how `lab up` runs a lab.
+type labRun struct {
+	processes   bool
+	controllers int
+}
+
+func startLab(ctx context.Context, lab *labfile.Lab, dir string, users []string, log *slog.Logger, how labRun) (labHandle, error) {
+	if how.processes {
+		p, err := cluster.UpProcesses(ctx, cluster.ProcOptions{Lab: lab, Dir: dir, Users: users, Logger: log, Controllers: how.controllers})
 		if err != nil {
 			return labHandle{}, err
 		}
 		return labHandle{addr: p.Addr, isolation: p.Isolation, why: p.IsolationOf, token: p.Token, down: p.Down}, nil
 	}
-	c, err := cluster.Up(ctx, cluster.Options{Lab: lab, Dir: dir, Users: users, Logger: log})
+	c, err := cluster.Up(ctx, cluster.Options{Lab: lab, Dir: dir, Users: users, Logger: log, Controllers: how.controllers})
 	if err != nil {
 		return labHandle{}, err
 	}
 	return labHandle{addr: c.Addr, isolation: c.Isolation, why: c.IsolationOf, token: c.Token, down: c.Down}, nil
 }
 
-func runLabUp(ctx context.Context, out io.Writer, name, dir string, processes bool) error {
+func runLabUp(ctx context.Context, out io.Writer, name, dir string, run labRun) error {
 	lab, err := labfile.Resolve(name)
 	if err != nil {
 		return usageError("lab up", "%v", err)
+	}
+	switch run.controllers {
+	case 1, 3, 5:
+	default:
+		return usageError("lab up", "--controllers=%d: a lab runs 1, 3 or 5 controllers (a majority must acknowledge every change)", run.controllers)
 	}
 	if pid, alive := labRunning(dir); alive {
 		return usageError("lab up", "a lab already runs from %s (pid %d); stop it with `parity lab down --dir %s`", dir, pid, dir)
@@ -138,8 +158,11 @@ func runLabUp(ctx context.Context, out io.Writer, name, dir string, processes bo
 	}
 	defer logf.Close()
 	how := "in this process"
-	if processes {
+	if run.processes {
 		how = "as separate processes"
+	}
+	if run.controllers > 1 {
+		how += fmt.Sprintf(", %d controllers", run.controllers)
 	}
 	fmt.Fprintf(out, "Starting lab %s (%d nodes) in %s, %s …\n", lab.Name, len(lab.NodeList()), dir, how)
 	users := labUsers()
@@ -155,7 +178,7 @@ func runLabUp(ctx context.Context, out io.Writer, name, dir string, processes bo
 	defer func() {
 		os.Remove(filepath.Join(dir, labPidFile))
 	}()
-	h, err := startLab(ctx, lab, dir, users, slog.New(slog.NewTextHandler(logf, nil)), processes)
+	h, err := startLab(ctx, lab, dir, users, slog.New(slog.NewTextHandler(logf, nil)), run)
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("lab up: %w", err)}
 	}

@@ -21,7 +21,6 @@ import (
 	"github.com/parityhpc/parity/scheduler/client"
 	"github.com/parityhpc/parity/scheduler/config"
 	"github.com/parityhpc/parity/scheduler/controller"
-	"github.com/parityhpc/parity/scheduler/store"
 	"github.com/parityhpc/parity/vendors"
 )
 
@@ -60,6 +59,9 @@ type Options struct {
 	// accounting (accounting_storage/none, as the compat anchor), where a
 	// job shows and sees no account it did not name. Anyone may submit.
 	NoAccounts bool
+	// Controllers is how many controllers replicate the lab's state: 1 (or
+	// 0, the default) or 3 or 5, which elect a leader (controllers.go).
+	Controllers int
 }
 
 // SampleInterval is how often a lab node's agent samples its devices
@@ -80,8 +82,10 @@ type Node struct {
 
 // Cluster is a running lab.
 type Cluster struct {
-	Lab  *labfile.Lab
-	Dir  string
+	Lab *labfile.Lab
+	Dir string
+	// Addr is the controller's address, or the controllers' comma-separated
+	// list (as PARITY_CONTROLLER takes it) when the lab runs several.
 	Addr string
 	// Isolation says whether jobs run in cgroups, and if not, why.
 	Isolation   bool
@@ -100,11 +104,15 @@ type Cluster struct {
 	templates map[string]presets.Template
 	adapters  *adapterFinder
 	choices   configChoices
-	ctl       *controller.Controller
+	cfg       *config.Cluster
 	key       auth.Key
-	mu        sync.Mutex
-	nodes     map[string]*Node
-	order     []string
+	// ctlMu guards ctls, one per address of ctlAddrs (nil while stopped).
+	ctlMu    sync.Mutex
+	ctlAddrs []string
+	ctls     []*controller.Controller
+	mu       sync.Mutex
+	nodes    map[string]*Node
+	order    []string
 }
 
 // Up builds every node's simulated machine, starts the controller and the
@@ -137,7 +145,11 @@ func Up(ctx context.Context, opts Options) (*Cluster, error) {
 		CgroupRoot: croot, wrap: opts.WrapDriver, templates: opts.Templates, Clock: opts.Clock,
 		choices: configChoices{preempt: opts.Preemption, noAccounts: opts.NoAccounts}, adapters: newAdapterFinder(dir)}
 	users := append([]string{"root", "admin", "nobody"}, opts.Users...)
-	if err := c.startController(ctx, append([]string{"root", "admin"}, opts.Admins...), users, opts.MetricsAddr); err != nil {
+	if err := checkControllers(opts.Controllers); err != nil {
+		return nil, err
+	}
+	if err := c.startControllers(ctx, max(opts.Controllers, 1), append([]string{"root", "admin"}, opts.Admins...), users, opts.MetricsAddr); err != nil {
+		c.closeControllers()
 		return nil, err
 	}
 	mgr := c.cgroups(opts.NoIsolation)
@@ -152,53 +164,6 @@ func Up(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	return c, nil
-}
-
-func (c *Cluster) startController(ctx context.Context, admins, users []string, metricsAddr string) error {
-	stateDir := filepath.Join(c.Dir, "controller")
-	if err := os.MkdirAll(stateDir, 0o700); err != nil {
-		return err
-	}
-	text := controllerYAML(c.Lab, stateDir, admins, users, c.choices)
-	path := filepath.Join(c.Dir, "cluster.yaml")
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		return err
-	}
-	cfg, err := config.Parse(path, []byte(text))
-	if err != nil {
-		return fmt.Errorf("cluster: lab %s as a cluster config: %w", c.Lab.Name, err)
-	}
-	// The lab keeps an accounting ledger like a production controller, so
-	// `parity acct --ledger DIR/controller/accounting.db` works after a run.
-	c.LedgerPath = filepath.Join(stateDir, "accounting.db")
-	db, err := store.OpenSQLite(ctx, c.LedgerPath, store.Options{Logger: c.log})
-	if err != nil {
-		return fmt.Errorf("cluster: ledger: %w", err)
-	}
-	ledger, err := store.NewSpooled(db, c.LedgerPath+".spool", store.SpoolOptions{Logger: c.log})
-	if err != nil {
-		db.Close()
-		return fmt.Errorf("cluster: ledger spool: %w", err)
-	}
-	if metricsAddr == "" {
-		metricsAddr = "off"
-	}
-	var now func() time.Time
-	if c.Clock != nil {
-		now = c.Clock.Now
-	}
-	ctl, err := controller.New(controller.Options{Config: cfg, Listen: "127.0.0.1:0", StateDir: stateDir,
-		MetricsAddr: metricsAddr, Logger: c.log.With("daemon", "controller"), Ledger: ledger, Now: now})
-	if err != nil {
-		ledger.Close()
-		return err
-	}
-	if err := ctl.Start(ctx); err != nil {
-		ctl.Close()
-		return err
-	}
-	c.ctl, c.key, c.Addr, c.MetricsAddr = ctl, ctl.Key(), ctl.Addr(), ctl.MetricsAddr()
-	return nil
 }
 
 // cgroups returns the job cgroup manager, or nil (with the reason kept)
@@ -366,9 +331,7 @@ func (c *Cluster) Down(ctx context.Context) error {
 		<-n.done
 		errs = append(errs, n.Runtime.Close(), n.Machine.Close())
 	}
-	if c.ctl != nil {
-		errs = append(errs, c.ctl.Close())
-	}
+	errs = append(errs, c.closeControllers())
 	errs = append(errs, RemoveCgroups(c.CgroupRoot))
 	errs = append(errs, RemoveRuntimeDir(c.Dir))
 	return errors.Join(errs...)

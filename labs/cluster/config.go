@@ -19,6 +19,8 @@ const PreemptQOS = "lab-preempt"
 type configChoices struct {
 	preempt    bool // Options.Preemption
 	noAccounts bool // Options.NoAccounts
+	// controllers lists the replicated controllers' addresses (nil: one).
+	controllers []string
 }
 
 // controllerYAML renders the lab as a cluster configuration, so a lab's
@@ -30,6 +32,9 @@ func controllerYAML(lab *labfile.Lab, stateDir string, admins, users []string, c
 	var b strings.Builder
 	fmt.Fprintf(&b, "cluster: %s\n", lab.Name)
 	fmt.Fprintf(&b, "controller:\n  listen: 127.0.0.1:0\n  stateDir: %q\n", stateDir)
+	if len(ch.controllers) > 1 {
+		fmt.Fprintf(&b, "controllers: [%s]\n", strings.Join(ch.controllers, ", "))
+	}
 	fmt.Fprintf(&b, "admins: [%s]\n", strings.Join(quoteAll(admins), ", "))
 	b.WriteString("heartbeatInterval: 1s\nnodeDownTimeout: 30s\nrequeueOnNodeFail: true\n")
 	// Benchmarks and chaos trials queue more than Slurm's default 10000;

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,14 +41,18 @@ type ProcOptions struct {
 	Logger        *slog.Logger
 	// NoIsolation runs jobs without cgroups even where they work.
 	NoIsolation bool
+	// Controllers is as in Options: 1 (0) or 3 or 5 controller processes.
+	Controllers int
 }
 
 // Procs is a lab whose controller and agents run as child processes
 // (`parity controller`, one `parity agent --sim-lab DIR` per node), each
 // with a pid file under DIR/run and a log under DIR/logs.
 type Procs struct {
-	Lab  *labfile.Lab
-	Dir  string
+	Lab *labfile.Lab
+	Dir string
+	// Addr is as in Cluster: the controllers' comma-separated list when
+	// the lab runs several.
 	Addr string
 	// Isolation and IsolationOf are as in Cluster.
 	Isolation   bool
@@ -56,8 +62,14 @@ type Procs struct {
 
 	log      *slog.Logger
 	key      auth.Key
+	exe      string
 	mu       sync.Mutex
-	children []*child // controller first
+	children []*child // the agents
+	// ctls are the controllers' processes, by ctlAddrs' order (a killed
+	// one stays until restarted); lis their listeners until spawned.
+	ctls     []*child
+	ctlAddrs []string
+	lis      []net.Listener
 }
 
 // child is one daemon process.
@@ -93,15 +105,19 @@ func UpProcesses(ctx context.Context, opts ProcOptions) (*Procs, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Procs{Lab: opts.Lab, Dir: dir, CgroupRoot: croot, log: log}
+	if err := checkControllers(opts.Controllers); err != nil {
+		return nil, err
+	}
+	p := &Procs{Lab: opts.Lab, Dir: dir, CgroupRoot: croot, log: log, exe: exe}
 	// The same checks as the in-process lab; each agent repeats them.
 	iso := &Cluster{log: log}
 	iso.cgroups(opts.NoIsolation)
 	p.Isolation, p.IsolationOf = iso.Isolation, iso.IsolationOf
-	if err := p.writeFiles(append([]string{"root", "admin"}, opts.Admins...), append([]string{"root", "admin", "nobody"}, opts.Users...)); err != nil {
+	if err := p.writeFiles(append([]string{"root", "admin"}, opts.Admins...), append([]string{"root", "admin", "nobody"}, opts.Users...), max(opts.Controllers, 1)); err != nil {
+		closeAll(p.lis)
 		return nil, err
 	}
-	if err := p.startController(ctx, exe); err != nil {
+	if err := p.startControllers(ctx); err != nil {
 		p.Down(context.WithoutCancel(ctx))
 		return nil, err
 	}
@@ -120,8 +136,8 @@ func UpProcesses(ctx context.Context, opts ProcOptions) (*Procs, error) {
 
 // writeFiles writes the lab, the cluster configuration and the cluster key
 // the controller will load, so this process can sign tokens.
-func (p *Procs) writeFiles(admins, users []string) error {
-	stateDir := filepath.Join(p.Dir, "controller")
+func (p *Procs) writeFiles(admins, users []string, n int) error {
+	stateDir := ControllerStateDir(p.Dir, 0)
 	for _, d := range []string{stateDir, filepath.Join(p.Dir, RunDir), filepath.Join(p.Dir, LogsDir)} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return err
@@ -134,39 +150,21 @@ func (p *Procs) writeFiles(admins, users []string) error {
 	if err := os.WriteFile(filepath.Join(p.Dir, LabFile), labYAML, 0o644); err != nil {
 		return err
 	}
-	text := controllerYAML(p.Lab, stateDir, admins, users, configChoices{})
+	var ch configChoices
+	if n > 1 {
+		if p.lis, p.ctlAddrs, err = reserveListeners(n); err != nil {
+			return err
+		}
+		ch.controllers = p.ctlAddrs
+	}
+	text := controllerYAML(p.Lab, stateDir, admins, users, ch)
 	if err := os.WriteFile(filepath.Join(p.Dir, "cluster.yaml"), []byte(text), 0o644); err != nil {
 		return err
 	}
+	// Each controller keeps its own ledger; this is the first's.
 	p.LedgerPath = filepath.Join(stateDir, "accounting.db")
-	p.key, err = auth.LoadOrCreateKey(filepath.Join(stateDir, "cluster.key"))
+	p.key, err = shareKey(p.Dir, n)
 	return err
-}
-
-func (p *Procs) startController(ctx context.Context, exe string) error {
-	addrFile := filepath.Join(p.Dir, RunDir, "controller.addr")
-	if err := p.spawn(exe, "controller", nil, "controller", "--config", filepath.Join(p.Dir, "cluster.yaml"),
-		"--listen", "127.0.0.1:0", "--address-file", addrFile, "--metrics-addr", "off"); err != nil {
-		return err
-	}
-	ctl := p.children[0]
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if b, err := os.ReadFile(addrFile); err == nil && strings.HasSuffix(string(b), "\n") {
-			p.Addr = strings.TrimSpace(string(b))
-			return nil
-		}
-		select {
-		case <-ctl.done:
-			return fmt.Errorf("cluster: the controller exited at start: %s (see %s)", ctl.cmd.ProcessState, ctl.log.Name())
-		case <-ctx.Done():
-			return fmt.Errorf("cluster: the controller wrote no address: %w (see %s)", ctx.Err(), ctl.log.Name())
-		case <-tick.C:
-		}
-	}
 }
 
 func (p *Procs) startAgent(exe, node string, noIsolation bool) error {
@@ -181,36 +179,42 @@ func (p *Procs) startAgent(exe, node string, noIsolation bool) error {
 		args = append(args, "--no-isolation")
 	}
 	// The token goes in the environment, not on a command line anyone can read.
-	return p.spawn(exe, "agent-"+node, []string{client.EnvToken + "=" + tok}, args...)
-}
-
-// spawn starts one daemon with its log and pid file.
-func (p *Procs) spawn(exe, name string, env []string, args ...string) error {
-	logf, err := os.OpenFile(filepath.Join(p.Dir, LogsDir, name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	c, err := p.spawn(exe, "agent-"+node, []string{client.EnvToken + "=" + tok}, nil, args...)
 	if err != nil {
 		return err
 	}
+	p.mu.Lock()
+	p.children = append(p.children, c)
+	p.mu.Unlock()
+	return nil
+}
+
+// spawn starts one daemon with its log and pid file; files are passed
+// to it as descriptors 3 and up.
+func (p *Procs) spawn(exe, name string, env []string, files []*os.File, args ...string) (*child, error) {
+	logf, err := os.OpenFile(filepath.Join(p.Dir, LogsDir, name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), env...)
+	cmd.ExtraFiles = files
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own process group: a Ctrl-C at the terminal reaches the lab
 	// process, which stops the daemons in order.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
-		return fmt.Errorf("cluster: start %s: %w", name, err)
+		return nil, fmt.Errorf("cluster: start %s: %w", name, err)
 	}
 	c := &child{name: name, cmd: cmd, done: make(chan struct{}), log: logf}
 	go func() { _ = cmd.Wait(); close(c.done) }()
-	p.mu.Lock()
-	p.children = append(p.children, c)
-	p.mu.Unlock()
 	pid := filepath.Join(p.Dir, RunDir, name+".pid")
 	if err := os.WriteFile(pid, []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644); err != nil {
-		return err
+		return c, err
 	}
 	p.log.Info("started", "daemon", name, "pid", cmd.Process.Pid)
-	return nil
+	return c, nil
 }
 
 // Token signs a token for user with role (auth.RoleUser when empty).
@@ -238,15 +242,19 @@ func (p *Procs) Down(ctx context.Context) error {
 		}
 	}
 	p.mu.Lock()
-	children := append([]*child(nil), p.children...)
+	// Agents before the controllers, so none reports to a vanished one.
+	children := slices.Concat(p.ctls, p.children)
 	p.mu.Unlock()
-	// Agents before the controller, so none reports to a vanished one.
 	for i := len(children) - 1; i >= 0; i-- {
 		c := children[i]
+		if c == nil {
+			continue // a controller killed and not restarted
+		}
 		errs = append(errs, stopChild(ctx, c))
 		c.log.Close()
 		os.Remove(filepath.Join(p.Dir, RunDir, c.name+".pid"))
 	}
+	closeAll(p.lis)
 	errs = append(errs, RemoveCgroups(p.CgroupRoot))
 	errs = append(errs, RemoveRuntimeDir(p.Dir))
 	return errors.Join(errs...)
@@ -313,7 +321,10 @@ func stopChild(ctx context.Context, c *child) error {
 func (p *Procs) exited() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, c := range p.children {
+	for _, c := range slices.Concat(p.ctls, p.children) {
+		if c == nil {
+			continue
+		}
 		select {
 		case <-c.done:
 			return fmt.Errorf("cluster: %s exited at start: %s (see %s)", c.name, c.cmd.ProcessState, c.log.Name())
