@@ -163,7 +163,10 @@ func (s *jobsService) Update(ctx context.Context, req *pb.UpdateJobRequest) (*pb
 		if err != nil {
 			return nil, nil, err
 		}
-		// The wire request mirrors what changed.
+		// The wire request mirrors what changed, in a copy: records
+		// already answered share the old spec and are marshalled outside
+		// the lock.
+		j.spec = proto.Clone(j.spec).(*pb.JobSpec)
 		if req.Nice != nil {
 			j.spec.Nice = req.GetNice()
 		}
