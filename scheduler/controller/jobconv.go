@@ -24,7 +24,7 @@ func coreJob(id core.JobID, user string, s *pb.JobSpec, submit time.Time) (core.
 	j := core.Job{ID: id, Name: s.GetName(), User: user, Account: cmp.Or(s.GetAccount(), config.DefaultAccount),
 		QOS: cmp.Or(s.GetQos(), config.DefaultQOS), Partition: s.GetPartition(),
 		State: core.JobPending, Nodes: int(s.GetNodes()), Tasks: int(s.GetNtasks()), TasksPerNode: int(s.GetNtasksPerNode()),
-		CPUsPerTask: int(s.GetCpusPerTask()), CPUsPerGPU: int(s.GetCpusPerGpu()),
+		CPUsPerTask: int(s.GetCpusPerTask()), CPUsPerGPU: int(s.GetCpusPerGpu()), MinCPUs: int(s.GetMincpus()),
 		MemPerCPUMB: s.GetMemPerCpuMb(), MemPerGPUMB: s.GetMemPerGpuMb(), GRES: jr,
 		Nice: int(s.GetNice()), Constraint: s.GetConstraint(), Exclusive: s.GetExclusive(), Contiguous: s.GetContiguous(),
 		Switches: int(s.GetSwitches()), SwitchWait: time.Duration(s.GetSwitchWaitSeconds()) * time.Second,

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"slices"
 	"time"
 
 	"github.com/parityhpc/parity/scheduler/api"
@@ -40,6 +41,11 @@ func (c *Controller) willRun(p *prepared) *pb.SubmitResponse {
 		if bd, found := atBegin.Decision(id); found && bd.Action == core.ActionStart {
 			plan, d, startAt = atBegin, bd, d.ExpectedStart
 		}
+	}
+	if placesNothing(p.job.spec) {
+		resp.ExpectedStart = api.Timestamp(now)
+		resp.Message = api.SubmitResponseToJSON(resp).WillRunText(time.UTC, time.RFC3339)
+		return resp
 	}
 	if !ok {
 		resp.PendingReason = "not considered by the scheduling pass"
@@ -83,4 +89,23 @@ func (c *Controller) willRun(p *prepared) *pb.SubmitResponse {
 	// In UTC: clients reword it from the fields in their own time zone.
 	resp.Message = api.SubmitResponseToJSON(resp).WillRunText(time.UTC, time.RFC3339)
 	return resp
+}
+
+// placesNothing is a job left no node count (-N 0, an empty -w) that asks
+// for no tasks, no CPUs beyond the default and no GPUs of its own: Slurm's
+// --test-only answers it "0 processors on nodes " now (the anchor, for
+// -N0, -N0 --ntasks-per-node=1, -N0 --gpus-per-node=1 and -w ”), while
+// -N0 with -n 2, -c 4 or -G 1 is placed on a node.
+func placesNothing(s *pb.JobSpec) bool {
+	if s.GetNodes() != 0 || !slices.ContainsFunc(s.GetEmptyOptions(), func(f string) bool { return f == "nodes" || f == "nodeList" }) {
+		return false
+	}
+	// The tasks and per-node tasks the controller derived itself (a
+	// default of one) are not asked for.
+	tasks := s.GetNtasks()
+	if slices.Contains(s.GetDerivedOptions(), "ntasks") {
+		tasks = 0
+	}
+	asksCPUs := s.GetCpusPerTask() > 1 && s.GetNtasksPerNode() == 0
+	return tasks == 0 && !asksCPUs && len(s.GetGres().GetPerJob()) == 0
 }

@@ -59,6 +59,12 @@ func (p *pass) resolveIn(j *Job, ji int, partition string) (shapeKey, Reason, st
 			if per := p.maxDevicesOfType(pi, typ); per > 0 {
 				nodes = max(nodes, int((total+int64(per)-1)/int64(per)))
 			}
+			if spread := p.spreadForCPUs(pi, typ, total, j.CPUsPerGPU); spread > nodes {
+				nodes = spread
+				if j.Tasks > 0 && j.TasksPerNode == 0 {
+					tpn = (j.Tasks-1)/nodes + 1
+				}
+			}
 		}
 		gpus = max(gpus, int((total+int64(nodes)-1)/int64(nodes)))
 	}
@@ -106,7 +112,8 @@ func (p *pass) resolveIn(j *Job, ji int, partition string) (shapeKey, Reason, st
 	return k, "", ""
 }
 
-// perNodeCPUsMem is the job's CPUs and memory (MiB) per node, every
+// perNodeCPUsMem is the job's CPUs (its tasks', its GPUs', at least
+// --mincpus) and memory (MiB) per node, every
 // product checked: a request whose product overflows (2^62 MiB per CPU ×
 // 4 CPUs) can never run, rather than wrapping to no memory at all.
 func perNodeCPUsMem(j *Job, part *Partition, tpn, gpus int) (int, int64, string) {
@@ -116,7 +123,7 @@ func perNodeCPUsMem(j *Job, part *Partition, tpn, gpus int) (int, int64, string)
 		return 0, 0, fmt.Sprintf("CPUs per node (%d task(s) × %d CPUs, or %d GPUs × %d CPUs) is more than any node holds",
 			tpn, j.CPUsPerTask, gpus, j.CPUsPerGPU)
 	}
-	cpus := int(max(byTask, byGPU, 1))
+	cpus := int(max(byTask, byGPU, int64(j.MinCPUs), 1))
 	per, of, what := max(part.DefMemPerCPU, 0), int64(cpus), "CPUs"
 	switch {
 	case j.MemPerNodeMB > 0:
@@ -223,6 +230,29 @@ func (p *pass) maxDevicesOfType(pi int, typ string) int {
 		}
 	}
 	return best
+}
+
+// spreadForCPUs is how many nodes a job's --gpus needs for its
+// --cpus-per-gpu when no node of the partition has the CPUs for all of
+// them, as cons_tres spreads them (the anchor, 16-CPU nodes:
+// --gpus=h100:2 --cpus-per-gpu=16 ran on n[1-2], --gpus=4 --cpus-per-gpu=6
+// on n[1-2] with 24 CPUs). 0 when the CPUs need no spreading, or when no
+// node has even one GPU's CPUs (the fit then refuses the job).
+func (p *pass) spreadForCPUs(pi int, typ string, gpus int64, cpusPerGPU int) int {
+	if cpusPerGPU <= 0 {
+		return 0
+	}
+	most := 0
+	for _, cl := range p.c.classes {
+		if popcount(cl.typeMask(typ)) > 0 && intersects(cl.nodes, p.c.partNodes[pi]) {
+			most = max(most, int(cl.cpus))
+		}
+	}
+	perNode := int64(most / cpusPerGPU) // GPUs whose CPUs one node holds
+	if perNode == 0 || gpus <= perNode {
+		return 0
+	}
+	return int(min((gpus+perNode-1)/perNode, math.MaxInt32))
 }
 
 func intersects(a, b bitset) bool {

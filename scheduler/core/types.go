@@ -134,11 +134,14 @@ type Job struct {
 	// -p a,b): the pass starts it in whichever lets it start earliest,
 	// trying them by PriorityTier (highest first), then in the order
 	// given. Empty or one entry: Partition alone.
-	Partitions               []string
-	State                    JobState
-	Nodes, Tasks             int
-	TasksPerNode             int
-	CPUsPerTask, CPUsPerGPU  int
+	Partitions              []string
+	State                   JobState
+	Nodes, Tasks            int
+	TasksPerNode            int
+	CPUsPerTask, CPUsPerGPU int
+	// MinCPUs is --mincpus: at least this many CPUs on each node, however
+	// few the tasks need (Slurm allocates them).
+	MinCPUs                  int
 	MemPerNodeMB             int64 // --mem
 	MemPerCPUMB, MemPerGPUMB int64 // --mem-per-cpu, --mem-per-gpu
 	GRES                     gres.JobRequest
