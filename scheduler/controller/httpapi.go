@@ -49,7 +49,8 @@ func (c *Controller) httpAPI() http.Handler {
 	// slurmrestd's API (data parser v0.0.44) over the same services and authenticator.
 	slurm := rest.New(rest.Backend{Jobs: jobs, Nodes: &nodesService{c: c}, Cluster: &clusterService{c: c},
 		Reservations: &reservationsService{c: c}, Accounting: &accountingService{c: c}, Config: c.cfg,
-		Authenticate: c.authn.Authenticate, ClusterName: c.cfg.Name, Version: c.opts.Version, Now: c.now, Logger: c.log})
+		Authenticate: c.authn.Authenticate, ClusterName: c.cfg.Name, Version: c.opts.Version, Now: c.now, Logger: c.log,
+		Gate: c.restGate})
 	mux.Handle(rest.SlurmPrefix, slurm)
 	mux.Handle(rest.SlurmDBPrefix, slurm)
 	mux.Handle(rest.OpenAPIPath, slurm)

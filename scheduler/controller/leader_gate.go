@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/parityhpc/parity/scheduler/api"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
+	"github.com/parityhpc/parity/scheduler/rest"
 )
 
 // The leader's address goes back with a refusal under api's names.
@@ -68,17 +70,34 @@ func (c *Controller) leaderStream() grpc.StreamServerInterceptor {
 
 // leaderHTTP refuses HTTP calls while this controller does not serve,
 // with 503, the leader's address in LeaderHeader and the API's error body.
+// slurmrestd's paths are left to the REST handler, whose gate (restGate)
+// refuses them in Slurm's own envelope, as slurmrestd clients parse it.
 func (c *Controller) leaderHTTP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if c.serving() {
+		if c.serving() || isSlurmPath(r.URL.Path) {
 			next.ServeHTTP(w, r)
 			return
 		}
-		leader, err := c.notServing()
-		if leader != "" {
-			w.Header().Set(LeaderHeader, leader)
+		if err := c.restGate(w); err != nil {
+			writeAPIError(w, http.StatusServiceUnavailable, err)
 		}
-		w.Header().Set("Retry-After", "1")
-		writeAPIError(w, http.StatusServiceUnavailable, err)
 	})
+}
+
+func isSlurmPath(p string) bool {
+	return strings.HasPrefix(p, rest.SlurmPrefix) || strings.HasPrefix(p, rest.SlurmDBPrefix)
+}
+
+// restGate is nil while this controller serves; otherwise the refusal
+// (codes.Unavailable), with the leader's address and Retry-After set on w.
+func (c *Controller) restGate(w http.ResponseWriter) error {
+	if c.serving() {
+		return nil
+	}
+	leader, err := c.notServing()
+	if leader != "" {
+		w.Header().Set(LeaderHeader, leader)
+	}
+	w.Header().Set("Retry-After", "1")
+	return err
 }

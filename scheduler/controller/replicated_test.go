@@ -180,6 +180,8 @@ func TestAFollowerNamesTheLeader(t *testing.T) {
 		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get(LeaderHeader) != lead {
 			t.Fatalf("follower %s over HTTP: %d %s=%q", a, resp.StatusCode, LeaderHeader, resp.Header.Get(LeaderHeader))
 		}
+		checkFollowerSlurmAnswer(t, a, lead, "/slurm/v0.0.44/jobs/")
+		checkFollowerSlurmAnswer(t, a, lead, "/slurmdb/v0.0.44/ping/")
 		st, err := pb.NewControllersClient(cl.Conn()).Status(context.Background(), &pb.ControllerStatusRequest{})
 		if err != nil || st.GetRole() != "Follower" || st.GetLeader() != lead || len(st.GetVoters()) != 3 || st.GetServing() {
 			t.Fatalf("follower %s status %+v, %v", a, st, err)

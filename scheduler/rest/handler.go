@@ -54,6 +54,10 @@ type Backend struct {
 	Now          func() time.Time
 	Logger       *slog.Logger
 	MaxBody      int64
+	// Gate, when set, is asked before every operation: an error refuses
+	// it in Slurm's envelope (a follower controller answers Unavailable
+	// and puts the leader's address on w's headers).
+	Gate func(w http.ResponseWriter) error
 }
 
 // Handler serves the /slurm/v0.0.44/ and /slurmdb/v0.0.44/ paths and
@@ -142,6 +146,12 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, ops []*operat
 		}
 	}
 	c := &call{r: r, w: w, op: op}
+	if h.b.Gate != nil {
+		if err := h.b.Gate(w); err != nil {
+			h.writeError(c, skeletonOf(op), err)
+			return
+		}
+	}
 	if op == nil {
 		sort.Strings(allowed)
 		w.Header().Set("Allow", strings.Join(allowed, ", "))
@@ -166,6 +176,13 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, ops []*operat
 	if body != nil { // nil: the operation wrote its own answer (streamed)
 		h.writeBody(c, http.StatusOK, body)
 	}
+}
+
+func skeletonOf(op *operation) map[string]any {
+	if op == nil {
+		return none()
+	}
+	return op.skeleton()
 }
 
 // authenticate reads the token the way /v1/jobs does (Authorization:
