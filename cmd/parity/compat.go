@@ -57,12 +57,12 @@ func newInstallCompatCmd() *cobra.Command {
 	var hard, force bool
 	cmd := &cobra.Command{
 		Use:   "install-compat DIR",
-		Short: "Link sbatch, squeue, scancel, sinfo, scontrol, sprio, sacct, sshare and sreport to this binary",
+		Short: "Link sbatch, squeue, scancel, sinfo, scontrol, sprio, sacctmgr, sacct, sshare and sreport to this binary",
 		Long: `Create, in DIR, a link named after each Slurm command to this binary, so
 existing scripts, wrappers and habits keep working: invoked as sbatch it
 behaves as sbatch (parity submit), as squeue as parity queue, and so on.
 When parity-lite (the user verbs alone, which start several times faster)
-sits beside this binary, sbatch, squeue, sinfo, scancel, scontrol and sprio
+sits beside this binary, sbatch, squeue, sinfo, scancel, scontrol, sprio and sacctmgr
 link to it instead; sbatch links to parity-sbatch (sbatch alone, over the
 controller's HTTP endpoint, faster still) when that sits beside this binary.
 sacct, sshare and sreport always link here.

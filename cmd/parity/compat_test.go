@@ -16,7 +16,7 @@ import (
 func TestSlurmCompatVerb(t *testing.T) {
 	cases := map[string]string{"sbatch": "submit", "squeue": "queue", "sinfo": "nodes", "scancel": "cancel",
 		"scontrol": "scontrol", "sprio": "prio", "sacct": "acct", "sshare": "share", "sreport": "report",
-		"srun": "srun", "salloc": "salloc"}
+		"srun": "srun", "salloc": "salloc", "sacctmgr": "acctmgr"}
 	for name, want := range cases {
 		got, ok := slurmCompatVerb(name)
 		if !ok || got != want {

@@ -42,6 +42,7 @@ type Client struct {
 	agent   pb.AgentClient
 	resv    pb.ReservationsClient
 	acct    pb.AccountingClient
+	assoc   pb.AssocAdminClient
 }
 
 // Dial connects to the controller at addr, sending token with every call.
@@ -100,7 +101,7 @@ func WithCA(caFile string) (grpc.DialOption, error) {
 func New(conn *grpc.ClientConn) *Client {
 	return &Client{conn: conn, jobs: pb.NewJobsClient(conn), nodes: pb.NewNodesClient(conn),
 		cluster: pb.NewClusterClient(conn), agent: pb.NewAgentClient(conn), resv: pb.NewReservationsClient(conn),
-		acct: pb.NewAccountingClient(conn)}
+		acct: pb.NewAccountingClient(conn), assoc: pb.NewAssocAdminClient(conn)}
 }
 
 // Close closes the connections.

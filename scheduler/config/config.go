@@ -129,6 +129,9 @@ type Account struct {
 	Users  []User
 	// Limits are the account association's sacctmgr-style limits.
 	Limits policy.LimitSet
+	// Description and Organization are sacctmgr's labels ("" shows the
+	// name and the parent, as Slurm does).
+	Description, Organization string
 }
 
 // User is a user association under an account.
@@ -137,6 +140,9 @@ type User struct {
 	Shares float64
 	// SharesParent is fairshare=parent.
 	SharesParent bool
+	// Default marks the user's default account (sacctmgr
+	// DefaultAccount=); with none marked it is the first listing them.
+	Default bool
 }
 
 // QOS is a quality of service.

@@ -32,6 +32,18 @@ func (p *parser) limits(c *Cluster) {
 	if len(p.errs) > 0 {
 		return
 	}
+	l, err := c.BuildLimits()
+	if err != nil {
+		p.errorf("qos", "%v", err)
+		return
+	}
+	c.Limits = l
+}
+
+// BuildLimits is the limiter for c's QOS and account limits, nil when
+// none is set. The controller calls it again whenever sacctmgr changes
+// the accounts or QOS at run time.
+func (c *Cluster) BuildLimits() (*policy.Limits, error) {
 	var cfg policy.LimitsConfig
 	set := false
 	for _, q := range c.QOS {
@@ -45,13 +57,8 @@ func (p *parser) limits(c *Cluster) {
 		}
 	}
 	if !set {
-		return
+		return nil, nil
 	}
 	cfg.Tree = c.Associations()
-	l, err := policy.NewLimits(cfg)
-	if err != nil {
-		p.errorf("qos", "%v", err)
-		return
-	}
-	c.Limits = l
+	return policy.NewLimits(cfg)
 }

@@ -77,12 +77,17 @@ type rawAccount struct {
 	Users    []rawUser    `yaml:"users"`
 	Accounts []rawAccount `yaml:"accounts"`
 	Limits   string       `yaml:"limits"`
+	// Description and Organization are sacctmgr's (shown, not used).
+	Description  string `yaml:"description"`
+	Organization string `yaml:"organization"`
 }
 
 // rawUser is a user name, or a mapping with name and shares.
 type rawUser struct {
 	Name   string `yaml:"name"`
 	Shares string `yaml:"shares"`
+	// Default makes this account the user's default.
+	Default bool `yaml:"default"`
 }
 
 func (u *rawUser) UnmarshalYAML(n *yaml.Node) error {

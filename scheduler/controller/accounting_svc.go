@@ -64,7 +64,8 @@ func (s *accountingService) jobs(ctx context.Context, req *pb.AccountingJobsRequ
 func (s *accountingService) Shares(ctx context.Context, _ *pb.SharesRequest) (*pb.SharesResponse, error) {
 	c := s.c
 	id := caller(ctx)
-	tree, err := policy.NewAccountTree(c.assocs)
+	assocTree := c.partitions.view().assocs
+	tree, err := policy.NewAccountTree(assocTree)
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "account tree: %v", err)
 	}
@@ -83,6 +84,6 @@ func (s *accountingService) Shares(ctx context.Context, _ *pb.SharesRequest) (*p
 		}
 		rows = mine
 	}
-	assocs, prows := api.SharesToProto(c.assocs, rows)
+	assocs, prows := api.SharesToProto(assocTree, rows)
 	return &pb.SharesResponse{Algorithm: algo, Associations: assocs, Rows: prows, Time: api.Timestamp(now)}, nil
 }

@@ -283,7 +283,7 @@ func (s *jobsService) Explain(ctx context.Context, req *pb.ExplainRequest) (*pb.
 	c.mu.Unlock()
 	out := &pb.ExplainResponse{Job: rec, Reason: rec.GetReason(), Detail: rec.GetReasonDetail()}
 	if pending {
-		ex, err := core.Explain(snap, c.coreCfg, now, core.JobID(req.GetJobId()))
+		ex, err := core.Explain(snap, c.schedConfig(), now, core.JobID(req.GetJobId()))
 		if err != nil {
 			return nil, status.Errorf(codes.Internal, "explain job %d: %v", req.GetJobId(), err)
 		}

@@ -21,7 +21,7 @@ import (
 // several is checked in each, refused only when every one refuses it,
 // and otherwise keeps those that accept it (the notes say which went).
 func (c *Controller) checkSubmitLimitsLocked(j *job) ([]string, error) {
-	l := c.cfg.Limits
+	l := c.pcfg().Limits
 	if l == nil {
 		return nil, nil
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/parityhpc/parity/scheduler/config"
 	"github.com/parityhpc/parity/scheduler/core"
+	"github.com/parityhpc/parity/scheduler/policy"
 )
 
 // Partitions are cluster state: cluster.yaml seeds them on the first
@@ -38,25 +39,48 @@ type partTable struct {
 }
 
 // partView is one table: the cluster configuration with these
-// partitions (so code written against config.Cluster reads them through
-// it) and their form for the scheduling core.
+// partitions, accounts and QOS (so code written against config.Cluster
+// reads them through it) and their forms for the scheduling core.
 type partView struct {
 	cfg  *config.Cluster
 	core []core.Partition
+	// assocs, qos and limits are the accounting state's (accttable.go).
+	assocs []policy.Association
+	qos    []core.QOS
+	limits []core.Limiter
 }
 
 func newPartTable(cfg *config.Cluster) *partTable {
 	t := &partTable{}
-	t.set(cfg, cfg.Partitions)
+	t.cur.Store(&partView{cfg: cfg, core: cfg.CorePartitions(), assocs: cfg.Associations(), qos: cfg.CoreQOS(),
+		limits: cfg.CoreConfig().Limits})
 	return t
 }
 
-// set puts list in force over base (the configuration as loaded).
+// set puts list in force over base (the configuration as loaded),
+// keeping the accounting state in force.
 func (t *partTable) set(base *config.Cluster, list []config.Partition) {
+	cur := t.cur.Load()
 	v := *base
+	v.Accounts, v.QOS, v.Limits = cur.cfg.Accounts, cur.cfg.QOS, cur.cfg.Limits
 	v.Partitions = slices.Clone(list)
-	t.cur.Store(&partView{cfg: &v, core: v.CorePartitions()})
+	t.cur.Store(&partView{cfg: &v, core: v.CorePartitions(), assocs: cur.assocs, qos: cur.qos, limits: cur.limits})
 }
+
+// setAccounting puts accounts and QOS (and the limiter built from them)
+// in force, keeping the partitions.
+func (t *partTable) setAccounting(accounts []config.Account, qos []config.QOS, limits *policy.Limits) {
+	cur := t.cur.Load()
+	v := *cur.cfg
+	v.Accounts, v.QOS, v.Limits = accounts, qos, limits
+	var lim []core.Limiter
+	if limits != nil {
+		lim = []core.Limiter{core.PolicyLimiter(limits)}
+	}
+	t.cur.Store(&partView{cfg: &v, core: cur.core, assocs: v.Associations(), qos: v.CoreQOS(), limits: lim})
+}
+
+func (t *partTable) view() *partView { return t.cur.Load() }
 
 func (t *partTable) get() (*config.Cluster, []core.Partition) {
 	v := t.cur.Load()

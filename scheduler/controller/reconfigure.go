@@ -126,7 +126,10 @@ func partitionSame(a, b *config.Partition) bool {
 }
 
 // restartSections names the file's sections, other than the partitions,
-// that differ from what the controller runs with.
+// that differ from what the controller runs with. Accounts and QOS (and
+// the limits built from them) are not among them: like partitions they
+// are run-time state, which only sacctmgr changes after the first start,
+// as Slurm's reconfigure leaves slurmdbd's associations alone.
 func restartSections(run, file *config.Cluster) []string {
 	var out []string
 	sections := []struct {
@@ -135,11 +138,11 @@ func restartSections(run, file *config.Cluster) []string {
 	}{
 		{"cluster", run.Name, file.Name}, {"controller", run.Controller, file.Controller}, {"auth", run.Auth, file.Auth},
 		{"admins", run.Admins, file.Admins}, {"operators", run.Operators, file.Operators}, {"nodes", run.NodeSets, file.NodeSets},
-		{"accounts", run.Accounts, file.Accounts}, {"qos", run.QOS, file.QOS}, {"priority", run.Priority, file.Priority},
+		{"priority", run.Priority, file.Priority},
 		{"scheduler", run.Scheduler, file.Scheduler}, {"health", run.Health, file.Health}, {"reclamation", run.Reclamation, file.Reclamation},
 		{"nodeDownTimeout", run.NodeDownTimeout, file.NodeDownTimeout}, {"heartbeatInterval", run.HeartbeatInterval, file.HeartbeatInterval},
 		{"eventRetention", run.EventRetention, file.EventRetention}, {"minJobAge", run.MinJobAge, file.MinJobAge},
-		{"requeueOnNodeFail", run.RequeueOnNodeFail, file.RequeueOnNodeFail}, {"limits", run.Limits, file.Limits},
+		{"requeueOnNodeFail", run.RequeueOnNodeFail, file.RequeueOnNodeFail},
 		{"jobLimits", run.JobLimits, file.JobLimits},
 	}
 	for _, s := range sections {

@@ -98,7 +98,7 @@ func (c *Controller) applyResvField(in *resvInput, field string, spec *pb.Reserv
 		in.users = spec.GetUsers()
 	case "accounts":
 		for _, a := range spec.GetAccounts() {
-			if !slices.ContainsFunc(c.cfg.Accounts, func(x config.Account) bool { return x.Name == a }) {
+			if !slices.ContainsFunc(c.pcfg().Accounts, func(x config.Account) bool { return x.Name == a }) {
 				return status.Errorf(codes.InvalidArgument, "Accounts=%s: unknown account %q", strings.Join(spec.GetAccounts(), ","), a)
 			}
 		}

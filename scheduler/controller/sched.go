@@ -72,7 +72,7 @@ func (c *Controller) schedulePass(ctx context.Context) error {
 	snap := c.snapshotLocked(now)
 	c.mu.Unlock()
 	t0 := time.Now()
-	plan := core.Schedule(snap, c.coreCfg, now)
+	plan := core.Schedule(snap, c.schedConfig(), now)
 	dur := time.Since(t0)
 	c.metrics.pass(dur, len(plan.Starts))
 	appeared, cleared := c.passWarnings.update(plan.Warnings)
@@ -246,7 +246,7 @@ func (c *Controller) alternatives(snap core.Snapshot, now time.Time, plan core.P
 		if i >= maxExplained {
 			break
 		}
-		ex, err := core.Explain(snap, c.coreCfg, now, s.Job)
+		ex, err := core.Explain(snap, c.schedConfig(), now, s.Job)
 		if err != nil {
 			continue
 		}

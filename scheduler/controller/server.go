@@ -22,7 +22,6 @@ import (
 	"github.com/parityhpc/parity/scheduler/auth"
 	"github.com/parityhpc/parity/scheduler/config"
 	"github.com/parityhpc/parity/scheduler/core"
-	"github.com/parityhpc/parity/scheduler/policy"
 	"github.com/parityhpc/parity/scheduler/replica"
 	cstate "github.com/parityhpc/parity/scheduler/state"
 	ledger "github.com/parityhpc/parity/scheduler/store"
@@ -80,10 +79,9 @@ type Options struct {
 type Controller struct {
 	cfg     *config.Cluster
 	coreCfg core.Config
-	// Snapshot parts that depend only on the configuration.
-	assocs     []policy.Association
-	qos        []core.QOS
-	partitions *partTable // in force: cluster state, parttable.go
+	// partitions holds the partitions, accounts and QOS in force:
+	// cluster state (parttable.go, accttable.go).
+	partitions *partTable
 	opts       Options
 	log        *slog.Logger
 	now        func() time.Time
@@ -136,8 +134,8 @@ func New(opts Options) (*Controller, error) {
 		return nil, fmt.Errorf("controller: %w", err)
 	}
 	c := &Controller{cfg: cfg, coreCfg: coreCfg, opts: opts, log: opts.Logger, now: opts.Now,
-		assocs: cfg.Associations(), qos: cfg.CoreQOS(), partitions: newPartTable(cfg),
-		ops: make(chan *op, maxBatch), kick: make(chan struct{}, 1), stopping: make(chan struct{}), writerDone: make(chan struct{})}
+		partitions: newPartTable(cfg),
+		ops:        make(chan *op, maxBatch), kick: make(chan struct{}, 1), stopping: make(chan struct{}), writerDone: make(chan struct{})}
 	if c.log == nil {
 		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -248,6 +246,9 @@ func (c *Controller) reloadLocked() error {
 	if err := c.store.load(st, func(name string) *node { return st.nodes[name] }); err != nil {
 		return fmt.Errorf("%w: load: %w", ErrStore, err)
 	}
+	if err := c.loadAccountingLocked(); err != nil {
+		return err
+	}
 	if err := c.loadPartitionsLocked(); err != nil {
 		return err
 	}
@@ -302,6 +303,7 @@ func (c *Controller) Start(ctx context.Context) error {
 	pb.RegisterAccountingServer(c.grpc, &accountingService{c: c})
 	pb.RegisterStepsServer(c.grpc, &stepsService{c: c})
 	pb.RegisterControllersServer(c.grpc, &controllersService{c: c})
+	pb.RegisterAssocAdminServer(c.grpc, &assocAdminService{c: c})
 	ctx, c.cancel = context.WithCancel(ctx)
 	if len(c.cfg.Controller.Peers) > 1 {
 		if err := c.startReplica(ctx, tlsCfg); err != nil {

@@ -15,7 +15,8 @@ func (c *Controller) snapshotLocked(now time.Time) core.Snapshot {
 	st := c.st
 	// Configuration-derived parts are built once (New) and shared: the core
 	// never modifies a snapshot.
-	snap := core.Snapshot{Associations: c.assocs, Usage: maps.Clone(st.usage), QOS: c.qos}
+	view := c.partitions.view()
+	snap := core.Snapshot{Associations: view.assocs, Usage: maps.Clone(st.usage), QOS: view.qos}
 	usable := make(map[string]bool, len(st.nodes))
 	snap.Nodes = make([]core.Node, 0, len(st.nodes))
 	for _, name := range st.names {

@@ -67,7 +67,7 @@ func openStore(dir string) (*store, error) {
 		return nil, fmt.Errorf("%w: open %s: %w", ErrStore, path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketMeta, bucketJobs, bucketScripts, bucketNodes, bucketEvents, bucketEventsByJob, bucketReservations, bucketPartitions} {
+		for _, b := range [][]byte{bucketMeta, bucketJobs, bucketScripts, bucketNodes, bucketEvents, bucketEventsByJob, bucketReservations, bucketPartitions, bucketAccounting} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}

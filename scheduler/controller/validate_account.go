@@ -24,11 +24,12 @@ func noQOSDefined(cfg *config.Cluster) bool {
 }
 
 func (c *Controller) resolveAccount(user string, s *pb.JobSpec) error {
-	if len(c.cfg.Accounts) == 0 {
+	cfg := c.pcfg()
+	if len(cfg.Accounts) == 0 {
 		// No associations: Slurm without accounting keeps an account only
 		// where one was asked for, so the spec stays as submitted (a
 		// defaulted one is shown as (null)); coreJob charges the default.
-		if s.GetAccount() == "" && withAccounting(c.cfg) {
+		if s.GetAccount() == "" && withAccounting(cfg) {
 			s.Account = config.DefaultAccount
 		}
 		return nil
@@ -36,29 +37,38 @@ func (c *Controller) resolveAccount(user string, s *pb.JobSpec) error {
 	// The user's account list is built only for an error: this runs on
 	// every submission.
 	if s.GetAccount() == "" {
-		first, ok := firstUserAccount(c.cfg, user)
+		first, ok := firstUserAccount(cfg, user)
 		if !ok {
 			return status.Errorf(codes.InvalidArgument, "--account: invalid account or account/partition combination specified: user %s belongs to no account", user)
 		}
 		s.Account = first
 		return nil
 	}
-	if !userInAccount(c.cfg, user, s.GetAccount()) {
-		return invalid("--account", s.GetAccount(), "invalid account or account/partition combination specified (user %s may use: %s)", user, strings.Join(c.cfg.UserAccounts(user), ", "))
+	if !userInAccount(cfg, user, s.GetAccount()) {
+		return invalid("--account", s.GetAccount(), "invalid account or account/partition combination specified (user %s may use: %s)", user, strings.Join(cfg.UserAccounts(user), ", "))
 	}
 	return nil
 }
 
-// firstUserAccount is UserAccounts(user)[0] without building the list.
+// firstUserAccount is the user's default account: the one marked
+// Default (sacctmgr DefaultAccount=), else UserAccounts(user)[0], without
+// building the list.
 func firstUserAccount(cfg *config.Cluster, user string) (string, bool) {
+	first := ""
 	for _, a := range cfg.Accounts {
 		for _, u := range a.Users {
-			if u.Name == user {
+			if u.Name != user {
+				continue
+			}
+			if u.Default {
 				return a.Name, true
+			}
+			if first == "" {
+				first = a.Name
 			}
 		}
 	}
-	return "", false
+	return first, first != ""
 }
 
 // userInAccount reports whether account is among UserAccounts(user).

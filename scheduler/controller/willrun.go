@@ -24,7 +24,7 @@ func (c *Controller) willRun(p *prepared) *pb.SubmitResponse {
 	// when it could start.
 	cj.ID, cj.Hold = id, core.HoldNone
 	snap.Jobs = append(snap.Jobs, cj)
-	plan := core.Schedule(snap, c.coreCfg, now)
+	plan := core.Schedule(snap, c.schedConfig(), now)
 	resp := &pb.SubmitResponse{JobId: uint64(id), Partition: p.job.partitionText(), Warnings: p.notes}
 	d, ok := plan.Decision(id)
 	startAt := now // when a start decision starts: now, or the --begin time

@@ -28,6 +28,8 @@ func SlurmVerb(name string) (string, bool) {
 		return "cancel", true
 	case "scontrol":
 		return "scontrol", true
+	case "sacctmgr":
+		return "acctmgr", true
 	case "sprio":
 		return "prio", true
 	case "srun":
@@ -40,7 +42,7 @@ func SlurmVerb(name string) (string, bool) {
 
 // SlurmNames lists the Slurm names SlurmVerb serves, sorted.
 func SlurmNames() []string {
-	return []string{"salloc", "sbatch", "scancel", "scontrol", "sinfo", "sprio", "squeue", "srun"}
+	return []string{"sacctmgr", "salloc", "sbatch", "scancel", "scontrol", "sinfo", "sprio", "squeue", "srun"}
 }
 
 // CompatArgs turns argv into the arguments of the root command: under a

@@ -54,7 +54,7 @@ func testEnv(dir string, vars map[string]string, stdin string) userEnv {
 
 func TestSlurmVerb(t *testing.T) {
 	cases := map[string]string{"sbatch": "submit", "squeue": "queue", "sinfo": "nodes", "scancel": "cancel",
-		"scontrol": "scontrol", "sprio": "prio", "srun": "srun", "salloc": "salloc"}
+		"scontrol": "scontrol", "sprio": "prio", "srun": "srun", "salloc": "salloc", "sacctmgr": "acctmgr"}
 	for name, want := range cases {
 		got, ok := SlurmVerb(name)
 		if !ok || got != want {

@@ -21,7 +21,7 @@ func commandsWith(env userEnv) []*cobra.Command {
 		newCancelCmdWith(env), newUpdateCmdWith(env), newHoldCmdWith(env), newReleaseCmdWith(env),
 		newRequeueCmdWith(env), newExplainCmdWith(env), newPrioCmdWith(env), newEventsCmdWith(env),
 		newScontrolCmdWith(env), newReservationCmdWith(env), newSuspendCmdWith(env), newResumeCmdWith(env),
-		newSrunCmdWith(env), newSallocCmdWith(env),
+		newSrunCmdWith(env), newSallocCmdWith(env), newAcctmgrCmdWith(env),
 	}
 }
 
@@ -32,6 +32,9 @@ type exitError struct {
 	// slurmText, when set, is the whole line a Slurm-named command prints
 	// instead (Slurm prints some errors bare: "slurm_load_jobs error: ...").
 	slurmText string
+	// printed: the command already said why (sacctmgr prints its
+	// refusals itself), so Execute adds nothing.
+	printed bool
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
@@ -62,9 +65,11 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, stderr io.
 	}
 	v := voiceOf(cmd)
 	var ee *exitError
-	if v.Slurm != "" && errors.As(err, &ee) && ee.slurmText != "" {
+	switch {
+	case errors.As(err, &ee) && ee.printed:
+	case v.Slurm != "" && errors.As(err, &ee) && ee.slurmText != "":
 		fmt.Fprintln(stderr, ee.slurmText)
-	} else {
+	default:
 		fmt.Fprintln(stderr, v.Error(cmd.Name(), err))
 	}
 	var ec ExitCoder

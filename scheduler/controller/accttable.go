@@ -1,0 +1,98 @@
+package controller
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/parityhpc/parity/scheduler/config"
+	"github.com/parityhpc/parity/scheduler/core"
+)
+
+// Accounts (with their user associations) and QOS are cluster state as
+// partitions are: cluster.yaml seeds them on the first start, after which
+// the store's table is authoritative and sacctmgr changes it
+// (acctadmin.go). The whole table is one record: an admin change is rare
+// and a batch (sacctmgr add user with 10,000 names) is one write.
+var (
+	bucketAccounting = []byte("accounting")
+	keyAcctTable     = []byte("table") // acctRecord (JSON)
+)
+
+// acctRecord is the accounting table's durable form.
+type acctRecord struct {
+	Accounts []config.Account `json:"accounts"`
+	QOS      []config.QOS     `json:"qos"`
+}
+
+// schedConfig is the core's configuration with the limits in force.
+func (c *Controller) schedConfig() core.Config {
+	cfg := c.coreCfg
+	cfg.Limits = c.partitions.view().limits
+	return cfg
+}
+
+// loadAccountingLocked reads the accounting table, seeding it from
+// cluster.yaml when the store has none yet (c.mu held).
+func (c *Controller) loadAccountingLocked() error {
+	var rec *acctRecord
+	var stored []byte
+	err := c.store.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketAccounting).Get(keyAcctTable)
+		if v == nil {
+			return nil
+		}
+		stored = bytes.Clone(v)
+		rec = &acctRecord{}
+		return json.Unmarshal(v, rec)
+	})
+	if err != nil {
+		return fmt.Errorf("%w: load accounting: %w", ErrStore, err)
+	}
+	if rec == nil {
+		return c.seedAccounting()
+	}
+	if err := c.setAccounting(rec); err != nil {
+		return fmt.Errorf("%w: stored accounting: %w", ErrStore, err)
+	}
+	if file, _ := acctWrite(&acctRecord{Accounts: c.cfg.Accounts, QOS: c.cfg.QOS}); !bytes.Equal(file.val, stored) {
+		c.log.Warn("cluster.yaml's accounts or QOS differ from the stored ones, which stay in force; change them with sacctmgr",
+			"stored_accounts", len(rec.Accounts), "file_accounts", len(c.cfg.Accounts))
+	}
+	return nil
+}
+
+// seedAccounting writes cluster.yaml's accounts and QOS as the first table.
+func (c *Controller) seedAccounting() error {
+	w, err := acctWrite(&acctRecord{Accounts: c.cfg.Accounts, QOS: c.cfg.QOS})
+	if err != nil {
+		return err
+	}
+	err = c.store.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(w.bucket).Put(w.key, w.val) })
+	if err != nil {
+		return fmt.Errorf("%w: seed accounting: %w", ErrStore, err)
+	}
+	return nil
+}
+
+// setAccounting puts rec in force (its limiter built first: a table the
+// limiter refuses changes nothing).
+func (c *Controller) setAccounting(rec *acctRecord) error {
+	probe := config.Cluster{Accounts: rec.Accounts, QOS: rec.QOS}
+	limits, err := probe.BuildLimits()
+	if err != nil {
+		return err
+	}
+	c.partitions.setAccounting(rec.Accounts, rec.QOS, limits)
+	return nil
+}
+
+func acctWrite(rec *acctRecord) (write, error) {
+	v, err := json.Marshal(rec)
+	if err != nil {
+		return write{}, fmt.Errorf("encode accounting: %w", err)
+	}
+	return write{bucket: bucketAccounting, key: keyAcctTable, val: v}, nil
+}
