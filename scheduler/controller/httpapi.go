@@ -49,6 +49,7 @@ func (c *Controller) httpAPI() http.Handler {
 	// slurmrestd's API (data parser v0.0.44) over the same services and authenticator.
 	slurm := rest.New(rest.Backend{Jobs: jobs, Nodes: &nodesService{c: c}, Cluster: &clusterService{c: c},
 		Reservations: &reservationsService{c: c}, Accounting: &accountingService{c: c}, Config: c.cfg,
+		AssocAdmin: &assocAdminService{c: c}, State: c.pcfg,
 		Authenticate: c.authn.Authenticate, ClusterName: c.cfg.Name, Version: c.opts.Version, Now: c.now, Logger: c.log,
 		Gate: c.restGate})
 	mux.Handle(rest.SlurmPrefix, slurm)

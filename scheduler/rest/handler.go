@@ -41,6 +41,12 @@ type Backend struct {
 	// slurmdb paths.
 	Reservations pb.ReservationsServer
 	Accounting   pb.AccountingServer
+	// AssocAdmin changes accounts, users and QOS (the slurmdb writes);
+	// State, when set, is the configuration with the accounts, QOS and
+	// partitions in force, which the slurmdb reads answer from instead
+	// of Config.
+	AssocAdmin pb.AssocAdminServer
+	State      func() *config.Cluster
 	// Config is the cluster file: slurmdbd's accounts, users, QOS,
 	// cluster and TRES records are read from it (nil: those paths answer
 	// that there is none).

@@ -77,6 +77,9 @@ const rpcVersion = 11008
 var baseTRES = []string{"cpu", "mem", "energy", "node", "billing", "fs/disk", "vmem", "pages"}
 
 func (h *Handler) config() (*config.Cluster, error) {
+	if h.b.State != nil {
+		return h.b.State(), nil
+	}
 	if h.b.Config == nil {
 		return nil, status.Error(codes.FailedPrecondition, "this controller was started without a cluster configuration to answer slurmdbd's records from")
 	}

@@ -100,11 +100,17 @@ func (h *Handler) accounts(cfg *config.Cluster, name string) []*account {
 		if name != "" && a.Name != name {
 			continue
 		}
-		org := a.Name
+		org, descr := a.Name, a.Name
 		if a.Parent != "" {
 			org = a.Parent
 		}
-		acc := &account{Name: a.Name, Description: a.Name, Organization: org, Associations: []assocShort{}, Coordinators: []struct{}{}, Flags: []string{}}
+		if a.Organization != "" {
+			org = a.Organization
+		}
+		if a.Description != "" {
+			descr = a.Description
+		}
+		acc := &account{Name: a.Name, Description: descr, Organization: org, Associations: []assocShort{}, Coordinators: []struct{}{}, Flags: []string{}}
 		for _, u := range a.Users {
 			acc.Associations = append(acc.Associations, assocShort{Account: a.Name, Cluster: h.b.ClusterName, User: u.Name})
 		}
@@ -157,11 +163,27 @@ func (h *Handler) assocs(c *call, cfg *config.Cluster, f assocFilter) []*assoc {
 		}
 		add(&assoc{Account: a.Name, Parent: parent, SharesRaw: shares(a.Shares, false)})
 		for _, u := range a.Users {
-			def := cfg.UserAccounts(u.Name)
-			add(&assoc{Account: a.Name, User: u.Name, SharesRaw: shares(u.Shares, u.SharesParent), IsDefault: len(def) > 0 && def[0] == a.Name})
+			add(&assoc{Account: a.Name, User: u.Name, SharesRaw: shares(u.Shares, u.SharesParent), IsDefault: defaultAccount(cfg, u.Name) == a.Name})
 		}
 	}
 	return out
+}
+
+// defaultAccount is the user's default: the association marked so
+// (sacctmgr DefaultAccount=), else the first account listing them.
+func defaultAccount(cfg *config.Cluster, user string) string {
+	first := ""
+	for _, a := range cfg.Accounts {
+		for _, u := range a.Users {
+			if u.Name == user && u.Default {
+				return a.Name
+			}
+			if u.Name == user && first == "" {
+				first = a.Name
+			}
+		}
+	}
+	return first
 }
 
 // shares is the raw shares slurmdbd keeps: 1 by default, parent's marker.
@@ -213,10 +235,8 @@ func (h *Handler) users(c *call, cfg *config.Cluster, name string) []*dbUser {
 		case cfg.IsOperator(n):
 			u.AdminLevel = []string{"Operator"}
 		}
-		for i, acct := range cfg.UserAccounts(n) {
-			if i == 0 {
-				u.Default.Account = acct
-			}
+		u.Default.Account = defaultAccount(cfg, n)
+		for _, acct := range cfg.UserAccounts(n) {
 			u.Associations = append(u.Associations, assocShort{Account: acct, Cluster: h.b.ClusterName, User: n})
 		}
 		out = append(out, u)
