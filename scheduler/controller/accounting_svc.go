@@ -71,7 +71,7 @@ func (s *accountingService) Shares(ctx context.Context, _ *pb.SharesRequest) (*p
 	}
 	algo := c.cfg.Priority.FairShareAlgo
 	c.mu.Lock()
-	usage := maps.Clone(c.st.usage)
+	usage := maps.Clone(c.st.m.Usage().Values())
 	now := c.now()
 	c.mu.Unlock()
 	rows := policy.FairShares(tree, usage, algo)

@@ -94,7 +94,7 @@ func TestAccountingServiceShares(t *testing.T) {
 	h := startController(t, billingCluster)
 	ctx := context.Background()
 	h.c.mu.Lock()
-	h.c.st.usage = map[string]float64{"physics/alice": 300, "physics/bob": 100}
+	h.c.st.m.RestoreUsage(h.clock.Now(), map[string]float64{"physics/alice": 300, "physics/bob": 100})
 	h.c.mu.Unlock()
 	tests := []struct {
 		name  string

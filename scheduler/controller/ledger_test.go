@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"path/filepath"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
 	"github.com/parityhpc/parity/scheduler/config"
+	cstate "github.com/parityhpc/parity/scheduler/state"
 	ledger "github.com/parityhpc/parity/scheduler/store"
 )
 
@@ -327,11 +329,20 @@ func TestFairShareChargesTheLedgersBilling(t *testing.T) {
 	c := h.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.st.usage, c.st.lastCharge = map[string]float64{}, h.clock.Now()
+	if got := c.st.m.Usage().Rate("physics", "alice"); got != 22 {
+		t.Fatalf("physics/alice is charged %v a second, want the billing, 22", got)
+	}
 	h.clock.Advance(100 * time.Second)
-	c.chargeUsageLocked(h.clock.Now())
-	if got, want := c.st.usage["physics/alice"], 22.0*100; got != want {
-		t.Errorf("usage of physics/alice after 100 s = %v, want %v (billing 22 × 100 s); all: %v", got, want, c.st.usage)
+	c.accrueUsageLocked(h.clock.Now())
+	// 22 a second for 100 s, what is earned decaying with the half-life
+	// as it goes (a little under 2,200).
+	_, gain := cstate.Accrual(100, math.Ln2/c.cfg.Priority.HalfLife.Seconds())
+	want := 22 * gain
+	if c.cfg.Priority.HalfLife <= 0 {
+		want = 22 * 100
+	}
+	if got := c.st.m.Usage().Values()["physics/alice"]; math.Abs(got-want) > 1e-9*want {
+		t.Errorf("usage of physics/alice after 100 s = %v, want %v (billing 22 × 100 s, decayed); all: %v", got, want, c.st.m.Usage().Values())
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/parityhpc/parity/gres"
 	"github.com/parityhpc/parity/scheduler/accounting"
 	"github.com/parityhpc/parity/scheduler/config"
+	"github.com/parityhpc/parity/scheduler/core"
 )
 
 // gresGPU is the GRES name every accelerator is requested and accounted
@@ -87,32 +88,47 @@ func reqTRES(j *job) accounting.TRES {
 // vendor.
 // c.mu held (it reads node inventories for the devices' types).
 func (c *Controller) allocTRESLocked(j *job) accounting.TRES {
-	if len(j.Core.Alloc) == 0 {
+	return c.allocTRESOn(c.st.nodes, j, j.Core.Alloc, j.Core.Partition)
+}
+
+// allocTRESOn is allocTRESLocked for an allocation of j in partition,
+// reading the inventories of nodes: the allocation a start is about to
+// give, or a job of a state being loaded.
+func (c *Controller) allocTRESOn(nodes map[string]*node, j *job, alloc []core.NodeAlloc, partition string) accounting.TRES {
+	if len(alloc) == 0 {
 		return nil
 	}
-	t := accounting.TRES{accounting.TRESNode: float64(len(j.Core.Alloc))}
-	for _, a := range j.Core.Alloc {
+	t := accounting.TRES{accounting.TRESNode: float64(len(alloc))}
+	for _, a := range alloc {
 		t[accounting.TRESCPU] += float64(a.CPUs.Count())
 		if a.MemoryMB > 0 {
 			t[accounting.TRESMem] += float64(a.MemoryMB)
 		}
+		n := nodes[a.Node]
 		for _, uuid := range a.Devices {
-			t[accounting.TRESGPU] += c.deviceShareLocked(a.Node, uuid)
-			if typ := c.deviceTypeLocked(a.Node, uuid, j); typ != "" {
+			t[accounting.TRESGPU] += deviceShare(n, uuid)
+			if typ := deviceType(n, uuid, j); typ != "" {
 				t[accounting.TRESGPU+":"+typ]++
 			}
 		}
 	}
-	return c.billing.WithBilling(j.Core.Partition, t)
+	return c.billing.WithBilling(partition, t)
 }
 
-// deviceShareLocked is the fraction of a GPU one allocated device counts
+// billingRate is what a run of j on alloc in partition is charged a
+// second of fair-share usage: its billing, the number the ledger
+// records, so fair share and the ledger agree.
+func (c *Controller) billingRate(nodes map[string]*node, j *job, alloc []core.NodeAlloc, partition string) float64 {
+	return c.allocTRESOn(nodes, j, alloc, partition)[accounting.TRESBilling]
+}
+
+// deviceShare is the fraction of a GPU one allocated device counts
 // as in gres/gpu: its share from the node's inventory, else 1 (a node not
 // registered since a restart, whose devices are not known). The agent's
 // discovery validates shares (gres.Inventory.Validate), so one that does
 // not read came from elsewhere and counts as Slurm would count it: one.
-func (c *Controller) deviceShareLocked(nodeName, uuid string) float64 {
-	if n := c.st.nodes[nodeName]; n != nil && n.Inventory != nil {
+func deviceShare(n *node, uuid string) float64 {
+	if n != nil && n.Inventory != nil {
 		if d, ok := n.Inventory.Device(uuid); ok {
 			if share, err := d.Share(); err == nil {
 				return share
@@ -122,11 +138,11 @@ func (c *Controller) deviceShareLocked(nodeName, uuid string) float64 {
 	return 1
 }
 
-// deviceTypeLocked is the GRES type of one allocated device: from the
+// deviceType is the GRES type of one allocated device: from the
 // node's inventory, else (a node not registered since a restart) the type
 // the node set is configured with, else the single type the job asked for.
-func (c *Controller) deviceTypeLocked(nodeName, uuid string, j *job) string {
-	if n := c.st.nodes[nodeName]; n != nil {
+func deviceType(n *node, uuid string, j *job) string {
+	if n != nil {
 		if n.Inventory != nil {
 			for i := range n.Inventory.Devices {
 				if d := &n.Inventory.Devices[i]; d.UUID == uuid {

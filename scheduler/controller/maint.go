@@ -9,9 +9,7 @@ import (
 	"time"
 
 	"github.com/parityhpc/parity/healthcheck"
-	"github.com/parityhpc/parity/scheduler/accounting"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
-	"github.com/parityhpc/parity/scheduler/policy"
 	cstate "github.com/parityhpc/parity/scheduler/state"
 )
 
@@ -40,7 +38,7 @@ func (c *Controller) maintain(ctx context.Context) error {
 		}
 		ws = append(ws, c.purgeLocked(now)...)
 		ws = append(ws, c.purgeReservationsLocked(now)...)
-		c.chargeUsageLocked(now)
+		c.accrueUsageLocked(now)
 		if uw, err := c.usageWriteLocked(); err != nil {
 			// Keep maintaining; the usage stays in memory until it encodes.
 			c.log.Error("fair-share usage not stored", "err", err)
@@ -119,46 +117,27 @@ func (c *Controller) purgeLocked(now time.Time) []write {
 	return ws
 }
 
-// chargeUsageLocked adds running jobs' billing seconds since the last
-// charge to their user associations (policy sums them up the tree),
-// decaying old usage by the half-life. Billing is the partition's
-// TRESBillingWeights applied to the allocation, the number the ledger
-// records, so fair-share and the ledger agree. The usage is stored with
-// each maintenance pass (usageWriteLocked), so a restart resumes from the
-// last pass: decay and running jobs' charges then cover the time the
-// controller was down.
-func (c *Controller) chargeUsageLocked(now time.Time) {
-	st := c.st
-	if st.lastCharge.IsZero() {
-		st.lastCharge = now
-		return
-	}
-	dt := now.Sub(st.lastCharge)
-	if dt <= 0 {
-		return
-	}
-	st.lastCharge = now
-	f := policy.DecayFactor(dt, c.cfg.Priority.HalfLife)
-	for k, v := range st.usage {
-		st.usage[k] = v * f
-	}
-	for _, j := range st.m.Active() {
-		if j.State != StateRunning {
-			continue
-		}
-		charge := c.allocTRESLocked(j)[accounting.TRESBilling] * dt.Seconds()
-		st.usage[j.Core.Account+"/"+j.Core.User] += charge
+// accrueUsageLocked brings the fair-share ledger (the state machine's) up
+// to now: each running job is charged its billing a second, the number
+// the ledger records, to its user association (policy sums them up the
+// tree), and old usage decays by the half-life, integrated exactly. The
+// usage is stored with each maintenance pass (usageWriteLocked), so a
+// restart resumes from the last pass: decay and running jobs' charges
+// then cover the time the controller was down.
+func (c *Controller) accrueUsageLocked(now time.Time) {
+	if _, err := c.st.m.Apply(cstate.Accrue{}, now); err != nil {
+		c.log.Error("fair-share usage not accrued", "err", err)
 	}
 }
 
 // usageWriteLocked is the write that stores the usage as last charged
 // (none before the first charge).
 func (c *Controller) usageWriteLocked() ([]write, error) {
-	st := c.st
-	if st.lastCharge.IsZero() {
+	u := c.st.m.Usage()
+	if u.Charged().IsZero() {
 		return nil, nil
 	}
-	val, err := json.Marshal(usageRecord{Charged: st.lastCharge, Usage: st.usage})
+	val, err := json.Marshal(usageRecord{Charged: u.Charged(), Usage: u.Values()})
 	if err != nil {
 		return nil, fmt.Errorf("controller: encode fair-share usage: %w", err)
 	}

@@ -113,7 +113,8 @@ func (c *Controller) schedulePass(ctx context.Context) error {
 			}
 			d, _ := plan.Decision(s.Job)
 			expedited := j.Core.Expedite // the start clears it
-			effects, err := st.m.Apply(cstate.Start{Job: s.Job, Partition: s.Partition, TimeLimit: c.startLimit(j, s.Partition), Alloc: s.Nodes}, started)
+			effects, err := st.m.Apply(cstate.Start{Job: s.Job, Partition: s.Partition, TimeLimit: c.startLimit(j, s.Partition), Alloc: s.Nodes,
+				Charge: c.billingRate(st.nodes, j, s.Nodes, s.Partition)}, started)
 			if err != nil {
 				c.refusedStart(s.Job, err)
 				continue

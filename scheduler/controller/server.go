@@ -230,7 +230,7 @@ func (c *Controller) roleOf(user string) auth.Role {
 // reloadLocked rebuilds memory from the store (at start, and after a
 // failed commit so memory never holds what the disk does not).
 func (c *Controller) reloadLocked() error {
-	st := newState(cstate.Limits{MaxJobCount: c.cfg.JobLimits.MaxJobCount})
+	st := newState(cstate.Limits{MaxJobCount: c.cfg.JobLimits.MaxJobCount}, c.cfg.Priority.HalfLife)
 	old := c.st
 	for _, name := range c.cfg.NodeNames() {
 		n := &node{name: name, spec: c.cfg.NodeSpec(name), Node: st.m.AddNode(name), jobs: map[core.JobID]struct{}{}, orders: newOrderQueue()}
@@ -243,7 +243,10 @@ func (c *Controller) reloadLocked() error {
 		st.nodes[name] = n
 		st.names = append(st.names, name)
 	}
-	if err := c.store.load(st, func(name string) *node { return st.nodes[name] }); err != nil {
+	// A run's fair-share rate is its billing, from its node's inventory:
+	// the store loads the nodes before the jobs.
+	rate := func(j *job) float64 { return c.billingRate(st.nodes, j, j.Core.Alloc, j.Core.Partition) }
+	if err := c.store.load(st, func(name string) *node { return st.nodes[name] }, rate); err != nil {
 		return fmt.Errorf("%w: load: %w", ErrStore, err)
 	}
 	if err := c.loadAccountingLocked(); err != nil {

@@ -118,9 +118,6 @@ type state struct {
 	// lastPass and lastPassDur describe the last scheduling pass.
 	lastPass    time.Time
 	lastPassDur time.Duration
-	// usage is decayed usage per association key (for fair-share).
-	usage      map[string]float64
-	lastCharge time.Time
 	// caps caches partition capacities for submit checks; cleared when an
 	// inventory changes.
 	caps map[string]partCaps
@@ -130,9 +127,12 @@ type state struct {
 	keys map[string]core.JobID
 }
 
-func newState(l cstate.Limits) *state {
+// newState is an empty state whose machine keeps the fair-share ledger,
+// decaying usage with halfLife.
+func newState(l cstate.Limits, halfLife time.Duration) *state {
 	m := cstate.New[*job](l)
-	return &state{m: m, jobs: m.Jobs(), nodes: map[string]*node{}, nextSeq: 1, usage: map[string]float64{}, caps: map[string]partCaps{}, resv: map[string]*reservation{},
+	m.EnableUsage(halfLife)
+	return &state{m: m, jobs: m.Jobs(), nodes: map[string]*node{}, nextSeq: 1, caps: map[string]partCaps{}, resv: map[string]*reservation{},
 		keys: map[string]core.JobID{}}
 }
 

@@ -147,7 +147,7 @@ func TestRunningStepHoldsCountRunningStepsOnly(t *testing.T) {
 }
 
 func TestSettleLostSteps(t *testing.T) {
-	c := &Controller{st: newState(cstate.Limits{}), now: func() time.Time { return time.Unix(100, 0) }}
+	c := &Controller{st: newState(cstate.Limits{}, 0), now: func() time.Time { return time.Unix(100, 0) }}
 	running := &pb.JobStep{Id: 1, State: StateRunning}
 	done := &pb.JobStep{Id: 0, State: StateCompleted}
 	if err := c.st.m.Restore(&job{Job: cstate.Job{Core: core.Job{ID: 7}, State: StateFailed}, steps: []*pb.JobStep{done, running}}); err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"path/filepath"
 	"time"
 
@@ -178,8 +177,10 @@ func (s *store) script(id core.JobID) (*pb.JobSpec, error) {
 	return &out, nil
 }
 
-// load reads the whole durable state.
-func (s *store) load(st *state, nodes func(name string) *node) error {
+// load reads the whole durable state: the fair-share ledger and the
+// nodes (with their inventories) before the jobs, whose runs are charged
+// rate(job) a second from the ledger's last accrual.
+func (s *store) load(st *state, nodes func(name string) *node, rate func(*job) float64) error {
 	return s.db.View(func(tx *bolt.Tx) error {
 		if v := tx.Bucket(bucketMeta).Get(keyNextID); v != nil {
 			st.m.RestoreNextID(core.JobID(binary.BigEndian.Uint64(v)))
@@ -189,24 +190,9 @@ func (s *store) load(st *state, nodes func(name string) *node) error {
 			if err := json.Unmarshal(v, &rec); err != nil {
 				return fmt.Errorf("fair-share usage: %w", err)
 			}
-			st.lastCharge = rec.Charged
-			maps.Copy(st.usage, rec.Usage)
+			st.m.RestoreUsage(rec.Charged, rec.Usage)
 		}
-		err := tx.Bucket(bucketJobs).ForEach(func(k, v []byte) error {
-			var rec pb.Job
-			if err := proto.Unmarshal(v, &rec); err != nil {
-				return fmt.Errorf("job %x: %w", k, err)
-			}
-			j, err := jobFromRecord(&rec)
-			if err != nil {
-				return fmt.Errorf("job %d: %w", rec.GetId(), err)
-			}
-			return st.m.Restore(j)
-		})
-		if err != nil {
-			return err
-		}
-		err = tx.Bucket(bucketNodes).ForEach(func(k, v []byte) error {
+		err := tx.Bucket(bucketNodes).ForEach(func(k, v []byte) error {
 			n := nodes(string(k))
 			if n == nil {
 				return nil // no longer configured
@@ -222,6 +208,23 @@ func (s *store) load(st *state, nodes func(name string) *node) error {
 			// An unusable inventory was logged when it was registered.
 			_ = n.deriveShape()
 			return nil
+		})
+		if err != nil {
+			return err
+		}
+		err = tx.Bucket(bucketJobs).ForEach(func(k, v []byte) error {
+			var rec pb.Job
+			if err := proto.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("job %x: %w", k, err)
+			}
+			j, err := jobFromRecord(&rec)
+			if err != nil {
+				return fmt.Errorf("job %d: %w", rec.GetId(), err)
+			}
+			if cstate.Holding(j.State) {
+				j.Charge = rate(j) // before Restore, which charges a running job
+			}
+			return st.m.Restore(j)
 		})
 		if err != nil {
 			return err

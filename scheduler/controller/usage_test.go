@@ -32,9 +32,17 @@ func TestFairShareUsageSurvivesRestart(t *testing.T) {
 	snapshot := func() (map[string]float64, time.Time) {
 		h.c.mu.Lock()
 		defer h.c.mu.Unlock()
-		return maps.Clone(h.c.st.usage), h.c.st.lastCharge
+		u := h.c.st.m.Usage()
+		return maps.Clone(u.Values()), u.Charged()
+	}
+	account := h.job(id).GetAccount()
+	rate := func() float64 {
+		h.c.mu.Lock()
+		defer h.c.mu.Unlock()
+		return h.c.st.m.Usage().Rate(account, "alice")
 	}
 	before, charged := snapshot()
+	rateBefore := rate()
 	if len(before) == 0 {
 		t.Fatal("no usage charged for a running job")
 	}
@@ -47,5 +55,10 @@ func TestFairShareUsageSurvivesRestart(t *testing.T) {
 	after, chargedAfter := snapshot()
 	if !maps.Equal(after, before) || !chargedAfter.Equal(charged) {
 		t.Errorf("after restart: usage %v charged %v; want %v charged %v", after, chargedAfter, before, charged)
+	}
+	// The running job is charged what it was before: its billing, from
+	// the node's stored inventory.
+	if got := rate(); got != rateBefore || got <= 0 {
+		t.Errorf("after restart the running job is charged %v a second, want %v as before", got, rateBefore)
 	}
 }

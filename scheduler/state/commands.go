@@ -153,6 +153,9 @@ type Start struct {
 	Partition string
 	TimeLimit time.Duration
 	Alloc     []core.NodeAlloc
+	// Charge, when set, is what the run is charged a second from now on
+	// (the controller's billing of this allocation); 0 keeps the job's.
+	Charge float64
 }
 
 // End settles a live job whose processes ended or can no longer run: a

@@ -63,6 +63,16 @@ func (m *Machine[R]) EnableUsage(halfLife time.Duration) { m.usage = NewUsage(ha
 // same; other commands still return their effects.
 func (m *Machine[R]) DiscardEffects() { m.quiet = true }
 
+// RestoreUsage sets the ledger, before the jobs are restored, to what was
+// stored: its values as accrued at charged. Restored running jobs are
+// then charged from charged on. Without a ledger (EnableUsage) it does
+// nothing.
+func (m *Machine[R]) RestoreUsage(charged time.Time, values map[string]float64) {
+	if m.usage != nil {
+		m.usage.restore(charged, values)
+	}
+}
+
 // Usage is the fair-share ledger, nil unless EnableUsage turned it on.
 // It is the machine's: read it, and change it only through commands.
 func (m *Machine[R]) Usage() *Usage { return m.usage }

@@ -163,6 +163,9 @@ func (m *Machine[R]) start(c Start, now time.Time) ([]Effect, error) {
 	}
 	j.SyncCore()
 	m.held.take(c.Job, c.Alloc)
+	if c.Charge > 0 {
+		j.Charge = c.Charge
+	}
 	m.charge(j, true, now)
 	if m.quiet {
 		return nil, nil

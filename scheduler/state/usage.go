@@ -2,6 +2,7 @@ package state
 
 import (
 	"math"
+	"strings"
 	"time"
 )
 
@@ -125,4 +126,21 @@ func (u *Usage) add(k assoc, key string) int {
 	u.rate = append(u.rate, 0)
 	u.use = append(u.use, 0)
 	return i
+}
+
+// restore sets the ledger to values as accrued at charged (a controller's
+// start from its stored ledger). Keys are UsageKey's; one without its
+// "/" is kept under an account of that name and no user.
+func (u *Usage) restore(charged time.Time, values map[string]float64) {
+	u.charged = charged
+	for key, v := range values {
+		account, user := key, ""
+		if i := strings.LastIndexByte(key, '/'); i >= 0 {
+			account, user = key[:i], key[i+1:]
+		}
+		i := u.slot(account, user)
+		u.keys[i] = key
+		u.use[i] = max(v, 0)
+		u.values[key] = u.use[i]
+	}
 }
