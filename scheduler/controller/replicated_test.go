@@ -163,6 +163,10 @@ func TestAFollowerNamesTheLeader(t *testing.T) {
 		if a == lead {
 			continue
 		}
+		// A follower names the leader once it has heard from it: on a
+		// loaded machine the first heartbeat can come after the leader
+		// already serves.
+		eventually(t, func() bool { return tr.cs[a].leader() == lead }, "follower "+a+" never heard from the leader "+lead)
 		cl := tr.client(a, "alice", auth.RoleUser)
 		var trailer metadata.MD
 		_, err := pb.NewJobsClient(cl.Conn()).Submit(context.Background(), &pb.SubmitRequest{Spec: gpuJob("x", 1)}, grpc.Trailer(&trailer))
