@@ -170,8 +170,11 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, ops []*operat
 		return
 	}
 	if op.serve == nil {
-		h.writeError(c, op.skeleton(), status.Errorf(codes.Unimplemented,
-			"%s %s: Parity does not implement this slurmrestd operation yet (data parser %s)", op.method, op.path, DataParser))
+		why := op.why
+		if why == "" {
+			why = "Parity does not implement this slurmrestd operation yet (data parser " + DataParser + ")"
+		}
+		h.writeError(c, op.skeleton(), status.Errorf(codes.Unimplemented, "%s %s: %s", op.method, op.path, why))
 		return
 	}
 	body, err := op.serve(h, c)

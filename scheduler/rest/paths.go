@@ -14,6 +14,9 @@ type operation struct {
 	// grpc is the full gRPC method the call authenticates as, so the
 	// controller's own coarse rule applies to it as to its gRPC twin.
 	grpc string
+	// why, for an operation Parity does not honour, says why and what to
+	// do instead (the 501's message).
+	why string
 }
 
 func none() map[string]any { return map[string]any{} }
@@ -53,7 +56,7 @@ func operations() []operation {
 		{method: "GET", path: s + "ping/", skeleton: list("pings"), serve: servePing, grpc: pb.Cluster_Info_FullMethodName},
 		{method: "GET", path: s + "diag/", skeleton: object("statistics"), serve: serveDiag, grpc: pb.Cluster_Info_FullMethodName},
 		{method: "GET", path: s + "jobs/", skeleton: jobsSkeleton, serve: serveJobs, grpc: pb.Jobs_List_FullMethodName},
-		{method: "DELETE", path: s + "jobs/", skeleton: list("status")},
+		{method: "DELETE", path: s + "jobs/", skeleton: list("status"), serve: serveJobsDelete, grpc: pb.Jobs_Cancel_FullMethodName},
 		{method: "GET", path: s + "jobs/state/", skeleton: jobsSkeleton, serve: serveJobsState, grpc: pb.Jobs_List_FullMethodName},
 		{method: "GET", path: s + "job/{job_id}", skeleton: jobsSkeleton, serve: serveJob, grpc: pb.Jobs_Get_FullMethodName},
 		{method: "POST", path: s + "job/{job_id}", skeleton: none, serve: serveJobUpdate, grpc: pb.Jobs_Update_FullMethodName},
@@ -61,11 +64,11 @@ func operations() []operation {
 		{method: "POST", path: s + "job/submit", skeleton: none, serve: serveSubmit, grpc: pb.Jobs_Submit_FullMethodName},
 		{method: "POST", path: s + "job/allocate", skeleton: none},
 		{method: "GET", path: s + "nodes/", skeleton: withLastUpdate("nodes"), serve: serveNodes, grpc: pb.Nodes_List_FullMethodName},
-		{method: "POST", path: s + "nodes/", skeleton: none},
+		{method: "POST", path: s + "nodes/", skeleton: none, serve: serveNodesUpdate, grpc: pb.Nodes_Update_FullMethodName},
 		{method: "GET", path: s + "node/{node_name}", skeleton: withLastUpdate("nodes"), serve: serveNode, grpc: pb.Nodes_Get_FullMethodName},
 		{method: "POST", path: s + "node/{node_name}", skeleton: none, serve: serveNodeUpdate, grpc: pb.Nodes_Update_FullMethodName},
 		{method: "DELETE", path: s + "node/{node_name}", skeleton: none, serve: serveNodeDelete, grpc: pb.Nodes_Update_FullMethodName},
-		{method: "POST", path: s + "new/node/", skeleton: none},
+		{method: "POST", path: s + "new/node/", skeleton: none, why: "Parity has no dynamic nodes (its nodes come from the cluster file): add the node to the cluster file's nodes and restart the controller"},
 		{method: "GET", path: s + "partitions/", skeleton: withLastUpdate("partitions"), serve: servePartitions, grpc: pb.Cluster_Info_FullMethodName},
 		{method: "GET", path: s + "partition/{partition_name}", skeleton: withLastUpdate("partitions"), serve: servePartition, grpc: pb.Cluster_Info_FullMethodName},
 		{method: "GET", path: s + "reservations/", skeleton: withLastUpdate("reservations"), serve: serveReservations, grpc: pb.Reservations_List_FullMethodName},
@@ -75,7 +78,7 @@ func operations() []operation {
 		{method: "POST", path: s + "reservation", skeleton: list("reservations"), serve: serveReservationCreate, grpc: pb.Reservations_Create_FullMethodName},
 		{method: "GET", path: s + "shares", skeleton: object("shares"), serve: serveShares, grpc: pb.Accounting_Shares_FullMethodName},
 		{method: "GET", path: s + "licenses/", skeleton: withLastUpdate("licenses"), serve: serveLicenses, grpc: pb.Cluster_WhoAmI_FullMethodName},
-		{method: "GET", path: s + "reconfigure/", skeleton: none},
+		{method: "GET", path: s + "reconfigure/", skeleton: none, serve: serveReconfigure, grpc: pb.Cluster_Reconfigure_FullMethodName},
 		{method: "GET", path: s + "resources/{job_id}", skeleton: list("nodes"), serve: serveResources, grpc: pb.Jobs_Get_FullMethodName},
 
 		{method: "GET", path: db + "job/{job_id}", skeleton: list("jobs"), serve: serveDBJob, grpc: pb.Accounting_Jobs_FullMethodName},
