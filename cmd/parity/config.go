@@ -3,9 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/parityhpc/parity/cmd/internal/userverbs"
 	"github.com/parityhpc/parity/scheduler/config"
 )
 
@@ -42,5 +44,52 @@ func newConfigCmd() *cobra.Command {
 			return nil
 		},
 	})
+	cmd.AddCommand(newConfigExportCmd(realAcctEnv()))
+	return cmd
+}
+
+// newConfigExportCmd is parity config export: the controller's run-time
+// partitions, accounts and QOS written back as a cluster file.
+func newConfigExportCmd(env acctEnv) *cobra.Command {
+	var remote userverbs.RemoteFlags
+	var base, out string
+	cmd := &cobra.Command{
+		Use:   "export [--base FILE] [-o FILE]",
+		Short: "Write the running cluster's partitions, accounts and QOS back as a cluster file",
+		Long: `Asks the controller for the state scontrol and sacctmgr changed at run time
+(partitions, accounts with their users, QOS) and writes it into a cluster file:
+--base FILE, or the file the controller was started from. Everything else in
+the file stays as written, comments included; a controller started from the
+result on a fresh state directory holds the same state. Operators and admins.`,
+		Example: `  parity config export -o cluster.yaml.new
+  parity config export --base /etc/parity/cluster.yaml > cluster.yaml.new`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var b []byte
+			if base != "" {
+				var err error
+				if b, err = os.ReadFile(base); err != nil {
+					return fmt.Errorf("config export: --base: %w", err)
+				}
+			}
+			r, err := remote.Dial(cmd, "config export", env.getenv)
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			text, err := r.Client.ExportConfig(r.Ctx, b)
+			if err != nil {
+				return r.Fail(err)
+			}
+			if out == "" {
+				_, err = cmd.OutOrStdout().Write(text)
+				return err
+			}
+			return os.WriteFile(out, text, 0o644)
+		},
+	}
+	remote.Register(cmd, "the controller to export from")
+	cmd.Flags().StringVar(&base, "base", "", "the cluster file to write the state into (default: the controller's own)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "write to FILE instead of stdout")
 	return cmd
 }

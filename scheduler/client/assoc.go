@@ -18,3 +18,10 @@ func (c *Client) ChangeAssoc(ctx context.Context, req *pb.AssocChangeRequest) ([
 	resp, err := c.assoc.Change(ctx, req)
 	return resp.GetChanged(), err
 }
+
+// ExportConfig is parity config export: base (a cluster file; nil: the
+// controller's own) with the partitions, accounts and QOS in force.
+func (c *Client) ExportConfig(ctx context.Context, base []byte) ([]byte, error) {
+	resp, err := c.assoc.Export(ctx, &pb.AssocExportRequest{Base: base})
+	return resp.GetClusterYaml(), err
+}

@@ -153,10 +153,21 @@ func (p *parser) partitions(c *Cluster, raws []rawPartition) {
 		}
 		switch strings.ToLower(r.State) {
 		case "", "up":
-		case "down", "inactive":
+		case "down":
 			pt.Down = true
+		case "inactive":
+			pt.Down, pt.State = true, "INACTIVE"
+		case "drain":
+			pt.State = "DRAIN"
 		default:
-			p.errorf(at+".state", "%q must be up or down", r.State)
+			p.errorf(at+".state", "%q must be up, down, drain or inactive", r.State)
+		}
+		pt.AllowAccounts, pt.DenyAccounts, pt.AllowQOS, pt.DenyQOS = r.AllowAccounts, r.DenyAccounts, r.AllowQOS, r.DenyQOS
+		switch o := strings.ToUpper(r.OverSubscribe); o {
+		case "", "NO", "EXCLUSIVE":
+			pt.OverSubscribe = o
+		default:
+			p.errorf(at+".overSubscribe", "%q must be NO or EXCLUSIVE", r.OverSubscribe)
 		}
 		if r.BillingWeights != "" {
 			if err := checkBillingWeights(r.BillingWeights); err != nil {

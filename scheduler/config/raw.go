@@ -59,6 +59,12 @@ type rawPartition struct {
 	DefMemPerCPU      string `yaml:"defMemPerCPU"`
 	BillingWeights    string `yaml:"billingWeights"`
 	State             string `yaml:"state"`
+	// What scontrol sets at run time, so config export writes it back.
+	AllowAccounts []string `yaml:"allowAccounts"`
+	DenyAccounts  []string `yaml:"denyAccounts"`
+	AllowQOS      []string `yaml:"allowQos"`
+	DenyQOS       []string `yaml:"denyQos"`
+	OverSubscribe string   `yaml:"overSubscribe"`
 }
 
 type rawNodeSet struct {

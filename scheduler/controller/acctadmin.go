@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -186,4 +187,29 @@ func assocTableProto(accts []config.Account, qos []config.QOS) *pb.AssocTable {
 			MaxGpusPerUser: int32(q.MaxGPUsPerUser)})
 	}
 	return out
+}
+
+// Export writes the state in force (partitions, accounts, QOS) into the
+// cluster file given, or the one the controller was started from.
+func (s *assocAdminService) Export(ctx context.Context, req *pb.AssocExportRequest) (*pb.AssocExportResponse, error) {
+	c := s.c
+	if id := caller(ctx); !id.Operator() {
+		return nil, status.Errorf(codes.PermissionDenied, "config export needs an operator or an admin (%s is neither)", id.User)
+	}
+	base := req.GetBase()
+	if len(base) == 0 {
+		if c.cfg.File == "" {
+			return nil, status.Error(codes.FailedPrecondition, "this controller was started without a cluster file: send the file to export into")
+		}
+		b, err := os.ReadFile(c.cfg.File)
+		if err != nil {
+			return nil, status.Errorf(codes.FailedPrecondition, "read the cluster file to export into: %v", err)
+		}
+		base = b
+	}
+	out, err := config.Export(base, c.pcfg())
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	return &pb.AssocExportResponse{ClusterYaml: out}, nil
 }

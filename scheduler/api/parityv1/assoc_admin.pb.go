@@ -21,6 +21,96 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// AssocExportRequest: base is the cluster file to write the state into
+// (empty: the file the controller was started from, read again).
+type AssocExportRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Base          []byte                 `protobuf:"bytes,1,opt,name=base,proto3" json:"base,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AssocExportRequest) Reset() {
+	*x = AssocExportRequest{}
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AssocExportRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AssocExportRequest) ProtoMessage() {}
+
+func (x *AssocExportRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AssocExportRequest.ProtoReflect.Descriptor instead.
+func (*AssocExportRequest) Descriptor() ([]byte, []int) {
+	return file_parity_v1_assoc_admin_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *AssocExportRequest) GetBase() []byte {
+	if x != nil {
+		return x.Base
+	}
+	return nil
+}
+
+type AssocExportResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ClusterYaml   []byte                 `protobuf:"bytes,1,opt,name=cluster_yaml,json=clusterYaml,proto3" json:"cluster_yaml,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AssocExportResponse) Reset() {
+	*x = AssocExportResponse{}
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AssocExportResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AssocExportResponse) ProtoMessage() {}
+
+func (x *AssocExportResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AssocExportResponse.ProtoReflect.Descriptor instead.
+func (*AssocExportResponse) Descriptor() ([]byte, []int) {
+	return file_parity_v1_assoc_admin_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *AssocExportResponse) GetClusterYaml() []byte {
+	if x != nil {
+		return x.ClusterYaml
+	}
+	return nil
+}
+
 type AssocTableRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -29,7 +119,7 @@ type AssocTableRequest struct {
 
 func (x *AssocTableRequest) Reset() {
 	*x = AssocTableRequest{}
-	mi := &file_parity_v1_assoc_admin_proto_msgTypes[0]
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -41,7 +131,7 @@ func (x *AssocTableRequest) String() string {
 func (*AssocTableRequest) ProtoMessage() {}
 
 func (x *AssocTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_assoc_admin_proto_msgTypes[0]
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -54,7 +144,7 @@ func (x *AssocTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssocTableRequest.ProtoReflect.Descriptor instead.
 func (*AssocTableRequest) Descriptor() ([]byte, []int) {
-	return file_parity_v1_assoc_admin_proto_rawDescGZIP(), []int{0}
+	return file_parity_v1_assoc_admin_proto_rawDescGZIP(), []int{2}
 }
 
 // AssocTable: limits are sacctmgr settings text ("MaxJobs=4
@@ -73,7 +163,7 @@ type AssocTable struct {
 
 func (x *AssocTable) Reset() {
 	*x = AssocTable{}
-	mi := &file_parity_v1_assoc_admin_proto_msgTypes[1]
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -85,7 +175,7 @@ func (x *AssocTable) String() string {
 func (*AssocTable) ProtoMessage() {}
 
 func (x *AssocTable) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_assoc_admin_proto_msgTypes[1]
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -98,7 +188,7 @@ func (x *AssocTable) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssocTable.ProtoReflect.Descriptor instead.
 func (*AssocTable) Descriptor() ([]byte, []int) {
-	return file_parity_v1_assoc_admin_proto_rawDescGZIP(), []int{1}
+	return file_parity_v1_assoc_admin_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *AssocTable) GetAccounts() []*AssocAccount {
@@ -151,7 +241,7 @@ type AssocAccount struct {
 
 func (x *AssocAccount) Reset() {
 	*x = AssocAccount{}
-	mi := &file_parity_v1_assoc_admin_proto_msgTypes[2]
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -163,7 +253,7 @@ func (x *AssocAccount) String() string {
 func (*AssocAccount) ProtoMessage() {}
 
 func (x *AssocAccount) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_assoc_admin_proto_msgTypes[2]
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -176,7 +266,7 @@ func (x *AssocAccount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssocAccount.ProtoReflect.Descriptor instead.
 func (*AssocAccount) Descriptor() ([]byte, []int) {
-	return file_parity_v1_assoc_admin_proto_rawDescGZIP(), []int{2}
+	return file_parity_v1_assoc_admin_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *AssocAccount) GetName() string {
@@ -240,7 +330,7 @@ type AssocUser struct {
 
 func (x *AssocUser) Reset() {
 	*x = AssocUser{}
-	mi := &file_parity_v1_assoc_admin_proto_msgTypes[3]
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -252,7 +342,7 @@ func (x *AssocUser) String() string {
 func (*AssocUser) ProtoMessage() {}
 
 func (x *AssocUser) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_assoc_admin_proto_msgTypes[3]
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -265,7 +355,7 @@ func (x *AssocUser) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssocUser.ProtoReflect.Descriptor instead.
 func (*AssocUser) Descriptor() ([]byte, []int) {
-	return file_parity_v1_assoc_admin_proto_rawDescGZIP(), []int{3}
+	return file_parity_v1_assoc_admin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *AssocUser) GetName() string {
@@ -312,7 +402,7 @@ type AssocQOS struct {
 
 func (x *AssocQOS) Reset() {
 	*x = AssocQOS{}
-	mi := &file_parity_v1_assoc_admin_proto_msgTypes[4]
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -324,7 +414,7 @@ func (x *AssocQOS) String() string {
 func (*AssocQOS) ProtoMessage() {}
 
 func (x *AssocQOS) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_assoc_admin_proto_msgTypes[4]
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -337,7 +427,7 @@ func (x *AssocQOS) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssocQOS.ProtoReflect.Descriptor instead.
 func (*AssocQOS) Descriptor() ([]byte, []int) {
-	return file_parity_v1_assoc_admin_proto_rawDescGZIP(), []int{4}
+	return file_parity_v1_assoc_admin_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *AssocQOS) GetName() string {
@@ -415,7 +505,7 @@ type AssocChangeRequest struct {
 
 func (x *AssocChangeRequest) Reset() {
 	*x = AssocChangeRequest{}
-	mi := &file_parity_v1_assoc_admin_proto_msgTypes[5]
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -427,7 +517,7 @@ func (x *AssocChangeRequest) String() string {
 func (*AssocChangeRequest) ProtoMessage() {}
 
 func (x *AssocChangeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_assoc_admin_proto_msgTypes[5]
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -440,7 +530,7 @@ func (x *AssocChangeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssocChangeRequest.ProtoReflect.Descriptor instead.
 func (*AssocChangeRequest) Descriptor() ([]byte, []int) {
-	return file_parity_v1_assoc_admin_proto_rawDescGZIP(), []int{5}
+	return file_parity_v1_assoc_admin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *AssocChangeRequest) GetAction() string {
@@ -496,7 +586,7 @@ type AssocChangeResponse struct {
 
 func (x *AssocChangeResponse) Reset() {
 	*x = AssocChangeResponse{}
-	mi := &file_parity_v1_assoc_admin_proto_msgTypes[6]
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -508,7 +598,7 @@ func (x *AssocChangeResponse) String() string {
 func (*AssocChangeResponse) ProtoMessage() {}
 
 func (x *AssocChangeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_assoc_admin_proto_msgTypes[6]
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -521,7 +611,7 @@ func (x *AssocChangeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssocChangeResponse.ProtoReflect.Descriptor instead.
 func (*AssocChangeResponse) Descriptor() ([]byte, []int) {
-	return file_parity_v1_assoc_admin_proto_rawDescGZIP(), []int{6}
+	return file_parity_v1_assoc_admin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *AssocChangeResponse) GetChanged() []string {
@@ -535,7 +625,11 @@ var File_parity_v1_assoc_admin_proto protoreflect.FileDescriptor
 
 const file_parity_v1_assoc_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x1bparity/v1/assoc_admin.proto\x12\tparity.v1\"\x13\n" +
+	"\x1bparity/v1/assoc_admin.proto\x12\tparity.v1\"(\n" +
+	"\x12AssocExportRequest\x12\x12\n" +
+	"\x04base\x18\x01 \x01(\fR\x04base\"8\n" +
+	"\x13AssocExportResponse\x12!\n" +
+	"\fcluster_yaml\x18\x01 \x01(\fR\vclusterYaml\"\x13\n" +
 	"\x11AssocTableRequest\"\xb8\x01\n" +
 	"\n" +
 	"AssocTable\x123\n" +
@@ -574,11 +668,12 @@ const file_parity_v1_assoc_admin_proto_rawDesc = "" +
 	"\x03set\x18\x05 \x03(\tR\x03set\x12\x17\n" +
 	"\adry_run\x18\x06 \x01(\bR\x06dryRun\"/\n" +
 	"\x13AssocChangeResponse\x12\x18\n" +
-	"\achanged\x18\x01 \x03(\tR\achanged2\x93\x01\n" +
+	"\achanged\x18\x01 \x03(\tR\achanged2\xdc\x01\n" +
 	"\n" +
 	"AssocAdmin\x12<\n" +
 	"\x05Table\x12\x1c.parity.v1.AssocTableRequest\x1a\x15.parity.v1.AssocTable\x12G\n" +
-	"\x06Change\x12\x1d.parity.v1.AssocChangeRequest\x1a\x1e.parity.v1.AssocChangeResponseB=Z;github.com/parityhpc/parity/scheduler/api/parityv1;parityv1b\x06proto3"
+	"\x06Change\x12\x1d.parity.v1.AssocChangeRequest\x1a\x1e.parity.v1.AssocChangeResponse\x12G\n" +
+	"\x06Export\x12\x1d.parity.v1.AssocExportRequest\x1a\x1e.parity.v1.AssocExportResponseB=Z;github.com/parityhpc/parity/scheduler/api/parityv1;parityv1b\x06proto3"
 
 var (
 	file_parity_v1_assoc_admin_proto_rawDescOnce sync.Once
@@ -592,26 +687,30 @@ func file_parity_v1_assoc_admin_proto_rawDescGZIP() []byte {
 	return file_parity_v1_assoc_admin_proto_rawDescData
 }
 
-var file_parity_v1_assoc_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_parity_v1_assoc_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_parity_v1_assoc_admin_proto_goTypes = []any{
-	(*AssocTableRequest)(nil),   // 0: parity.v1.AssocTableRequest
-	(*AssocTable)(nil),          // 1: parity.v1.AssocTable
-	(*AssocAccount)(nil),        // 2: parity.v1.AssocAccount
-	(*AssocUser)(nil),           // 3: parity.v1.AssocUser
-	(*AssocQOS)(nil),            // 4: parity.v1.AssocQOS
-	(*AssocChangeRequest)(nil),  // 5: parity.v1.AssocChangeRequest
-	(*AssocChangeResponse)(nil), // 6: parity.v1.AssocChangeResponse
+	(*AssocExportRequest)(nil),  // 0: parity.v1.AssocExportRequest
+	(*AssocExportResponse)(nil), // 1: parity.v1.AssocExportResponse
+	(*AssocTableRequest)(nil),   // 2: parity.v1.AssocTableRequest
+	(*AssocTable)(nil),          // 3: parity.v1.AssocTable
+	(*AssocAccount)(nil),        // 4: parity.v1.AssocAccount
+	(*AssocUser)(nil),           // 5: parity.v1.AssocUser
+	(*AssocQOS)(nil),            // 6: parity.v1.AssocQOS
+	(*AssocChangeRequest)(nil),  // 7: parity.v1.AssocChangeRequest
+	(*AssocChangeResponse)(nil), // 8: parity.v1.AssocChangeResponse
 }
 var file_parity_v1_assoc_admin_proto_depIdxs = []int32{
-	2, // 0: parity.v1.AssocTable.accounts:type_name -> parity.v1.AssocAccount
-	4, // 1: parity.v1.AssocTable.qos:type_name -> parity.v1.AssocQOS
-	3, // 2: parity.v1.AssocAccount.users:type_name -> parity.v1.AssocUser
-	0, // 3: parity.v1.AssocAdmin.Table:input_type -> parity.v1.AssocTableRequest
-	5, // 4: parity.v1.AssocAdmin.Change:input_type -> parity.v1.AssocChangeRequest
-	1, // 5: parity.v1.AssocAdmin.Table:output_type -> parity.v1.AssocTable
-	6, // 6: parity.v1.AssocAdmin.Change:output_type -> parity.v1.AssocChangeResponse
-	5, // [5:7] is the sub-list for method output_type
-	3, // [3:5] is the sub-list for method input_type
+	4, // 0: parity.v1.AssocTable.accounts:type_name -> parity.v1.AssocAccount
+	6, // 1: parity.v1.AssocTable.qos:type_name -> parity.v1.AssocQOS
+	5, // 2: parity.v1.AssocAccount.users:type_name -> parity.v1.AssocUser
+	2, // 3: parity.v1.AssocAdmin.Table:input_type -> parity.v1.AssocTableRequest
+	7, // 4: parity.v1.AssocAdmin.Change:input_type -> parity.v1.AssocChangeRequest
+	0, // 5: parity.v1.AssocAdmin.Export:input_type -> parity.v1.AssocExportRequest
+	3, // 6: parity.v1.AssocAdmin.Table:output_type -> parity.v1.AssocTable
+	8, // 7: parity.v1.AssocAdmin.Change:output_type -> parity.v1.AssocChangeResponse
+	1, // 8: parity.v1.AssocAdmin.Export:output_type -> parity.v1.AssocExportResponse
+	6, // [6:9] is the sub-list for method output_type
+	3, // [3:6] is the sub-list for method input_type
 	3, // [3:3] is the sub-list for extension type_name
 	3, // [3:3] is the sub-list for extension extendee
 	0, // [0:3] is the sub-list for field type_name
@@ -628,7 +727,7 @@ func file_parity_v1_assoc_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_parity_v1_assoc_admin_proto_rawDesc), len(file_parity_v1_assoc_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -21,6 +21,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	AssocAdmin_Table_FullMethodName  = "/parity.v1.AssocAdmin/Table"
 	AssocAdmin_Change_FullMethodName = "/parity.v1.AssocAdmin/Change"
+	AssocAdmin_Export_FullMethodName = "/parity.v1.AssocAdmin/Export"
 )
 
 // AssocAdminClient is the client API for AssocAdmin service.
@@ -40,6 +41,10 @@ type AssocAdminClient interface {
 	// ("Nothing deleted", "Nothing modified"), an existing name on add
 	// ALREADY_EXISTS ("Nothing new added.").
 	Change(ctx context.Context, in *AssocChangeRequest, opts ...grpc.CallOption) (*AssocChangeResponse, error)
+	// Export is parity config export (operators and admins): the cluster
+	// file with its partitions, accounts and qos sections replaced by the
+	// state in force, which a controller started from it takes as is.
+	Export(ctx context.Context, in *AssocExportRequest, opts ...grpc.CallOption) (*AssocExportResponse, error)
 }
 
 type assocAdminClient struct {
@@ -70,6 +75,16 @@ func (c *assocAdminClient) Change(ctx context.Context, in *AssocChangeRequest, o
 	return out, nil
 }
 
+func (c *assocAdminClient) Export(ctx context.Context, in *AssocExportRequest, opts ...grpc.CallOption) (*AssocExportResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AssocExportResponse)
+	err := c.cc.Invoke(ctx, AssocAdmin_Export_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AssocAdminServer is the server API for AssocAdmin service.
 // All implementations must embed UnimplementedAssocAdminServer
 // for forward compatibility.
@@ -87,6 +102,10 @@ type AssocAdminServer interface {
 	// ("Nothing deleted", "Nothing modified"), an existing name on add
 	// ALREADY_EXISTS ("Nothing new added.").
 	Change(context.Context, *AssocChangeRequest) (*AssocChangeResponse, error)
+	// Export is parity config export (operators and admins): the cluster
+	// file with its partitions, accounts and qos sections replaced by the
+	// state in force, which a controller started from it takes as is.
+	Export(context.Context, *AssocExportRequest) (*AssocExportResponse, error)
 	mustEmbedUnimplementedAssocAdminServer()
 }
 
@@ -102,6 +121,9 @@ func (UnimplementedAssocAdminServer) Table(context.Context, *AssocTableRequest) 
 }
 func (UnimplementedAssocAdminServer) Change(context.Context, *AssocChangeRequest) (*AssocChangeResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Change not implemented")
+}
+func (UnimplementedAssocAdminServer) Export(context.Context, *AssocExportRequest) (*AssocExportResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Export not implemented")
 }
 func (UnimplementedAssocAdminServer) mustEmbedUnimplementedAssocAdminServer() {}
 func (UnimplementedAssocAdminServer) testEmbeddedByValue()                    {}
@@ -160,6 +182,24 @@ func _AssocAdmin_Change_Handler(srv interface{}, ctx context.Context, dec func(i
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AssocAdmin_Export_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AssocExportRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AssocAdminServer).Export(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AssocAdmin_Export_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AssocAdminServer).Export(ctx, req.(*AssocExportRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AssocAdmin_ServiceDesc is the grpc.ServiceDesc for AssocAdmin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -174,6 +214,10 @@ var AssocAdmin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Change",
 			Handler:    _AssocAdmin_Change_Handler,
+		},
+		{
+			MethodName: "Export",
+			Handler:    _AssocAdmin_Export_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
