@@ -72,7 +72,7 @@ func operations() []operation {
 		{method: "GET", path: s + "partitions/", skeleton: withLastUpdate("partitions"), serve: servePartitions, grpc: pb.Cluster_Info_FullMethodName},
 		{method: "GET", path: s + "partition/{partition_name}", skeleton: withLastUpdate("partitions"), serve: servePartition, grpc: pb.Cluster_Info_FullMethodName},
 		{method: "GET", path: s + "reservations/", skeleton: withLastUpdate("reservations"), serve: serveReservations, grpc: pb.Reservations_List_FullMethodName},
-		{method: "POST", path: s + "reservations/", skeleton: list("reservations")},
+		{method: "POST", path: s + "reservations/", skeleton: list("reservations"), serve: serveReservationsMod, grpc: pb.Reservations_Create_FullMethodName},
 		{method: "GET", path: s + "reservation/{reservation_name}", skeleton: withLastUpdate("reservations"), serve: serveReservation, grpc: pb.Reservations_Get_FullMethodName},
 		{method: "DELETE", path: s + "reservation/{reservation_name}", skeleton: none, serve: serveReservationDelete, grpc: pb.Reservations_Delete_FullMethodName},
 		{method: "POST", path: s + "reservation", skeleton: list("reservations"), serve: serveReservationCreate, grpc: pb.Reservations_Create_FullMethodName},

@@ -77,20 +77,31 @@ func serveReservationCreate(h *Handler, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return &resvModResp{Reservations: []*resvDescOut{descOut(r)}}, nil
+}
+
+func descOut(r *pb.Reservation) *resvDescOut {
 	ri := toReservation(r)
-	out := &resvDescOut{Name: r.GetName(), StartTime: ri.StartTime, EndTime: ri.EndTime, NodeList: orEmpty(r.GetNodes()),
+	return &resvDescOut{Name: r.GetName(), StartTime: ri.StartTime, EndTime: ri.EndTime, NodeList: orEmpty(r.GetNodes()),
 		Users: orEmpty(r.GetUsers()), Accounts: orEmpty(r.GetAccounts()), Flags: ri.Flags, Partition: r.GetPartition()}
-	return &resvModResp{Reservations: []*resvDescOut{out}}, nil
 }
 
 // spec turns the description into the ReservationSpec Create checks.
 func (d *resvDesc) spec() (*pb.ReservationSpec, error) {
-	s := &pb.ReservationSpec{Name: deref(d.Name), Nodes: strings.Join(d.NodeList, ","), Users: d.Users, Accounts: d.Accounts,
-		Flags: d.Flags, Partition: deref(d.Partition)}
 	if d.StartTime == nil || !d.StartTime.Set || d.StartTime.Number <= 0 {
 		return nil, status.Error(codes.InvalidArgument, "reservation_desc_msg.start_time: give the start as a UNIX time")
 	}
-	s.StartTime = api.Timestamp(time.Unix(d.StartTime.Number, 0))
+	return d.fields()
+}
+
+// fields is the spec of what the description gives, start time optional
+// (an update changes only what is given).
+func (d *resvDesc) fields() (*pb.ReservationSpec, error) {
+	s := &pb.ReservationSpec{Name: deref(d.Name), Nodes: strings.Join(d.NodeList, ","), Users: d.Users, Accounts: d.Accounts,
+		Flags: d.Flags, Partition: deref(d.Partition)}
+	if d.StartTime != nil && d.StartTime.Set {
+		s.StartTime = api.Timestamp(time.Unix(d.StartTime.Number, 0))
+	}
 	if d.EndTime != nil && d.EndTime.Set {
 		s.EndTime = api.Timestamp(time.Unix(d.EndTime.Number, 0))
 	}
