@@ -62,7 +62,7 @@ func operations() []operation {
 		{method: "POST", path: s + "job/{job_id}", skeleton: none, serve: serveJobUpdate, grpc: pb.Jobs_Update_FullMethodName},
 		{method: "DELETE", path: s + "job/{job_id}", skeleton: list("status"), serve: serveJobDelete, grpc: pb.Jobs_Cancel_FullMethodName},
 		{method: "POST", path: s + "job/submit", skeleton: none, serve: serveSubmit, grpc: pb.Jobs_Submit_FullMethodName},
-		{method: "POST", path: s + "job/allocate", skeleton: none},
+		{method: "POST", path: s + "job/allocate", skeleton: none, serve: serveAllocate, grpc: pb.Jobs_Submit_FullMethodName},
 		{method: "GET", path: s + "nodes/", skeleton: withLastUpdate("nodes"), serve: serveNodes, grpc: pb.Nodes_List_FullMethodName},
 		{method: "POST", path: s + "nodes/", skeleton: none, serve: serveNodesUpdate, grpc: pb.Nodes_Update_FullMethodName},
 		{method: "GET", path: s + "node/{node_name}", skeleton: withLastUpdate("nodes"), serve: serveNode, grpc: pb.Nodes_Get_FullMethodName},
