@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -146,6 +147,13 @@ func (f *fakeAccel) Prepare(_ context.Context, a vendors.Allocation) (vendors.Pr
 	}
 	f.prepared[a.ID] = a.Devices
 	return vendors.Prepared{Env: map[string]string{"ACME_VISIBLE_DEVICES": fmt.Sprint(a.Devices)}}, nil
+}
+
+// preparedFor is what the adapter has prepared for allocation id.
+func (f *fakeAccel) preparedFor(id string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.prepared[id])
 }
 
 func (f *fakeAccel) Release(_ context.Context, id string) error {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -65,6 +66,13 @@ func TestAdapterCrashLeavesTheNodeRunning(t *testing.T) {
 	if !strings.HasPrefix(acme, "ACME-") {
 		t.Fatalf("the a1 job runs on %s", acme)
 	}
+	// RUNNING is the controller's word once it sends the launch; the crash
+	// must come after the agent's launch asked the adapter for the device,
+	// or it is a launch that failed (requeued held, as Slurm holds one),
+	// not a running job losing its adapter.
+	lab.waitFor("the adapter prepared the a1 job's device", func() bool {
+		return slices.Equal(al.accel.preparedFor(strconv.FormatUint(onAcme, 10)), []string{acme})
+	})
 
 	crash()
 	acmes := []string{"ACME-0", "ACME-1", "ACME-2", "ACME-3"}
@@ -97,6 +105,7 @@ func TestAdapterCrashLeavesTheNodeRunning(t *testing.T) {
 			for _, u := range acmes {
 				t.Logf("%s: %v", u, lab.gpu("p1", u))
 			}
+			t.Logf("job %d: %v", onAcme, lab.job(onAcme))
 			for _, ev := range lab.events("p1") {
 				t.Logf("event %s %v", ev.GetKind(), ev.GetFields())
 			}
