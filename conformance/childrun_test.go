@@ -13,12 +13,12 @@ import (
 // re-runs this binary with envName naming the report file; TestMain sends
 // the child to the test's main, which writes the run with writeChildRun.
 
-// childRun runs the child and returns its run and the report's path.
-func childRun(t *testing.T, envName string) (*reports.Run, string) {
+// childRun runs the child (with env besides this process's) and returns its run and the report's path.
+func childRun(t *testing.T, envName string, env ...string) (*reports.Run, string) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "report.json")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envName+"="+out)
+	cmd.Env = append(append(os.Environ(), envName+"="+out), env...)
 	if log, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("child run: %v\n%s", err, log)
 	}

@@ -33,6 +33,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(oneGPUEnv) != "" {
 		os.Exit(oneGPUMain())
 	}
+	if os.Getenv(haEnv) != "" {
+		os.Exit(haMain())
+	}
 	if os.Getenv(liveIdleEnv) != "" {
 		os.Exit(liveIdleMain())
 	}

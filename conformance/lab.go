@@ -52,6 +52,9 @@ type LabOptions struct {
 	// cluster.Options), used by the lab and by replicas.
 	Templates map[string]presets.Template
 	Logger    *slog.Logger
+	// Controllers is how many controllers the lab runs: 1 (0) or 3 or 5,
+	// for the high-availability specs (ha.go).
+	Controllers int
 }
 
 // LabTarget runs the suite against a lab started in this process.
@@ -112,7 +115,8 @@ func NewLab(ctx context.Context, opts LabOptions) (*LabTarget, error) {
 	// labs/cluster roots each instance's cgroups by its directory, so
 	// parallel runs of the same lab keep out of each other's groups.
 	c, err := cluster.Up(ctx, cluster.Options{Lab: opts.Lab, Dir: filepath.Join(t.dir, "lab"), Shim: opts.Shim,
-		Logger: opts.Logger, WrapDriver: opts.WrapDriver, Templates: opts.Templates, Clock: cluster.NewClock(nil), Preemption: true})
+		Logger: opts.Logger, WrapDriver: opts.WrapDriver, Templates: opts.Templates, Clock: cluster.NewClock(nil), Preemption: true,
+		Controllers: opts.Controllers})
 	if err != nil {
 		t.removeDir()
 		return nil, fmt.Errorf("conformance: start lab %s: %w", opts.Lab.Name, err)

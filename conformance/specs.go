@@ -29,11 +29,11 @@ type specDef struct {
 
 // areaOrder is the order areas run and are reported in.
 var areaOrder = []string{reports.AreaPlacement, reports.AreaIsolation, reports.AreaAccounting,
-	reports.AreaHealth, reports.AreaDriverContract, AreaMultiNode, AreaSteps, AreaTelemetry, AreaRequeue, AreaPreempt, AreaCgroupV2, AreaPartition}
+	reports.AreaHealth, reports.AreaDriverContract, AreaMultiNode, AreaSteps, AreaTelemetry, AreaRequeue, AreaPreempt, AreaCgroupV2, AreaPartition, AreaHA}
 
 // allSpecs lists every spec of the suite.
 func allSpecs() []specDef {
-	return slices.Concat(placementSpecs(), isolationSpecs(), partitionSpecs(), accountingSpecs(), healthSpecs(), contractSpecs(), multiNodeSpecs(), stepSpecs(), telemetrySpecs(), requeueSpecs(), requeueExpediteSpecs(), preemptSpecs(), cgroupV2Specs(), repartitionSpecs())
+	return slices.Concat(placementSpecs(), isolationSpecs(), partitionSpecs(), accountingSpecs(), healthSpecs(), contractSpecs(), multiNodeSpecs(), stepSpecs(), telemetrySpecs(), requeueSpecs(), requeueExpediteSpecs(), preemptSpecs(), cgroupV2Specs(), repartitionSpecs(), haSpecs())
 }
 
 func specByID(id string) (specDef, bool) {

@@ -71,10 +71,23 @@ func TestALabOfThreeControllersSurvivesItsLeader(t *testing.T) {
 	if err != nil || next == leader {
 		t.Fatalf("leader after the stop: %q, %v; want another than %s", next, err, leader)
 	}
-	if err := c.RestartController(ctx, leader); err != nil {
+	// The restarted controller outlives the call that restarted it.
+	rctx, rcancel := context.WithCancel(ctx)
+	err = c.RestartController(rctx, leader)
+	rcancel()
+	if err != nil {
 		t.Fatal(err)
 	}
 	if st := statusOf(ctx, c.key, leader); st == nil || st.GetLeader() != next || st.GetServing() {
 		t.Errorf("restarted controller %s says %v; want a follower of %s", leader, st, next)
+	}
+	// With it back, the group survives the loss of its second leader.
+	if err := c.StopController(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	sctx, scancel := context.WithTimeout(ctx, 15*time.Second)
+	defer scancel()
+	if _, err := cl.Submit(sctx, spec); err != nil {
+		t.Fatalf("submit after the second leader stopped: %v", err)
 	}
 }

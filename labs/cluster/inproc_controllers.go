@@ -117,7 +117,9 @@ func (c *Cluster) newController(ctx context.Context, i int, lis net.Listener, me
 		closeAll([]net.Listener{lis})
 		return nil, err
 	}
-	if err := ctl.Start(ctx); err != nil {
+	// It lives until Down or StopController, not as long as the call that
+	// started (or restarted) it.
+	if err := ctl.Start(context.WithoutCancel(ctx)); err != nil {
 		ctl.Close()
 		return nil, err
 	}
@@ -157,9 +159,10 @@ func (c *Cluster) Leader(ctx context.Context) (string, error) {
 	return waitLeader(ctx, c.key, c.running, leaderWait)
 }
 
-// StopController stops the controller at addr (its listener, raft and
-// store close; the others elect a leader without it). In one process this
-// is the lab's crash of a controller: nothing of it runs afterwards.
+// StopController crashes the controller at addr (controller.Crash: its
+// raft stops first, with no hand-off, then its listener and store), so the
+// others elect a leader after a heartbeat timeout, as when a process is
+// killed.
 func (c *Cluster) StopController(_ context.Context, addr string) error {
 	c.ctlMu.Lock()
 	i, err := controllerIndex(c.ctlAddrs, addr)
@@ -176,7 +179,7 @@ func (c *Cluster) StopController(_ context.Context, addr string) error {
 	case ctl == nil:
 		return fmt.Errorf("cluster: controller %s is already stopped", addr)
 	}
-	return ctl.Close()
+	return ctl.Crash()
 }
 
 // RestartController starts the stopped controller at addr again on its
