@@ -31,7 +31,8 @@ func ptr[T any](v T) *T { return &v }
 
 // TestGeneratedClientDrivesAJob is what a portal built from Slurm's
 // document does: ping, submit, read the job back, list jobs and nodes,
-// update it, cancel it and see it cancelled. Every answer must decode into
+// update it, cancel it and see it cancelled; then allocate and end the
+// allocation by DELETE jobs/. Every answer must decode into
 // the generated types (a shape Parity got wrong fails here).
 func TestGeneratedClientDrivesAJob(t *testing.T) {
 	c := startCluster(t)
@@ -89,6 +90,23 @@ func TestGeneratedClientDrivesAJob(t *testing.T) {
 	}
 	if got := readJob(t, cl, id); !slices.Contains(*got.JobState, sc.V0044JobInfoJobStateCANCELLED) {
 		t.Errorf("after cancel: state %v, want CANCELLED", *got.JobState)
+	}
+
+	// An allocation (salloc's job) ends by scancel over a list.
+	alloc, err := cl.SlurmV0044PostJobAllocateWithResponse(ctx, sc.V0044JobAllocReq{Job: &sc.V0044JobDescMsg{
+		Partition: ptr("gpu"), Tasks: ptr(int32(1)), TimeLimit: &sc.V0044Uint32NoValStruct{Set: ptr(true), Number: ptr(int32(5))}}})
+	fatalIf(t, err)
+	if alloc.JSON200 == nil || alloc.JSON200.JobId == nil {
+		t.Fatalf("allocate: %d %s", httpCode(alloc.HTTPResponse), body(alloc.Body))
+	}
+	aid := strconv.Itoa(int(*alloc.JSON200.JobId))
+	kill, err := cl.SlurmV0044DeleteJobsWithResponse(ctx, sc.V0044KillJobsMsg{Jobs: &sc.V0044KillJobsMsgJobsArray{aid}})
+	fatalIf(t, err)
+	if kill.JSON200 == nil || (kill.JSON200.Errors != nil && len(*kill.JSON200.Errors) > 0) {
+		t.Fatalf("delete jobs [%s]: %d %s", aid, httpCode(kill.HTTPResponse), body(kill.Body))
+	}
+	if got := readJob(t, cl, aid); got.BatchFlag == nil || *got.BatchFlag || !slices.Contains(*got.JobState, sc.V0044JobInfoJobStateCANCELLED) {
+		t.Errorf("allocation %s after delete: batch_flag %v state %v, want an interactive job CANCELLED", aid, got.BatchFlag, *got.JobState)
 	}
 
 	// Another user's portal does not see alice's job; the error decodes

@@ -982,6 +982,150 @@ func (e V0044JobResCoreStatus) Valid() bool {
 	}
 }
 
+// Defines values for V0044KillJobsMsgFlags.
+const (
+	V0044KillJobsMsgFlagsARRAYTASK         V0044KillJobsMsgFlags = "ARRAY_TASK"
+	V0044KillJobsMsgFlagsBATCHJOB          V0044KillJobsMsgFlags = "BATCH_JOB"
+	V0044KillJobsMsgFlagsCRONJOBS          V0044KillJobsMsgFlags = "CRON_JOBS"
+	V0044KillJobsMsgFlagsFEDERATIONREQUEUE V0044KillJobsMsgFlags = "FEDERATION_REQUEUE"
+	V0044KillJobsMsgFlagsFULLJOB           V0044KillJobsMsgFlags = "FULL_JOB"
+	V0044KillJobsMsgFlagsFULLSTEPSONLY     V0044KillJobsMsgFlags = "FULL_STEPS_ONLY"
+	V0044KillJobsMsgFlagsHURRY             V0044KillJobsMsgFlags = "HURRY"
+	V0044KillJobsMsgFlagsNOSIBLINGJOBS     V0044KillJobsMsgFlags = "NO_SIBLING_JOBS"
+	V0044KillJobsMsgFlagsOUTOFMEMORY       V0044KillJobsMsgFlags = "OUT_OF_MEMORY"
+	V0044KillJobsMsgFlagsRESERVATIONJOB    V0044KillJobsMsgFlags = "RESERVATION_JOB"
+	V0044KillJobsMsgFlagsVERBOSE           V0044KillJobsMsgFlags = "VERBOSE"
+	V0044KillJobsMsgFlagsWARNINGSENT       V0044KillJobsMsgFlags = "WARNING_SENT"
+)
+
+// Valid indicates whether the value is a known member of the V0044KillJobsMsgFlags enum.
+func (e V0044KillJobsMsgFlags) Valid() bool {
+	switch e {
+	case V0044KillJobsMsgFlagsARRAYTASK:
+		return true
+	case V0044KillJobsMsgFlagsBATCHJOB:
+		return true
+	case V0044KillJobsMsgFlagsCRONJOBS:
+		return true
+	case V0044KillJobsMsgFlagsFEDERATIONREQUEUE:
+		return true
+	case V0044KillJobsMsgFlagsFULLJOB:
+		return true
+	case V0044KillJobsMsgFlagsFULLSTEPSONLY:
+		return true
+	case V0044KillJobsMsgFlagsHURRY:
+		return true
+	case V0044KillJobsMsgFlagsNOSIBLINGJOBS:
+		return true
+	case V0044KillJobsMsgFlagsOUTOFMEMORY:
+		return true
+	case V0044KillJobsMsgFlagsRESERVATIONJOB:
+		return true
+	case V0044KillJobsMsgFlagsVERBOSE:
+		return true
+	case V0044KillJobsMsgFlagsWARNINGSENT:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for V0044KillJobsMsgJobState.
+const (
+	V0044KillJobsMsgJobStateBOOTFAIL     V0044KillJobsMsgJobState = "BOOT_FAIL"
+	V0044KillJobsMsgJobStateCANCELLED    V0044KillJobsMsgJobState = "CANCELLED"
+	V0044KillJobsMsgJobStateCOMPLETED    V0044KillJobsMsgJobState = "COMPLETED"
+	V0044KillJobsMsgJobStateCOMPLETING   V0044KillJobsMsgJobState = "COMPLETING"
+	V0044KillJobsMsgJobStateCONFIGURING  V0044KillJobsMsgJobState = "CONFIGURING"
+	V0044KillJobsMsgJobStateDEADLINE     V0044KillJobsMsgJobState = "DEADLINE"
+	V0044KillJobsMsgJobStateEXPEDITING   V0044KillJobsMsgJobState = "EXPEDITING"
+	V0044KillJobsMsgJobStateFAILED       V0044KillJobsMsgJobState = "FAILED"
+	V0044KillJobsMsgJobStateLAUNCHFAILED V0044KillJobsMsgJobState = "LAUNCH_FAILED"
+	V0044KillJobsMsgJobStateNODEFAIL     V0044KillJobsMsgJobState = "NODE_FAIL"
+	V0044KillJobsMsgJobStateOUTOFMEMORY  V0044KillJobsMsgJobState = "OUT_OF_MEMORY"
+	V0044KillJobsMsgJobStatePENDING      V0044KillJobsMsgJobState = "PENDING"
+	V0044KillJobsMsgJobStatePOWERUPNODE  V0044KillJobsMsgJobState = "POWER_UP_NODE"
+	V0044KillJobsMsgJobStatePREEMPTED    V0044KillJobsMsgJobState = "PREEMPTED"
+	V0044KillJobsMsgJobStateRECONFIGFAIL V0044KillJobsMsgJobState = "RECONFIG_FAIL"
+	V0044KillJobsMsgJobStateREQUEUED     V0044KillJobsMsgJobState = "REQUEUED"
+	V0044KillJobsMsgJobStateREQUEUEFED   V0044KillJobsMsgJobState = "REQUEUE_FED"
+	V0044KillJobsMsgJobStateREQUEUEHOLD  V0044KillJobsMsgJobState = "REQUEUE_HOLD"
+	V0044KillJobsMsgJobStateRESIZING     V0044KillJobsMsgJobState = "RESIZING"
+	V0044KillJobsMsgJobStateRESVDELHOLD  V0044KillJobsMsgJobState = "RESV_DEL_HOLD"
+	V0044KillJobsMsgJobStateREVOKED      V0044KillJobsMsgJobState = "REVOKED"
+	V0044KillJobsMsgJobStateRUNNING      V0044KillJobsMsgJobState = "RUNNING"
+	V0044KillJobsMsgJobStateSIGNALING    V0044KillJobsMsgJobState = "SIGNALING"
+	V0044KillJobsMsgJobStateSPECIALEXIT  V0044KillJobsMsgJobState = "SPECIAL_EXIT"
+	V0044KillJobsMsgJobStateSTAGEOUT     V0044KillJobsMsgJobState = "STAGE_OUT"
+	V0044KillJobsMsgJobStateSTOPPED      V0044KillJobsMsgJobState = "STOPPED"
+	V0044KillJobsMsgJobStateSUSPENDED    V0044KillJobsMsgJobState = "SUSPENDED"
+	V0044KillJobsMsgJobStateTIMEOUT      V0044KillJobsMsgJobState = "TIMEOUT"
+)
+
+// Valid indicates whether the value is a known member of the V0044KillJobsMsgJobState enum.
+func (e V0044KillJobsMsgJobState) Valid() bool {
+	switch e {
+	case V0044KillJobsMsgJobStateBOOTFAIL:
+		return true
+	case V0044KillJobsMsgJobStateCANCELLED:
+		return true
+	case V0044KillJobsMsgJobStateCOMPLETED:
+		return true
+	case V0044KillJobsMsgJobStateCOMPLETING:
+		return true
+	case V0044KillJobsMsgJobStateCONFIGURING:
+		return true
+	case V0044KillJobsMsgJobStateDEADLINE:
+		return true
+	case V0044KillJobsMsgJobStateEXPEDITING:
+		return true
+	case V0044KillJobsMsgJobStateFAILED:
+		return true
+	case V0044KillJobsMsgJobStateLAUNCHFAILED:
+		return true
+	case V0044KillJobsMsgJobStateNODEFAIL:
+		return true
+	case V0044KillJobsMsgJobStateOUTOFMEMORY:
+		return true
+	case V0044KillJobsMsgJobStatePENDING:
+		return true
+	case V0044KillJobsMsgJobStatePOWERUPNODE:
+		return true
+	case V0044KillJobsMsgJobStatePREEMPTED:
+		return true
+	case V0044KillJobsMsgJobStateRECONFIGFAIL:
+		return true
+	case V0044KillJobsMsgJobStateREQUEUED:
+		return true
+	case V0044KillJobsMsgJobStateREQUEUEFED:
+		return true
+	case V0044KillJobsMsgJobStateREQUEUEHOLD:
+		return true
+	case V0044KillJobsMsgJobStateRESIZING:
+		return true
+	case V0044KillJobsMsgJobStateRESVDELHOLD:
+		return true
+	case V0044KillJobsMsgJobStateREVOKED:
+		return true
+	case V0044KillJobsMsgJobStateRUNNING:
+		return true
+	case V0044KillJobsMsgJobStateSIGNALING:
+		return true
+	case V0044KillJobsMsgJobStateSPECIALEXIT:
+		return true
+	case V0044KillJobsMsgJobStateSTAGEOUT:
+		return true
+	case V0044KillJobsMsgJobStateSTOPPED:
+		return true
+	case V0044KillJobsMsgJobStateSUSPENDED:
+		return true
+	case V0044KillJobsMsgJobStateTIMEOUT:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for V0044NodeCertFlags.
 const (
 	TOKENSET V0044NodeCertFlags = "TOKEN_SET"
@@ -1619,6 +1763,9 @@ type V0044Float64NoValStruct struct {
 // V0044Hostlist defines model for v0.0.44_hostlist.
 type V0044Hostlist = []string
 
+// V0044HostlistString defines model for v0.0.44_hostlist_string.
+type V0044HostlistString = []string
+
 // V0044Job defines model for v0.0.44_job.
 type V0044Job struct {
 	// Account Account the job ran under
@@ -1833,6 +1980,12 @@ type V0044JobFlags string
 
 // V0044JobStateCurrent defines model for V0044Job.State.Current.
 type V0044JobStateCurrent string
+
+// V0044JobAllocReq defines model for v0.0.44_job_alloc_req.
+type V0044JobAllocReq struct {
+	Hetjob *V0044JobDescMsgList `json:"hetjob,omitempty"`
+	Job    *V0044JobDescMsg     `json:"job,omitempty"`
+}
 
 // V0044JobArrayResponseArray defines model for v0.0.44_job_array_response_array.
 type V0044JobArrayResponseArray = []V0044JobArrayResponseMsgEntry
@@ -2638,6 +2791,53 @@ type V0044JobSubmitReq struct {
 	Script *string `json:"script,omitempty"`
 }
 
+// V0044KillJobsMsg defines model for v0.0.44_kill_jobs_msg.
+type V0044KillJobsMsg struct {
+	// Account Filter jobs to a specific account
+	Account *string `json:"account,omitempty"`
+
+	// Flags Filter jobs according to flags
+	Flags *[]V0044KillJobsMsgFlags `json:"flags,omitempty"`
+
+	// JobName Filter jobs to a specific name
+	JobName *string `json:"job_name,omitempty"`
+
+	// JobState Filter jobs to a specific state
+	JobState *[]V0044KillJobsMsgJobState `json:"job_state,omitempty"`
+	Jobs     *V0044KillJobsMsgJobsArray  `json:"jobs,omitempty"`
+	Nodes    *V0044HostlistString        `json:"nodes,omitempty"`
+
+	// Partition Filter jobs to a specific partition
+	Partition *string `json:"partition,omitempty"`
+
+	// Qos Filter jobs to a specific QOS
+	Qos *string `json:"qos,omitempty"`
+
+	// Reservation Filter jobs to a specific reservation
+	Reservation *string `json:"reservation,omitempty"`
+
+	// Signal Signal to send to jobs
+	Signal *string `json:"signal,omitempty"`
+
+	// UserId Filter jobs to a specific numeric user id
+	UserId *string `json:"user_id,omitempty"`
+
+	// UserName Filter jobs to a specific user name
+	UserName *string `json:"user_name,omitempty"`
+
+	// Wckey Filter jobs to a specific wckey
+	Wckey *string `json:"wckey,omitempty"`
+}
+
+// V0044KillJobsMsgFlags defines model for V0044KillJobsMsg.Flags.
+type V0044KillJobsMsgFlags string
+
+// V0044KillJobsMsgJobState defines model for V0044KillJobsMsg.JobState.
+type V0044KillJobsMsgJobState string
+
+// V0044KillJobsMsgJobsArray defines model for v0.0.44_kill_jobs_msg_jobs_array.
+type V0044KillJobsMsgJobsArray = []string
+
 // V0044KillJobsRespJob defines model for v0.0.44_kill_jobs_resp_job.
 type V0044KillJobsRespJob struct {
 	Error *struct {
@@ -2854,6 +3054,19 @@ type V0044OpenapiError struct {
 // V0044OpenapiErrors defines model for v0.0.44_openapi_errors.
 type V0044OpenapiErrors = []V0044OpenapiError
 
+// V0044OpenapiJobAllocResp defines model for v0.0.44_openapi_job_alloc_resp.
+type V0044OpenapiJobAllocResp struct {
+	Errors *V0044OpenapiErrors `json:"errors,omitempty"`
+
+	// JobId Submitted Job ID
+	JobId *int32 `json:"job_id,omitempty"`
+
+	// JobSubmitUserMsg Job submission user message
+	JobSubmitUserMsg *string               `json:"job_submit_user_msg,omitempty"`
+	Meta             *V0044OpenapiMeta     `json:"meta,omitempty"`
+	Warnings         *V0044OpenapiWarnings `json:"warnings,omitempty"`
+}
+
 // V0044OpenapiJobInfoResp defines model for v0.0.44_openapi_job_info_resp.
 type V0044OpenapiJobInfoResp struct {
 	Errors       *V0044OpenapiErrors    `json:"errors,omitempty"`
@@ -2890,6 +3103,16 @@ type V0044OpenapiJobSubmitResponse struct {
 
 // V0044OpenapiKillJobResp defines model for v0.0.44_openapi_kill_job_resp.
 type V0044OpenapiKillJobResp struct {
+	Errors *V0044OpenapiErrors `json:"errors,omitempty"`
+	Meta   *V0044OpenapiMeta   `json:"meta,omitempty"`
+
+	// Status List of jobs signal responses
+	Status   V0044KillJobsRespMsg  `json:"status"`
+	Warnings *V0044OpenapiWarnings `json:"warnings,omitempty"`
+}
+
+// V0044OpenapiKillJobsResp defines model for v0.0.44_openapi_kill_jobs_resp.
+type V0044OpenapiKillJobsResp struct {
 	Errors *V0044OpenapiErrors `json:"errors,omitempty"`
 	Meta   *V0044OpenapiMeta   `json:"meta,omitempty"`
 
@@ -3275,11 +3498,17 @@ type SlurmV0044GetNodesParams struct {
 // SlurmV0044GetNodesParamsFlags defines parameters for SlurmV0044GetNodes.
 type SlurmV0044GetNodesParamsFlags string
 
+// SlurmV0044PostJobAllocateJSONRequestBody defines body for SlurmV0044PostJobAllocate for application/json ContentType.
+type SlurmV0044PostJobAllocateJSONRequestBody = V0044JobAllocReq
+
 // SlurmV0044PostJobSubmitJSONRequestBody defines body for SlurmV0044PostJobSubmit for application/json ContentType.
 type SlurmV0044PostJobSubmitJSONRequestBody = V0044JobSubmitReq
 
 // SlurmV0044PostJobJSONRequestBody defines body for SlurmV0044PostJob for application/json ContentType.
 type SlurmV0044PostJobJSONRequestBody = V0044JobDescMsg
+
+// SlurmV0044DeleteJobsJSONRequestBody defines body for SlurmV0044DeleteJobs for application/json ContentType.
+type SlurmV0044DeleteJobsJSONRequestBody = V0044KillJobsMsg
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -3355,6 +3584,20 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// SlurmV0044PostJobAllocateWithBody submit new job allocation without any steps that must be signaled to stop
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /slurm/v0.0.44/job/allocate (the `SlurmV0044PostJobAllocate` operationId).
+	SlurmV0044PostJobAllocateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SlurmV0044PostJobAllocate submit new job allocation without any steps that must be signaled to stop
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /slurm/v0.0.44/job/allocate (the `SlurmV0044PostJobAllocate` operationId).
+	SlurmV0044PostJobAllocate(ctx context.Context, body SlurmV0044PostJobAllocateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SlurmV0044PostJobSubmitWithBody submit new job
 	//
 	// Takes any type of body and a specified content type.
@@ -3393,6 +3636,20 @@ type ClientInterface interface {
 	// Corresponds with POST /slurm/v0.0.44/job/{job_id} (the `SlurmV0044PostJob` operationId).
 	SlurmV0044PostJob(ctx context.Context, jobId string, body SlurmV0044PostJobJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// SlurmV0044DeleteJobsWithBody send signal to list of jobs
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with DELETE /slurm/v0.0.44/jobs/ (the `SlurmV0044DeleteJobs` operationId).
+	SlurmV0044DeleteJobsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SlurmV0044DeleteJobs send signal to list of jobs
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with DELETE /slurm/v0.0.44/jobs/ (the `SlurmV0044DeleteJobs` operationId).
+	SlurmV0044DeleteJobs(ctx context.Context, body SlurmV0044DeleteJobsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SlurmV0044GetJobs get list of jobs
 	//
 	// Corresponds with GET /slurm/v0.0.44/jobs/ (the `SlurmV0044GetJobs` operationId).
@@ -3414,6 +3671,40 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /slurmdb/v0.0.44/job/{job_id} (the `SlurmdbV0044GetJob` operationId).
 	SlurmdbV0044GetJob(ctx context.Context, jobId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// SlurmV0044PostJobAllocateWithBody submit new job allocation without any steps that must be signaled to stop
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /slurm/v0.0.44/job/allocate (the `SlurmV0044PostJobAllocate` operationId).
+func (c *Client) SlurmV0044PostJobAllocateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSlurmV0044PostJobAllocateRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SlurmV0044PostJobAllocate submit new job allocation without any steps that must be signaled to stop
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /slurm/v0.0.44/job/allocate (the `SlurmV0044PostJobAllocate` operationId).
+func (c *Client) SlurmV0044PostJobAllocate(ctx context.Context, body SlurmV0044PostJobAllocateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSlurmV0044PostJobAllocateRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // SlurmV0044PostJobSubmitWithBody submit new job
@@ -3514,6 +3805,40 @@ func (c *Client) SlurmV0044PostJob(ctx context.Context, jobId string, body Slurm
 	return c.Client.Do(req)
 }
 
+// SlurmV0044DeleteJobsWithBody send signal to list of jobs
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with DELETE /slurm/v0.0.44/jobs/ (the `SlurmV0044DeleteJobs` operationId).
+func (c *Client) SlurmV0044DeleteJobsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSlurmV0044DeleteJobsRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SlurmV0044DeleteJobs send signal to list of jobs
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with DELETE /slurm/v0.0.44/jobs/ (the `SlurmV0044DeleteJobs` operationId).
+func (c *Client) SlurmV0044DeleteJobs(ctx context.Context, body SlurmV0044DeleteJobsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSlurmV0044DeleteJobsRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // SlurmV0044GetJobs get list of jobs
 //
 // Corresponds with GET /slurm/v0.0.44/jobs/ (the `SlurmV0044GetJobs` operationId).
@@ -3574,6 +3899,46 @@ func (c *Client) SlurmdbV0044GetJob(ctx context.Context, jobId string, reqEditor
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewSlurmV0044PostJobAllocateRequest calls the generic SlurmV0044PostJobAllocate builder with application/json body
+func NewSlurmV0044PostJobAllocateRequest(server string, body SlurmV0044PostJobAllocateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSlurmV0044PostJobAllocateRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewSlurmV0044PostJobAllocateRequestWithBody constructs an http.Request for the SlurmV0044PostJobAllocate method, with any body, and a specified content type
+func NewSlurmV0044PostJobAllocateRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/slurm/v0.0.44/job/allocate")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
 }
 
 // NewSlurmV0044PostJobSubmitRequest calls the generic SlurmV0044PostJobSubmit builder with application/json body
@@ -3800,6 +4165,46 @@ func NewSlurmV0044PostJobRequestWithBody(server string, jobId string, contentTyp
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewSlurmV0044DeleteJobsRequest calls the generic SlurmV0044DeleteJobs builder with application/json body
+func NewSlurmV0044DeleteJobsRequest(server string, body SlurmV0044DeleteJobsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSlurmV0044DeleteJobsRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewSlurmV0044DeleteJobsRequestWithBody constructs an http.Request for the SlurmV0044DeleteJobs method, with any body, and a specified content type
+func NewSlurmV0044DeleteJobsRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/slurm/v0.0.44/jobs/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
@@ -4046,6 +4451,20 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// SlurmV0044PostJobAllocateWithBodyWithResponse submit new job allocation without any steps that must be signaled to stop
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /slurm/v0.0.44/job/allocate (the `SlurmV0044PostJobAllocate` operationId).
+	SlurmV0044PostJobAllocateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SlurmV0044PostJobAllocateResponse, error)
+
+	// SlurmV0044PostJobAllocateWithResponse submit new job allocation without any steps that must be signaled to stop
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /slurm/v0.0.44/job/allocate (the `SlurmV0044PostJobAllocate` operationId).
+	SlurmV0044PostJobAllocateWithResponse(ctx context.Context, body SlurmV0044PostJobAllocateJSONRequestBody, reqEditors ...RequestEditorFn) (*SlurmV0044PostJobAllocateResponse, error)
+
 	// SlurmV0044PostJobSubmitWithBodyWithResponse submit new job
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -4088,6 +4507,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /slurm/v0.0.44/job/{job_id} (the `SlurmV0044PostJob` operationId).
 	SlurmV0044PostJobWithResponse(ctx context.Context, jobId string, body SlurmV0044PostJobJSONRequestBody, reqEditors ...RequestEditorFn) (*SlurmV0044PostJobResponse, error)
 
+	// SlurmV0044DeleteJobsWithBodyWithResponse send signal to list of jobs
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /slurm/v0.0.44/jobs/ (the `SlurmV0044DeleteJobs` operationId).
+	SlurmV0044DeleteJobsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SlurmV0044DeleteJobsResponse, error)
+
+	// SlurmV0044DeleteJobsWithResponse send signal to list of jobs
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /slurm/v0.0.44/jobs/ (the `SlurmV0044DeleteJobs` operationId).
+	SlurmV0044DeleteJobsWithResponse(ctx context.Context, body SlurmV0044DeleteJobsJSONRequestBody, reqEditors ...RequestEditorFn) (*SlurmV0044DeleteJobsResponse, error)
+
 	// SlurmV0044GetJobsWithResponse get list of jobs
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -4117,6 +4550,54 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /slurmdb/v0.0.44/job/{job_id} (the `SlurmdbV0044GetJob` operationId).
 	SlurmdbV0044GetJobWithResponse(ctx context.Context, jobId string, reqEditors ...RequestEditorFn) (*SlurmdbV0044GetJobResponse, error)
+}
+
+type SlurmV0044PostJobAllocateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *V0044OpenapiJobAllocResp
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *V0044OpenapiJobAllocResp
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SlurmV0044PostJobAllocateResponse) GetJSON200() *V0044OpenapiJobAllocResp {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r SlurmV0044PostJobAllocateResponse) GetJSONDefault() *V0044OpenapiJobAllocResp {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r SlurmV0044PostJobAllocateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SlurmV0044PostJobAllocateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SlurmV0044PostJobAllocateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SlurmV0044PostJobAllocateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 type SlurmV0044PostJobSubmitResponse struct {
@@ -4305,6 +4786,54 @@ func (r SlurmV0044PostJobResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SlurmV0044PostJobResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SlurmV0044DeleteJobsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *V0044OpenapiKillJobsResp
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *V0044OpenapiKillJobsResp
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SlurmV0044DeleteJobsResponse) GetJSON200() *V0044OpenapiKillJobsResp {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r SlurmV0044DeleteJobsResponse) GetJSONDefault() *V0044OpenapiKillJobsResp {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r SlurmV0044DeleteJobsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SlurmV0044DeleteJobsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SlurmV0044DeleteJobsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SlurmV0044DeleteJobsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -4503,6 +5032,32 @@ func (r SlurmdbV0044GetJobResponse) ContentType() string {
 	return ""
 }
 
+// SlurmV0044PostJobAllocateWithBodyWithResponse submit new job allocation without any steps that must be signaled to stop
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /slurm/v0.0.44/job/allocate (the `SlurmV0044PostJobAllocate` operationId).
+func (c *ClientWithResponses) SlurmV0044PostJobAllocateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SlurmV0044PostJobAllocateResponse, error) {
+	rsp, err := c.SlurmV0044PostJobAllocateWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSlurmV0044PostJobAllocateResponse(rsp)
+}
+
+// SlurmV0044PostJobAllocateWithResponse submit new job allocation without any steps that must be signaled to stop
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /slurm/v0.0.44/job/allocate (the `SlurmV0044PostJobAllocate` operationId).
+func (c *ClientWithResponses) SlurmV0044PostJobAllocateWithResponse(ctx context.Context, body SlurmV0044PostJobAllocateJSONRequestBody, reqEditors ...RequestEditorFn) (*SlurmV0044PostJobAllocateResponse, error) {
+	rsp, err := c.SlurmV0044PostJobAllocate(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSlurmV0044PostJobAllocateResponse(rsp)
+}
+
 // SlurmV0044PostJobSubmitWithBodyWithResponse submit new job
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -4581,6 +5136,32 @@ func (c *ClientWithResponses) SlurmV0044PostJobWithResponse(ctx context.Context,
 	return ParseSlurmV0044PostJobResponse(rsp)
 }
 
+// SlurmV0044DeleteJobsWithBodyWithResponse send signal to list of jobs
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /slurm/v0.0.44/jobs/ (the `SlurmV0044DeleteJobs` operationId).
+func (c *ClientWithResponses) SlurmV0044DeleteJobsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SlurmV0044DeleteJobsResponse, error) {
+	rsp, err := c.SlurmV0044DeleteJobsWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSlurmV0044DeleteJobsResponse(rsp)
+}
+
+// SlurmV0044DeleteJobsWithResponse send signal to list of jobs
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /slurm/v0.0.44/jobs/ (the `SlurmV0044DeleteJobs` operationId).
+func (c *ClientWithResponses) SlurmV0044DeleteJobsWithResponse(ctx context.Context, body SlurmV0044DeleteJobsJSONRequestBody, reqEditors ...RequestEditorFn) (*SlurmV0044DeleteJobsResponse, error) {
+	rsp, err := c.SlurmV0044DeleteJobs(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSlurmV0044DeleteJobsResponse(rsp)
+}
+
 // SlurmV0044GetJobsWithResponse get list of jobs
 //
 // Returns a wrapper object for the known response body format(s).
@@ -4633,6 +5214,39 @@ func (c *ClientWithResponses) SlurmdbV0044GetJobWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseSlurmdbV0044GetJobResponse(rsp)
+}
+
+// ParseSlurmV0044PostJobAllocateResponse parses an HTTP response from a SlurmV0044PostJobAllocateWithResponse call
+func ParseSlurmV0044PostJobAllocateResponse(rsp *http.Response) (*SlurmV0044PostJobAllocateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SlurmV0044PostJobAllocateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest V0044OpenapiJobAllocResp
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest V0044OpenapiJobAllocResp
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
 }
 
 // ParseSlurmV0044PostJobSubmitResponse parses an HTTP response from a SlurmV0044PostJobSubmitWithResponse call
@@ -4757,6 +5371,39 @@ func ParseSlurmV0044PostJobResponse(rsp *http.Response) (*SlurmV0044PostJobRespo
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest V0044OpenapiJobPostResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSlurmV0044DeleteJobsResponse parses an HTTP response from a SlurmV0044DeleteJobsWithResponse call
+func ParseSlurmV0044DeleteJobsResponse(rsp *http.Response) (*SlurmV0044DeleteJobsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SlurmV0044DeleteJobsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest V0044OpenapiKillJobsResp
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest V0044OpenapiKillJobsResp
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
