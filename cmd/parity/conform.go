@@ -34,6 +34,7 @@ type conformOptions struct {
 	nodeParity                  string
 	account, exemptAccount      string
 	healthWait, jobTimeout      time.Duration
+	controllers                 int
 }
 
 func newConformCmd() *cobra.Command {
@@ -97,6 +98,7 @@ jobs run parity on the nodes to report what they see (--node-parity).
 	f.StringVar(&o.out, "out", "parity-report", "directory for report.html, report.json and junit.xml")
 	f.StringVar(&o.focus, "focus", "", "run only specs whose \"ID vendor name\" matches this regular expression")
 	f.BoolVar(&o.keep, "keep", false, "leave the lab's directory (state, spools, logs) after the run")
+	f.IntVar(&o.controllers, "controllers", 1, "controllers the lab runs: 1, 3 or 5 (with several, ha/leader-failover crashes the leader once per vendor; with one it is skipped)")
 	f.DurationVar(&o.healthWait, "health-wait", 40*time.Second, "how long to wait for a health or reclamation verdict")
 	f.DurationVar(&o.jobTimeout, "job-timeout", 2*time.Minute, "how long to wait for one job to start or end")
 	cmd.AddCommand(newConformProbeCmd(), newConformDriverCmd(), newConformVerifyCmd())
@@ -125,6 +127,12 @@ func runConform(cmd *cobra.Command, o conformOptions) error {
 	// Usage errors leave nothing behind: they come before --out is made.
 	if o.target != "" && o.vendors == "" {
 		return usageError("conform", "--target needs --vendors FILE naming each vendor's partition")
+	}
+	switch {
+	case o.controllers != 1 && o.controllers != 3 && o.controllers != 5:
+		return usageError("conform", "--controllers=%d: a lab runs 1, 3 or 5 controllers", o.controllers)
+	case o.target != "" && o.controllers != 1:
+		return usageError("conform", "--controllers=%d: only a lab's controllers can be chosen; a live cluster runs those its cluster.yaml lists", o.controllers)
 	}
 	if o.target != "" && strings.TrimSpace(o.nodeParity) == "" {
 		return usageError("conform", "--node-parity: name the parity binary on the nodes")
@@ -219,8 +227,12 @@ func conformTarget(ctx context.Context, o conformOptions, logger *slog.Logger, s
 		if err != nil {
 			return nil, "", usageError("conform", "--lab: %v", err)
 		}
-		fmt.Fprintf(stdout, "Starting lab %s (%d nodes)…\n", lab.Name, len(lab.NodeList()))
-		t, err := conformance.NewLab(ctx, conformance.LabOptions{Lab: lab, Keep: o.keep, Logger: logger})
+		how := ""
+		if o.controllers > 1 {
+			how = fmt.Sprintf(", %d controllers", o.controllers)
+		}
+		fmt.Fprintf(stdout, "Starting lab %s (%d nodes%s)…\n", lab.Name, len(lab.NodeList()), how)
+		t, err := conformance.NewLab(ctx, conformance.LabOptions{Lab: lab, Keep: o.keep, Logger: logger, Controllers: o.controllers})
 		if err != nil {
 			return nil, "", &exitError{code: 1, err: fmt.Errorf("conform: %w", err)}
 		}

@@ -7,6 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/parityhpc/parity/labs/cluster"
+	"github.com/parityhpc/parity/labs/labfile"
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 )
 
 // haLab is a one-node lab: these tests are about the controllers.
@@ -83,5 +88,96 @@ func TestLabUpWithThreeControllersHasOneLeader(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A controller count no majority works with is refused before anything
+// starts, naming the flag and the value.
+func TestControllerCountsOtherThanOneThreeFiveAreRefused(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "lab")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"lab", "up", "default", "--controllers", "2", "--dir", dir}, "--controllers=2"},
+		{[]string{"conform", "--controllers", "4", "--out", filepath.Join(dir, "report")}, "--controllers=4"},
+	} {
+		args := tc.args
+		var out, errOut bytes.Buffer
+		code := runWithLabVerbs(context.Background(), args, &out, &errOut)
+		said := out.String() + errOut.String()
+		if code != 1 || !strings.Contains(said, tc.want) {
+			t.Errorf("parity %v: exit %d, said %q; want a usage error naming --controllers", args, code, said)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("parity %v left %s: %v", args, dir, err)
+		}
+	}
+}
+
+// In a process lab of three controllers, the leader killed with SIGKILL
+// leaves a group that elects another and acknowledges through the same
+// list, and the killed one, restarted on its port and state, follows it.
+func TestProcessLabSurvivesItsLeaderKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a lab of four processes")
+	}
+	lab, err := labfile.Parse("ha.yaml", []byte(haLab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p, err := cluster.UpProcesses(ctx, cluster.ProcOptions{Lab: lab, Dir: t.TempDir(), Exe: exe, Controllers: 3, NoIsolation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := p.Down(context.Background()); err != nil {
+			t.Errorf("down: %v", err)
+		}
+	}()
+	leader, err := p.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := daemonPids(t, p.Dir)
+	cl, err := p.Client(ctx, "root")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	spec := &pb.JobSpec{Name: "held", Partition: "all", Nodes: 1, Ntasks: 1, CpusPerTask: 1, Script: "#!/bin/sh\ntrue\n", Hold: true}
+	first, err := cl.Submit(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.StopController(ctx, leader); err != nil {
+		t.Fatal(err)
+	}
+	for name, id := range pid {
+		if strings.HasPrefix(name, "controller") && !procAlive(id) {
+			if left := daemonPids(t, p.Dir); left[name] != 0 {
+				t.Errorf("the killed %s still has its pid file", name)
+			}
+		}
+	}
+	second, err := cl.Submit(ctx, spec)
+	if err != nil || second <= first {
+		t.Fatalf("submit after the leader was killed: job %d, %v (the first was %d)", second, err, first)
+	}
+	next, err := p.Leader(ctx)
+	if err != nil || next == leader {
+		t.Fatalf("leader after the kill: %q, %v; want another than %s", next, err, leader)
+	}
+	if err := p.RestartController(ctx, leader); err != nil {
+		t.Fatal(err)
+	}
+	if j, err := cl.GetJob(ctx, first, false); err != nil || j.GetId() != first {
+		t.Errorf("job %d from before the kill: %v, %v", first, j, err)
 	}
 }
