@@ -48,12 +48,32 @@ type partView struct {
 	assocs []policy.Association
 	qos    []core.QOS
 	limits []core.Limiter
+	// users is each user's default account, assoc the user associations
+	// ("account/user"): a submission's account check in O(1) however
+	// large the table.
+	users map[string]string
+	assoc map[string]struct{}
+}
+
+// userIndex builds partView's users and assoc from the accounts.
+func userIndex(accounts []config.Account) (map[string]string, map[string]struct{}) {
+	users, assoc := map[string]string{}, map[string]struct{}{}
+	for _, a := range accounts {
+		for _, u := range a.Users {
+			if _, ok := users[u.Name]; !ok || u.Default {
+				users[u.Name] = a.Name
+			}
+			assoc[a.Name+"/"+u.Name] = struct{}{}
+		}
+	}
+	return users, assoc
 }
 
 func newPartTable(cfg *config.Cluster) *partTable {
 	t := &partTable{}
+	users, assoc := userIndex(cfg.Accounts)
 	t.cur.Store(&partView{cfg: cfg, core: cfg.CorePartitions(), assocs: cfg.Associations(), qos: cfg.CoreQOS(),
-		limits: cfg.CoreConfig().Limits})
+		limits: cfg.CoreConfig().Limits, users: users, assoc: assoc})
 	return t
 }
 
@@ -64,7 +84,8 @@ func (t *partTable) set(base *config.Cluster, list []config.Partition) {
 	v := *base
 	v.Accounts, v.QOS, v.Limits = cur.cfg.Accounts, cur.cfg.QOS, cur.cfg.Limits
 	v.Partitions = slices.Clone(list)
-	t.cur.Store(&partView{cfg: &v, core: v.CorePartitions(), assocs: cur.assocs, qos: cur.qos, limits: cur.limits})
+	t.cur.Store(&partView{cfg: &v, core: v.CorePartitions(), assocs: cur.assocs, qos: cur.qos, limits: cur.limits,
+		users: cur.users, assoc: cur.assoc})
 }
 
 // setAccounting puts accounts and QOS (and the limiter built from them)
@@ -77,7 +98,8 @@ func (t *partTable) setAccounting(accounts []config.Account, qos []config.QOS, l
 	if limits != nil {
 		lim = []core.Limiter{core.PolicyLimiter(limits)}
 	}
-	t.cur.Store(&partView{cfg: &v, core: cur.core, assocs: v.Associations(), qos: v.CoreQOS(), limits: lim})
+	users, assoc := userIndex(accounts)
+	t.cur.Store(&partView{cfg: &v, core: cur.core, assocs: v.Associations(), qos: v.CoreQOS(), limits: lim, users: users, assoc: assoc})
 }
 
 func (t *partTable) view() *partView { return t.cur.Load() }

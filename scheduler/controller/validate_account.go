@@ -24,7 +24,8 @@ func noQOSDefined(cfg *config.Cluster) bool {
 }
 
 func (c *Controller) resolveAccount(user string, s *pb.JobSpec) error {
-	cfg := c.pcfg()
+	view := c.partitions.view()
+	cfg := view.cfg
 	if len(cfg.Accounts) == 0 {
 		// No associations: Slurm without accounting keeps an account only
 		// where one was asked for, so the spec stays as submitted (a
@@ -34,54 +35,17 @@ func (c *Controller) resolveAccount(user string, s *pb.JobSpec) error {
 		}
 		return nil
 	}
-	// The user's account list is built only for an error: this runs on
-	// every submission.
 	if s.GetAccount() == "" {
-		first, ok := firstUserAccount(cfg, user)
+		first, ok := view.users[user]
 		if !ok {
 			return status.Errorf(codes.InvalidArgument, "--account: invalid account or account/partition combination specified: user %s belongs to no account", user)
 		}
 		s.Account = first
 		return nil
 	}
-	if !userInAccount(cfg, user, s.GetAccount()) {
+	if _, ok := view.assoc[s.GetAccount()+"/"+user]; !ok {
+		// The user's account list is built only for an error.
 		return invalid("--account", s.GetAccount(), "invalid account or account/partition combination specified (user %s may use: %s)", user, strings.Join(cfg.UserAccounts(user), ", "))
 	}
 	return nil
-}
-
-// firstUserAccount is the user's default account: the one marked
-// Default (sacctmgr DefaultAccount=), else UserAccounts(user)[0], without
-// building the list.
-func firstUserAccount(cfg *config.Cluster, user string) (string, bool) {
-	first := ""
-	for _, a := range cfg.Accounts {
-		for _, u := range a.Users {
-			if u.Name != user {
-				continue
-			}
-			if u.Default {
-				return a.Name, true
-			}
-			if first == "" {
-				first = a.Name
-			}
-		}
-	}
-	return first, first != ""
-}
-
-// userInAccount reports whether account is among UserAccounts(user).
-func userInAccount(cfg *config.Cluster, user, account string) bool {
-	for _, a := range cfg.Accounts {
-		if a.Name != account {
-			continue
-		}
-		for _, u := range a.Users {
-			if u.Name == user {
-				return true
-			}
-		}
-	}
-	return false
 }
