@@ -132,6 +132,7 @@ func (c *Controller) runBatch(batch []*op, ws []write) []write {
 			ws = append(ws, w...)
 		}
 	}
+	seq := c.fence.apply()
 	c.mu.Unlock()
 	start := time.Now()
 	var err error
@@ -152,6 +153,7 @@ func (c *Controller) runBatch(batch []*op, ws []write) []write {
 			}
 		}
 	}
+	c.fence.finish(seq, err != nil)
 	// Release references held by the group's writes.
 	clear(ws)
 	return ws

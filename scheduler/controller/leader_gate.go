@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -44,8 +45,29 @@ func (c *Controller) notServing() (string, error) {
 
 func (c *Controller) leaderUnary() grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-		if c.serving() || answeredByFollowers[info.FullMethod] {
+		if answeredByFollowers[info.FullMethod] {
 			return h(ctx, req)
+		}
+		if c.serving() {
+			if c.repl == nil || uncheckedCalls[info.FullMethod] {
+				return h(ctx, req)
+			}
+			mark := c.fence.begin()
+			if err := c.confirmLeading(ctx, info.FullMethod); err != nil {
+				c.refuseWithLeader(ctx)
+				return nil, err
+			}
+			resp, herr := h(ctx, req)
+			if !readCalls[info.FullMethod] {
+				// A change is answered once committed; refusing it now
+				// would only make its client retry what is done.
+				return resp, herr
+			}
+			if err := c.settled(ctx, mark); err != nil {
+				c.refuseWithLeader(ctx)
+				return nil, err
+			}
+			return resp, herr
 		}
 		leader, err := c.notServing()
 		if leader != "" {
@@ -57,8 +79,24 @@ func (c *Controller) leaderUnary() grpc.UnaryServerInterceptor {
 
 func (c *Controller) leaderStream() grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-		if c.serving() || answeredByFollowers[info.FullMethod] {
+		if answeredByFollowers[info.FullMethod] {
 			return h(srv, ss)
+		}
+		if c.serving() {
+			if c.repl == nil || uncheckedCalls[info.FullMethod] {
+				return h(srv, ss)
+			}
+			mark := c.fence.begin()
+			if err := c.confirmLeading(ss.Context(), info.FullMethod); err != nil {
+				if leader := c.leader(); leader != "" && leader != c.repl.self {
+					ss.SetTrailer(metadata.Pairs(LeaderMetadataKey, leader))
+				}
+				return err
+			}
+			if !readCalls[info.FullMethod] {
+				return h(srv, ss) // orders and step output, sent once committed
+			}
+			return h(srv, &settledStream{ServerStream: ss, c: c, mark: mark})
 		}
 		leader, err := c.notServing()
 		if leader != "" {
@@ -74,13 +112,15 @@ func (c *Controller) leaderStream() grpc.StreamServerInterceptor {
 // refuses them in Slurm's own envelope, as slurmrestd clients parse it.
 func (c *Controller) leaderHTTP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if c.serving() || isSlurmPath(r.URL.Path) {
+		if isSlurmPath(r.URL.Path) {
 			next.ServeHTTP(w, r)
 			return
 		}
 		if err := c.restGate(w); err != nil {
 			writeAPIError(w, http.StatusServiceUnavailable, err)
+			return
 		}
+		next.ServeHTTP(w, r)
 	})
 }
 
@@ -92,7 +132,18 @@ func isSlurmPath(p string) bool {
 // (codes.Unavailable), with the leader's address and Retry-After set on w.
 func (c *Controller) restGate(w http.ResponseWriter) error {
 	if c.serving() {
-		return nil
+		// The REST gate has no request context: the check is bounded
+		// here (raft answers or steps down within a lease anyway).
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		err := c.confirmLeading(ctx, "")
+		if err != nil {
+			if leader := c.leader(); leader != "" && leader != c.repl.self {
+				w.Header().Set(LeaderHeader, leader)
+			}
+			w.Header().Set("Retry-After", "1")
+		}
+		return err
 	}
 	leader, err := c.notServing()
 	if leader != "" {
@@ -100,4 +151,50 @@ func (c *Controller) restGate(w http.ResponseWriter) error {
 	}
 	w.Header().Set("Retry-After", "1")
 	return err
+}
+
+// refuseWithLeader names the leader, when another is known, in the
+// trailer of a call this controller refused.
+func (c *Controller) refuseWithLeader(ctx context.Context) {
+	if leader := c.leader(); leader != "" && leader != c.repl.self {
+		grpc.SetTrailer(ctx, metadata.Pairs(LeaderMetadataKey, leader))
+	}
+}
+
+// readCalls answer from memory without changing it: their answers wait
+// on the commit fence (read_fence.go).
+var readCalls = map[string]bool{
+	pb.Accounting_Jobs_FullMethodName: true, pb.Accounting_Shares_FullMethodName: true,
+	pb.Cluster_Info_FullMethodName: true, pb.Cluster_Events_FullMethodName: true, pb.Cluster_Priority_FullMethodName: true,
+	pb.Cluster_WhoAmI_FullMethodName: true, pb.Cluster_ReclaimReport_FullMethodName: true,
+	pb.Jobs_Get_FullMethodName: true, pb.Jobs_List_FullMethodName: true, pb.Jobs_Explain_FullMethodName: true,
+	pb.Nodes_List_FullMethodName: true, pb.Nodes_Get_FullMethodName: true,
+	pb.Reservations_List_FullMethodName: true, pb.Reservations_Get_FullMethodName: true,
+}
+
+// settled is the fence's wait with the refusal it ends in.
+func (c *Controller) settled(ctx context.Context, mark uint64) error {
+	err := c.fence.settle(ctx, mark)
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return status.FromContextError(ctx.Err()).Err()
+	}
+	return status.Errorf(codes.Unavailable, "controller %s cannot vouch for this answer (%v); retry", c.repl.self, err)
+}
+
+// settledStream sends each message only once the memory it was built
+// from is committed.
+type settledStream struct {
+	grpc.ServerStream
+	c    *Controller
+	mark uint64
+}
+
+func (s *settledStream) SendMsg(m any) error {
+	if err := s.c.settled(s.Context(), s.mark); err != nil {
+		return err
+	}
+	return s.ServerStream.SendMsg(m)
 }

@@ -48,6 +48,10 @@ type replication struct {
 	// serving is set while this controller leads and has loaded its
 	// memory from a store that holds every committed entry.
 	serving atomic.Bool
+	// term is the raft term serving began in; reads confirm the leader
+	// still leads in it.
+	term  atomic.Uint64
+	reads readCheck
 }
 
 // serving reports whether this controller applies commands and answers
@@ -76,6 +80,7 @@ func (c *Controller) startReplica(ctx context.Context, tlsCfg *tls.Config) error
 		return fmt.Errorf("controller: %w", err)
 	}
 	c.repl = &replication{node: node, self: self}
+	c.repl.reads = readCheck{node: node, term: c.repl.term.Load}
 	fsm.stop = func() { go node.Close() }
 	c.store.replicate = func(entry []byte) error { return node.Apply(entry, replicaCommitTimeout) }
 	c.wg.Add(1)
@@ -107,11 +112,12 @@ func (c *Controller) followLeadership(ctx context.Context) {
 // register again with this controller), the ledger re-recorded.
 func (c *Controller) startServing() error {
 	start := time.Now()
+	term := c.repl.node.Term()
 	if err := c.repl.node.Barrier(replicaCommitTimeout); err != nil {
 		return err
 	}
-	if !c.repl.node.IsLeader() {
-		return nil // lost it again while catching up
+	if !c.repl.node.IsLeader() || c.repl.node.Term() != term {
+		return nil // lost it again while catching up (raft tells again if it wins again)
 	}
 	c.mu.Lock()
 	for _, n := range c.st.nodes {
@@ -120,6 +126,7 @@ func (c *Controller) startServing() error {
 	// A fresh start, as after a restart: no agent has registered with
 	// this controller yet, and silent nodes count from now.
 	c.st, c.started = nil, c.now()
+	c.repl.term.Store(term)
 	err := c.reloadLocked()
 	jobs := 0
 	if err == nil {

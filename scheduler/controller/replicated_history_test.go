@@ -106,6 +106,12 @@ func newWorkload(t *testing.T, key auth.Key) *workload {
 // dial is a recorded client of addrs (one address or a list).
 func (w *workload) dial(addrs string) *client.Client {
 	w.t.Helper()
+	return w.dialWith(addrs)
+}
+
+// dialWith is dial with more options.
+func (w *workload) dialWith(addrs string, opts ...grpc.DialOption) *client.Client {
+	w.t.Helper()
 	tok, err := auth.Sign(w.key, auth.Claims{User: "alice", Role: auth.RoleUser, IssuedAt: time.Now()})
 	if err != nil {
 		w.t.Fatal(err)
@@ -114,7 +120,7 @@ func (w *workload) dial(addrs string) *client.Client {
 	id := w.ids
 	w.ids++
 	w.mu.Unlock()
-	cl, err := client.Dial(context.Background(), addrs, tok, recordCalls(w.rec, id))
+	cl, err := client.Dial(context.Background(), addrs, tok, append(opts, recordCalls(w.rec, id))...)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -131,34 +137,76 @@ func (w *workload) known(r *rand.Rand) (uint64, bool) {
 	return w.jobs[r.IntN(len(w.jobs))], true
 }
 
-// run is n operations of one client: a submission every third, else a
-// cancel, a rename or (mostly) a read of a job some client submitted.
-// fault, when set, runs before operation at.
+// run is n operations of one client; fault, when set, runs before
+// operation at.
 func (w *workload) run(ctx context.Context, cl *client.Client, seed uint64, n, at int, fault func()) {
 	r := rand.New(rand.NewPCG(seed, 26))
 	for i := range n {
 		if i == at && fault != nil {
 			fault()
 		}
-		id, ok := w.known(r)
-		opCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		switch p := r.IntN(6); {
-		case !ok || p < 2:
-			name := fmt.Sprintf("s%d-%d", seed, i)
-			if jid, err := cl.Submit(opCtx, gpuJob(name, 1)); err == nil {
-				w.mu.Lock()
-				w.jobs = append(w.jobs, jid)
-				w.mu.Unlock()
-			}
-		case p == 2:
-			cl.CancelJob(opCtx, id)
-		case p == 3:
-			name := fmt.Sprintf("r%d-%d", seed, i)
-			cl.UpdateJob(opCtx, &pb.UpdateJobRequest{JobId: id, Name: &name})
+		w.step(ctx, cl, r, seed, i, 10*time.Second)
+	}
+}
+
+// runUntil is operations of one client, each given timeout, until stop
+// is closed.
+func (w *workload) runUntil(ctx context.Context, cl *client.Client, seed uint64, timeout time.Duration, stop <-chan struct{}) {
+	r := rand.New(rand.NewPCG(seed, 26))
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return
 		default:
-			cl.GetJob(opCtx, id, false)
 		}
+		w.step(ctx, cl, r, seed, i, timeout)
+	}
+}
+
+// readRecent reads, until stop is closed, one of the last jobs
+// acknowledged (those a stale controller is likeliest not to know, or
+// to know in an older state), each read given timeout.
+func (w *workload) readRecent(ctx context.Context, cl *client.Client, seed uint64, timeout time.Duration, stop <-chan struct{}) {
+	r := rand.New(rand.NewPCG(seed, 26))
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		w.mu.Lock()
+		var id uint64
+		if n := len(w.jobs); n > 0 {
+			id = w.jobs[n-1-r.IntN(min(n, 4))]
+		}
+		w.mu.Unlock()
+		opCtx, cancel := context.WithTimeout(ctx, timeout)
+		cl.GetJob(opCtx, id, false)
 		cancel()
+	}
+}
+
+// step is one operation: a submission one time in three, else a cancel,
+// a rename or (mostly) a read of a job some client submitted.
+func (w *workload) step(ctx context.Context, cl *client.Client, r *rand.Rand, seed uint64, i int, timeout time.Duration) {
+	id, ok := w.known(r)
+	opCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	switch p := r.IntN(6); {
+	case !ok || p < 2:
+		name := fmt.Sprintf("s%d-%d", seed, i)
+		if jid, err := cl.Submit(opCtx, gpuJob(name, 1)); err == nil {
+			w.mu.Lock()
+			w.jobs = append(w.jobs, jid)
+			w.mu.Unlock()
+		}
+	case p == 2:
+		cl.CancelJob(opCtx, id)
+	case p == 3:
+		name := fmt.Sprintf("r%d-%d", seed, i)
+		cl.UpdateJob(opCtx, &pb.UpdateJobRequest{JobId: id, Name: &name})
+	default:
+		cl.GetJob(opCtx, id, false)
 	}
 }
 

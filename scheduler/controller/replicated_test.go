@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -43,8 +44,15 @@ type trio struct {
 	dirs  map[string]string
 	lis   map[string]net.Listener
 	// timing is raft's timing for the controllers started; fastTiming
-	// when zero.
-	timing replica.Timing
+	// when zero. timings overrides it for some.
+	timing  replica.Timing
+	timings map[string]replica.Timing
+	// inmem, when set, replaces loopback TCP between the controllers by
+	// raft's in-memory transport, which a test can cut (isolate).
+	inmem map[string]*raft.InmemTransport
+	// setup, when set, runs once the addresses are chosen, before any
+	// controller starts (to give one its own timing).
+	setup func(*trio)
 }
 
 func startTrio(t testing.TB) *trio { return startTrioWith(t, "") }
@@ -57,7 +65,14 @@ func startTrioWith(t testing.TB, extra string) *trio {
 // startTrioTimed is startTrioWith with raft's timing.
 func startTrioTimed(t testing.TB, extra string, timing replica.Timing) *trio {
 	t.Helper()
-	tr := &trio{t: t, cs: map[string]*Controller{}, dirs: map[string]string{}, lis: map[string]net.Listener{}, timing: timing}
+	return startTrioOf(t, &trio{timing: timing}, extra)
+}
+
+// startTrioOf starts the controllers tr describes (timing, timings and
+// inmem, when set).
+func startTrioOf(t testing.TB, tr *trio, extra string) *trio {
+	t.Helper()
+	tr.t, tr.cs, tr.dirs, tr.lis = t, map[string]*Controller{}, map[string]string{}, map[string]net.Listener{}
 	for range 3 {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -84,6 +99,9 @@ func startTrioTimed(t testing.TB, extra string, timing replica.Timing) *trio {
 			t.Fatal(err)
 		}
 	}
+	if tr.setup != nil {
+		tr.setup(tr)
+	}
 	for _, a := range tr.addrs {
 		tr.start(a)
 	}
@@ -101,11 +119,18 @@ func (tr *trio) start(a string) {
 	}
 	delete(tr.lis, a)
 	timing := tr.timing
+	if t, ok := tr.timings[a]; ok {
+		timing = t
+	}
 	if timing == (replica.Timing{}) {
 		timing = fastTiming
 	}
-	c, err := New(Options{Config: tr.cfg, Listener: lis, Advertise: a, StateDir: tr.dirs[a], MetricsAddr: "off",
-		NoScheduler: true, ReplicaTiming: timing, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	opts := Options{Config: tr.cfg, Listener: lis, Advertise: a, StateDir: tr.dirs[a], MetricsAddr: "off",
+		NoScheduler: true, ReplicaTiming: timing, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if tr.inmem != nil {
+		opts.ReplicaTransport = tr.connectInmem(a)
+	}
+	c, err := New(opts)
 	if err != nil {
 		tr.t.Fatal(err)
 	}
@@ -116,6 +141,41 @@ func (tr *trio) start(a string) {
 	tr.t.Cleanup(func() { c.Close() })
 }
 
+// connectInmem gives a a fresh in-memory transport joined both ways to
+// the others' (a restarted controller's old one was closed with it).
+func (tr *trio) connectInmem(a string) *raft.InmemTransport {
+	_, t := raft.NewInmemTransport(raft.ServerAddress(a))
+	tr.inmem[a] = t
+	for b, o := range tr.inmem {
+		if b != a {
+			t.Connect(raft.ServerAddress(b), o)
+			o.Connect(raft.ServerAddress(a), t)
+		}
+	}
+	return t
+}
+
+// isolate cuts a off the other controllers both ways (its machine paused,
+// or its network gone); its clients still reach it.
+func (tr *trio) isolate(a string) {
+	for b, o := range tr.inmem {
+		if b != a {
+			tr.inmem[a].Disconnect(raft.ServerAddress(b))
+			o.Disconnect(raft.ServerAddress(a))
+		}
+	}
+}
+
+// rejoin undoes isolate.
+func (tr *trio) rejoin(a string) {
+	for b, o := range tr.inmem {
+		if b != a {
+			tr.inmem[a].Connect(raft.ServerAddress(b), o)
+			o.Connect(raft.ServerAddress(a), tr.inmem[a])
+		}
+	}
+}
+
 // crash stops a controller the hard way: its raft first (no goodbye to
 // the others, commits in flight fail), then everything else.
 func (tr *trio) crash(a string) {
@@ -123,6 +183,9 @@ func (tr *trio) crash(a string) {
 	c := tr.cs[a]
 	delete(tr.cs, a)
 	c.repl.node.Close()
+	if tr.inmem != nil {
+		tr.isolate(a)
+	}
 	c.Close()
 }
 

@@ -96,7 +96,10 @@ type Controller struct {
 	// repl is the replicated control plane, nil for a single controller.
 	repl *replication
 
-	ops        chan *op
+	ops chan *op
+	// fence counts the writer's groups, for answers that wait until what
+	// they saw is committed (read_fence.go).
+	fence      commitFence
 	kick       chan struct{}
 	stopping   chan struct{}
 	writerDone chan struct{}

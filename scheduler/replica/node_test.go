@@ -1,7 +1,9 @@
 package replica
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -294,5 +296,46 @@ func eventually(t *testing.T, cond func() bool, format string, args ...any) {
 			t.Fatalf(format, args...)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestAReplicaCutOffFromTheQuorumCannotVerifyItLeads(t *testing.T) {
+	g := newGroup(t, 3)
+	lead := g.waitLeader()
+	ctx := context.Background()
+	if err := g.nodes[lead].VerifyLeader(ctx); err != nil {
+		t.Fatalf("the leader with its quorum: %v", err)
+	}
+	for _, a := range g.addrs {
+		if a == lead {
+			continue
+		}
+		if err := g.nodes[a].VerifyLeader(ctx); !errors.Is(err, ErrNotLeader) {
+			t.Fatalf("follower %s verifies it leads: %v", a, err)
+		}
+	}
+	// Cut off both ways. A heartbeat already in flight may still
+	// confirm one verification; after it none succeeds: each waits until
+	// raft, its lease run out, steps down, and fails then.
+	for _, a := range g.addrs {
+		if a != lead {
+			g.trans[lead].Disconnect(raft.ServerAddress(a))
+			g.trans[a].Disconnect(raft.ServerAddress(lead))
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	confirmed := 0
+	var err error
+	for err == nil {
+		if err = g.nodes[lead].VerifyLeader(ctx); err == nil {
+			confirmed++
+		}
+	}
+	if !errors.Is(err, ErrNotLeader) || confirmed > 2 {
+		t.Fatalf("the leader cut off: %d verifications confirmed, then %v; want at most the heartbeats in flight, then ErrNotLeader", confirmed, err)
+	}
+	if g.nodes[lead].IsLeader() {
+		t.Fatal("a failed verification, yet the replica still leads")
 	}
 }

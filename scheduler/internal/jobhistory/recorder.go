@@ -92,6 +92,9 @@ func (r *Recorder) Check(timeout time.Duration, dir string) error {
 	if err := porcupine.VisualizePath(m, info, path); err != nil {
 		return fmt.Errorf("jobhistory: history not linearizable (%s), and its visualisation could not be saved: %w", res, err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "history.txt"), r.text(), 0o644); err != nil {
+		return fmt.Errorf("jobhistory: history not linearizable (%s), and its text could not be saved: %w", res, err)
+	}
 	if res == porcupine.Unknown {
 		return fmt.Errorf("jobhistory: the checker ran out of time (%v) on %d operations; history saved to %s", timeout, r.Len(), path)
 	}
@@ -144,4 +147,19 @@ func (r *Recorder) Summary() string {
 		fmt.Fprintf(&b, "%s: %d", k, counts[k])
 	}
 	return b.String()
+}
+
+// text is the history job by job, each operation on a line in call order
+// (client, call and return in µs from the start), beside the HTML.
+func (r *Recorder) text() []byte {
+	var b strings.Builder
+	for _, part := range byJob(r.history()) {
+		slices.SortFunc(part, func(a, b porcupine.Operation) int { return int(a.Call - b.Call) })
+		for _, op := range part {
+			fmt.Fprintf(&b, "client %2d  %10d .. %10d  %s\n", op.ClientId, op.Call/1000, op.Return/1000,
+				describe(op.Input.(Input), op.Output.(Output)))
+		}
+		b.WriteString("\n")
+	}
+	return []byte(b.String())
 }
