@@ -231,6 +231,9 @@ func TestAFollowerNamesTheLeader(t *testing.T) {
 		// already serves.
 		eventually(t, func() bool { return tr.cs[a].leader() == lead }, "follower "+a+" never heard from the leader "+lead)
 		cl := tr.client(a, "alice", auth.RoleUser)
+		// The leader serves once it applied the log; a follower names it
+		// once its first heartbeat came (on a loaded machine, later).
+		eventually(t, func() bool { return tr.cs[a].leader() == lead }, "follower "+a+" never heard of the leader "+lead)
 		var trailer metadata.MD
 		_, err := pb.NewJobsClient(cl.Conn()).Submit(context.Background(), &pb.SubmitRequest{Spec: gpuJob("x", 1)}, grpc.Trailer(&trailer))
 		if status.Code(err) != codes.Unavailable || !strings.Contains(status.Convert(err).Message(), "the leader is "+lead) {
