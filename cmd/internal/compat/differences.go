@@ -24,7 +24,8 @@ type Differences map[string]string
 func differenceKey(c, field string) string { return c + "|" + field }
 
 // LoadDifferences reads "<case> | <field> | <why>" lines; '#' starts a
-// comment line and a field of "*" stands for all of the case's fields.
+// comment line, a field of "*" stands for all of the case's fields and a
+// case of "*" for every case the field is printed in.
 func LoadDifferences(path string) (Differences, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -58,6 +59,12 @@ func (t *Table) Explain(d Differences) (unexplained []Mismatch, explained []stri
 			// "*" stands for every field of the case (a job placed
 			// otherwise differs in each variable of its step).
 			k = differenceKey(m.Case, "*")
+			why, ok = d[k]
+		}
+		if !ok {
+			// A case of "*" stands for every case printing the field
+			// (a node's CPU count in every state).
+			k = differenceKey("*", m.Field)
 			why, ok = d[k]
 		}
 		if !ok {

@@ -1,0 +1,148 @@
+package compat
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parityhpc/parity/labs/cluster"
+	"github.com/parityhpc/parity/labs/labfile"
+	"github.com/parityhpc/parity/scheduler/auth"
+)
+
+// recordStates records the states on a real Slurm (its SLURM_CONF) into
+// StatesPath, then cancels their jobs and resumes the drained nodes:
+// go test ./cmd/internal/compat -run TestStatusCorpus -args -record-states /tmp/sa/slurm.conf
+var recordStates = flag.String("record-states", "", "record the states on the Slurm whose slurm.conf this names")
+
+// labStates writes what the lab printed, to read beside the recording:
+// go test ./cmd/internal/compat -run TestStatusCorpus -args -lab-states /tmp/lab.jsonl
+var labStates = flag.String("lab-states", "", "write the lab's outputs of the states here")
+
+// TestStatusCorpus builds the recorded cluster states (States: idle,
+// running/pending/held/niced/array jobs, drained nodes, a job across
+// nodes) on a lab of the anchor's nodes and compares sinfo, squeue and
+// sprio's outputs with Slurm 22.05's on the anchor column by column. A
+// mismatch not in StatesDifferencesPath fails, and so does a listed one
+// that no longer differs. It needs root (lab agents run the jobs).
+func TestStatusCorpus(t *testing.T) {
+	if *recordStates != "" {
+		record(t, *recordStates)
+		return
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: lab agents need root to run jobs")
+	}
+	want, err := LoadStates(StatesPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRecordedCommands(t, want)
+	side := startLab(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	got, err := BuildStates(ctx, side, filepath.Join(t.TempDir(), "states"), 20*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *labStates != "" {
+		if err := SaveStates(*labStates, got); err != nil {
+			t.Fatal(err)
+		}
+	}
+	table := NewTable()
+	for i := range want {
+		table.AddState(want[i], got[i])
+	}
+	var b strings.Builder
+	table.Write(&b)
+	table.WriteByCommand(&b)
+	t.Log("\n" + b.String())
+	diffs, err := LoadDifferences(StatesDifferencesPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unexplained, explained, stale := table.Explain(diffs)
+	for _, m := range explained {
+		t.Log(m)
+	}
+	for _, m := range unexplained {
+		t.Errorf("undocumented: %s", m)
+	}
+	for _, k := range stale {
+		t.Errorf("%s lists %s, which no longer differs", StatesDifferencesPath, k)
+	}
+}
+
+// checkRecordedCommands fails when the recording is of other states or
+// commands than the code's: re-record then.
+func checkRecordedCommands(t *testing.T, recs []StateRecord) {
+	t.Helper()
+	if len(recs) != len(States) {
+		t.Fatalf("%s holds %d states, the code defines %d: re-record (-record-states)", StatesPath, len(recs), len(States))
+	}
+	for i, r := range recs {
+		if r.State != States[i].Name || len(r.Outputs) != len(Invocations) {
+			t.Fatalf("%s state %d is %q with %d outputs, the code's %q with %d: re-record", StatesPath, i, r.State, len(r.Outputs), States[i].Name, len(Invocations))
+		}
+		for j, o := range r.Outputs {
+			if !slices.Equal(o.Argv, Invocations[j].Argv) {
+				t.Fatalf("%s state %s ran %q, the code runs %q: re-record", StatesPath, r.State, o.Argv, Invocations[j].Argv)
+			}
+		}
+	}
+}
+
+func record(t *testing.T, conf string) {
+	s := Slurm{Conf: conf}
+	ctx := context.Background()
+	dir := filepath.Join(os.TempDir(), "parity-states")
+	recs, err := BuildStates(ctx, s, dir, time.Second)
+	defer func() {
+		for _, r := range recs {
+			for _, id := range r.IDs {
+				s.Run(ctx, dir, nil, "scancel", id)
+			}
+		}
+		s.Run(ctx, dir, nil, "scontrol", "update", "NodeName=n1,n4", "State=RESUME")
+	}()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := SaveStates(StatesPath, recs); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("recorded %d states into %s", len(recs), StatesPath)
+}
+
+// startLab brings up a lab of the anchor's nodes for the test and
+// returns the side that runs the verbs against it as root.
+func startLab(t *testing.T) labSide {
+	t.Helper()
+	lab, err := labfile.Parse("anchor", []byte(envLab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	dir := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cluster.Up(ctx, cluster.Options{Lab: lab, Dir: filepath.Join(dir, "lab"), Shim: []string{exe, labShimArg}, NoAccounts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Down(context.Background()) })
+	tok, err := c.Token("root", auth.RoleAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return labSide{addr: c.Addr, token: tok, path: "/usr/bin:/bin"}
+}
