@@ -11,6 +11,7 @@ type prioOptions struct {
 	clientFlags
 	jobs, users, partitions           []string
 	noHeader, long, norm, weights, me bool
+	format                            string
 }
 
 func newPrioCmdWith(env userEnv) *cobra.Command {
@@ -20,8 +21,9 @@ func newPrioCmdWith(env userEnv) *cobra.Command {
 		Short: "Show pending jobs' priority factors (sprio)",
 		Long: `Show the multifactor priority of pending jobs as sprio does: the weighted
 age, fair-share, job size, partition, QOS and TRES factors and their sum;
-factors whose weight is 0 are left out. -n shows them normalised, -l adds
-user and nice, -w prints the configured weights.`,
+factors whose weight is 0 are left out. -n shows them normalised, -l prints
+every factor with user and nice, -o takes sprio's format codes, -w prints
+the configured weights.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runPrio(cmd, env, &o) },
 	}
@@ -36,6 +38,7 @@ user and nice, -w prints the configured weights.`,
 	fl.BoolVarP(&o.norm, "norm", "n", false, "normalised factors (0..1) instead of weighted ones")
 	fl.BoolVarP(&o.weights, "weights", "w", false, "print the configured weights")
 	fl.BoolVar(&o.me, "me", false, "only my jobs")
+	fl.StringVarP(&o.format, "format", "o", "", "sprio's %-format codes (%i %r %u %Y %S %A %B %F %J %P %Q %N %T, lower case normalised)")
 	return cmd
 }
 
@@ -65,7 +68,7 @@ func runPrio(cmd *cobra.Command, env userEnv, o *prioOptions) error {
 	if o.json {
 		return writeMessageJSON(w, resp)
 	}
-	so := format.SprioOptions{NoHeader: o.noHeader, Long: o.long, Normalized: o.norm}
+	so := format.SprioOptions{NoHeader: o.noHeader, Long: o.long, Normalized: o.norm, Format: o.format}
 	if o.weights {
 		return format.SprioWeights(w, resp.GetWeights(), so)
 	}

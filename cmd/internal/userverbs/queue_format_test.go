@@ -21,13 +21,16 @@ func TestQueueArrayTasks(t *testing.T) {
 		env  map[string]string
 		want []string // every line (all have -h)
 	}{
-		{[]string{"squeue", "-h", "-o", "%i %T"}, nil, []string{"1_[1-2,4-6%2] PENDING", "2 PENDING", "1_3 PENDING"}},
-		// Sorted as records, expanded in index order where the record was.
+		{[]string{"squeue", "-h", "-o", "%i %T"}, nil, []string{"1_[1-2,4-6%2] PENDING", "1_3 PENDING", "2 PENDING"}},
+		// Sorted as records, expanded in index order where the record was;
+		// at equal priority by the array's id, then the task's (the
+		// anchor's squeue puts 65_3, job 65, after 65_1 and 65_2, jobs 66
+		// and 67), so the split-off 1_3 comes before job 2.
 		{[]string{"squeue", "-r", "-h", "-o", "%i %T %K %F %A"}, nil, []string{
 			"1_1 PENDING 1 1 1", "1_2 PENDING 2 1 1", "1_4 PENDING 4 1 1", "1_5 PENDING 5 1 1", "1_6 PENDING 6 1 1",
-			"2 PENDING N/A 2 2", "1_3 PENDING 3 1 3"}},
-		{[]string{"squeue", "--array", "-h", "-o", "%i"}, nil, []string{"1_1", "1_2", "1_4", "1_5", "1_6", "2", "1_3"}},
-		{[]string{"squeue", "-h", "-o", "%i"}, map[string]string{"SQUEUE_ARRAY": "1"}, []string{"1_1", "1_2", "1_4", "1_5", "1_6", "2", "1_3"}},
+			"1_3 PENDING 3 1 3", "2 PENDING N/A 2 2"}},
+		{[]string{"squeue", "--array", "-h", "-o", "%i"}, nil, []string{"1_1", "1_2", "1_4", "1_5", "1_6", "1_3", "2"}},
+		{[]string{"squeue", "-h", "-o", "%i"}, map[string]string{"SQUEUE_ARRAY": "1"}, []string{"1_1", "1_2", "1_4", "1_5", "1_6", "1_3", "2"}},
 		// The array's id names every task, the split-off 1_3 too.
 		{[]string{"squeue", "-r", "-h", "-j", "1", "-o", "%i"}, nil, []string{"1_1", "1_2", "1_4", "1_5", "1_6", "1_3"}},
 		{[]string{"squeue", "-r", "-h", "-j", "1_[4-5],2", "-o", "%i"}, nil, []string{"1_4", "1_5", "2"}},

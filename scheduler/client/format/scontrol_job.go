@@ -290,6 +290,13 @@ func endTimeCode(e Env) func(*pb.Job) string {
 		if j.GetEndTime() == nil && beginTime(j) != nil {
 			return "NONE"
 		}
+		if j.GetEndTime() == nil && j.GetState() == "RUNNING" {
+			// Slurm sets a running job's end to its start plus its
+			// limit (squeue -o %e on the anchor).
+			if t := endTime(j, e.loc()); t != "Unknown" {
+				return t
+			}
+		}
 		return Stamp(j.GetEndTime(), e.loc(), "N/A")
 	}
 }

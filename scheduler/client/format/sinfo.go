@@ -82,6 +82,7 @@ var sinfoFields = map[string]byte{
 	"gres":             'G',
 	"groups":           'g',
 	"memory":           'm',
+	"nodeai":           'A',
 	"nodeaiot":         'F',
 	"nodehost":         'n',
 	"nodelist":         'N',
@@ -310,6 +311,7 @@ func sinfoColumns(e Env) map[byte]column[nodeGroup] {
 		'H': {"TIMESTAMP", first(func(n *pb.Node) string { return Stamp(n.GetReasonTime(), e.loc(), "Unknown") })},
 		'C': {"CPUS(A/I/O/T)", cpuCounts},
 		'F': {"NODES(A/I/O/T)", nodeCounts},
+		'A': {"NODES(A/I)", func(g nodeGroup) string { a, i, _ := countNodes(g); return fmt.Sprintf("%d/%d", a, i) }},
 	}
 }
 
@@ -370,18 +372,25 @@ func cpuCounts(g nodeGroup) string {
 }
 
 func nodeCounts(g nodeGroup) string {
-	var a, i, o int
+	a, i, o := countNodes(g)
+	return fmt.Sprintf("%d/%d/%d/%d", a, i, o, len(g.nodes))
+}
+
+// countNodes counts a group's nodes allocated, idle and other: a node
+// running jobs is allocated even while it drains (Slurm's drng n1 is
+// 1/0/0/1), an unavailable one without jobs other.
+func countNodes(g nodeGroup) (a, i, o int) {
 	for _, n := range g.nodes {
 		switch {
-		case unavailable(n):
-			o++
 		case n.GetAllocCpus() > 0 || len(n.GetJobs()) > 0:
 			a++
+		case unavailable(n):
+			o++
 		default:
 			i++
 		}
 	}
-	return fmt.Sprintf("%d/%d/%d/%d", a, i, o, len(g.nodes))
+	return a, i, o
 }
 
 // NodeGRES renders a node's GPUs as sinfo's GRES column does

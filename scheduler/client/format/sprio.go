@@ -1,6 +1,7 @@
 package format
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -18,6 +19,8 @@ type SprioOptions struct {
 	Long bool
 	// Normalized prints the factors before weighting (sprio -n).
 	Normalized bool
+	// Format is sprio -o's layout, used instead of the default one.
+	Format string
 }
 
 // sprioRow is one job, or the weights line of sprio -w.
@@ -26,8 +29,9 @@ type sprioRow struct {
 	weights *pb.PriorityWeights
 }
 
-// SprioLayout builds sprio's layout for the given weights: factors whose
-// weight is 0 are left out, as Slurm does.
+// SprioLayout builds sprio's layout for the given weights as Slurm 22.05
+// does: the short one leaves out the factors whose weight is 0 (SITE
+// stays), the long one (-l) prints every factor.
 func SprioLayout(wts *pb.PriorityWeights, o SprioOptions) string {
 	up := func(c string) string {
 		if o.Normalized {
@@ -35,11 +39,11 @@ func SprioLayout(wts *pb.PriorityWeights, o SprioOptions) string {
 		}
 		return c
 	}
-	parts := []string{"%.15i", "%9r"}
 	if o.Long {
-		parts = append(parts, "%.8u")
+		return "%.15i %9r %.8u %.10" + up("Y") + " %.10" + up("S") + " %.10" + up("A") + " %.10" + up("B") + " %.10" + up("F") +
+			" %.10" + up("J") + " %.10" + up("P") + " %.10" + up("Q") + " %.11N %.20" + up("T")
 	}
-	parts = append(parts, "%.10"+up("Y"))
+	parts := []string{"%.15i", "%9r", "%.10" + up("Y"), "%.10" + up("S")}
 	for _, f := range []struct {
 		code string
 		w    float64
@@ -48,18 +52,20 @@ func SprioLayout(wts *pb.PriorityWeights, o SprioOptions) string {
 			parts = append(parts, "%.10"+up(f.code))
 		}
 	}
-	if o.Long {
-		parts = append(parts, "%.6N")
-	}
 	if len(wts.GetTres()) > 0 {
 		parts = append(parts, "%20"+up("T"))
 	}
 	return strings.Join(parts, " ")
 }
 
+// layout is o's format, else the default one.
+func (o SprioOptions) layout(wts *pb.PriorityWeights) string {
+	return cmp.Or(o.Format, SprioLayout(wts, o))
+}
+
 // Sprio writes pending jobs' priority factors as sprio does.
 func Sprio(w io.Writer, resp *pb.PriorityResponse, o SprioOptions) error {
-	l, err := ParseLayout(SprioLayout(resp.GetWeights(), o), knownIn(sprioColumns(resp.GetWeights())))
+	l, err := ParseLayout(o.layout(resp.GetWeights()), knownIn(sprioColumns(resp.GetWeights())))
 	if err != nil {
 		return err
 	}
@@ -73,7 +79,7 @@ func Sprio(w io.Writer, resp *pb.PriorityResponse, o SprioOptions) error {
 // SprioWeights writes the configured weights as sprio -w does.
 func SprioWeights(w io.Writer, wts *pb.PriorityWeights, o SprioOptions) error {
 	o.Normalized = false
-	l, err := ParseLayout(SprioLayout(wts, o), knownIn(sprioColumns(wts)))
+	l, err := ParseLayout(o.layout(wts), knownIn(sprioColumns(wts)))
 	if err != nil {
 		return err
 	}
@@ -121,9 +127,24 @@ func sprioColumns(wts *pb.PriorityWeights) map[byte]column[sprioRow] {
 		'p': {"PARTITION", factor((*pb.PriorityFactors).GetPartition, wts.GetPartition(), frac)},
 		'Q': {"QOS", factor((*pb.PriorityFactors).GetWeightedQos, wts.GetQos(), num)},
 		'q': {"QOS", factor((*pb.PriorityFactors).GetQos, wts.GetQos(), frac)},
+		// Parity has no site or association factor: Slurm's 0 for
+		// each, and the weights Slurm 22.05's sprio -w prints for them
+		// when none is configured (site 1, association 0).
+		'S': {"SITE", site},
+		's': {"SITE", site},
+		'B': {"ASSOC", factor(func(*pb.PriorityFactors) float64 { return 0 }, 0, num)},
+		'b': {"ASSOC", factor(func(*pb.PriorityFactors) float64 { return 0 }, 0, frac)},
 		'T': {"TRES", func(r sprioRow) string { return tresFactors(r, wts, true) }},
 		't': {"TRES", func(r sprioRow) string { return tresFactors(r, wts, false) }},
 	}
+}
+
+// site is the SITE column: no site factor, a weight of 1.
+func site(r sprioRow) string {
+	if r.weights != nil {
+		return "1"
+	}
+	return "0"
 }
 
 // tresFactors renders per-TRES factors ("gres/gpu=500"), weighted or not;

@@ -26,9 +26,13 @@ func TestSprio(t *testing.T) {
 		header, row  string
 		weightsTitle bool
 	}{
-		{SprioOptions{}, "JOBID PARTITION PRIORITY AGE FAIRSHARE QOS TRES", "12 gpu 6402 250 5000 1000 gres/gpu=150", false},
-		{SprioOptions{Long: true}, "JOBID PARTITION USER PRIORITY AGE FAIRSHARE QOS NICE TRES", "12 gpu alice 6402 250 5000 1000 5 gres/gpu=150", false},
-		{SprioOptions{Normalized: true}, "JOBID PARTITION PRIORITY AGE FAIRSHARE QOS TRES", "12 gpu 0.0000015 0.2500000 0.5000000 0.5000000 gres/gpu=0.30", false},
+		// Slurm 22.05 (the anchor): SITE always, the short form only the
+		// factors weighted, -l every factor.
+		{SprioOptions{}, "JOBID PARTITION PRIORITY SITE AGE FAIRSHARE QOS TRES", "12 gpu 6402 0 250 5000 1000 gres/gpu=150", false},
+		{SprioOptions{Long: true}, "JOBID PARTITION USER PRIORITY SITE AGE ASSOC FAIRSHARE JOBSIZE PARTITION QOS NICE TRES",
+			"12 gpu alice 6402 0 250 0 5000 0 0 1000 5 gres/gpu=150", false},
+		{SprioOptions{Normalized: true}, "JOBID PARTITION PRIORITY SITE AGE FAIRSHARE QOS TRES", "12 gpu 0.0000015 0 0.2500000 0.5000000 0.5000000 gres/gpu=0.30", false},
+		{SprioOptions{Format: "%i|%u|%Y|%N"}, "JOBID|USER|PRIORITY|NICE", "12|alice|6402|5", false},
 	}
 	for _, c := range cases {
 		var b strings.Builder
@@ -44,7 +48,7 @@ func TestSprio(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := lines(b.String())
-	mustEqual(t, "weights", strings.Join(cells(out[1]), " "), "Weights 1000 10000 2000 gres/gpu=500")
+	mustEqual(t, "weights", strings.Join(cells(out[1]), " "), "Weights 1 1000 10000 2000 gres/gpu=500")
 	// JOBSIZE and PARTITION have weight 0: no such columns.
 	if strings.Contains(out[0], "JOBSIZE") || strings.Count(out[0], "PARTITION") != 1 {
 		t.Errorf("zero-weight columns shown: %q", out[0])

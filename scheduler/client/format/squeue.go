@@ -59,7 +59,8 @@ func Squeue(w io.Writer, jobs []*pb.Job, l Layout, o SqueueOptions) error {
 }
 
 // SortJobs orders jobs as squeue does by default: partition, then state
-// (pending before running), then priority, highest first, then id. With
+// (pending before running), then priority, highest first, then id (an
+// array's, then the task's). With
 // byStart (squeue --start) the expected start time comes first, unknown
 // last.
 func SortJobs(jobs []*pb.Job, byStart bool) {
@@ -86,6 +87,10 @@ func SortJobs(jobs []*pb.Job, byStart bool) {
 		return cmp.Or(cmp.Compare(Partition(a), Partition(b)),
 			cmp.Compare(rank(a.GetState()), rank(b.GetState())),
 			cmp.Compare(b.GetPriority(), a.GetPriority()),
+			// An array's tasks by task, as squeue sorts them: the
+			// last task started holds the array's own id.
+			cmp.Compare(cmp.Or(a.GetArrayJobId(), a.GetId()), cmp.Or(b.GetArrayJobId(), b.GetId())),
+			cmp.Compare(a.GetArrayTaskId(), b.GetArrayTaskId()),
 			cmp.Compare(a.GetId(), b.GetId()))
 	})
 }
@@ -137,12 +142,13 @@ func jobColumns(e Env) map[byte]column[*pb.Job] {
 		'x': {"EXC_NODES", func(j *pb.Job) string { return jobspec.CompressHostlist(j.GetSpec().GetExclude()) }},
 		'O': {"CONTIGUOUS", func(j *pb.Job) string { return b01(j.GetSpec().GetContiguous()) }},
 		// Options Parity does not take print Slurm's defaults.
-		'H': {"S:C:T", func(*pb.Job) string { return "*" }},
+		'H': {"SOCKETS_PER_NODE", func(*pb.Job) string { return "*" }},
 		'I': {"CORES_PER_SOCKET", func(*pb.Job) string { return "*" }},
 		'J': {"THREADS_PER_CORE", func(*pb.Job) string { return "*" }},
 		'z': {"S:C:T", func(*pb.Job) string { return "*:*:*" }},
 		'd': {"MIN_TMP_DISK", func(*pb.Job) string { return "0" }},
-		's': {"SELECT_JOBINFO", func(*pb.Job) string { return "" }},
+		// Slurm 22.05 prints %s with an empty header and value.
+		's': {"", func(*pb.Job) string { return "" }},
 		'w': {"WCKEY", func(*pb.Job) string { return "(null)" }},
 	}
 }
