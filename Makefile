@@ -6,12 +6,15 @@ FUZZTIME ?= 3s
 
 all: build
 
-# parity-lite (the user verbs alone), parity-sbatch (sbatch alone, no gRPC,
-# for sbatch-in-a-loop pipelines) and parity-shim (the agent's per-job
-# supervisor, found beside parity) are static: no dynamic loader to run on
-# each of their many short starts.
+# parity-agent is the node agent alone: every node maps half the code of
+# parity (it loads NVML, so it keeps cgo). parity-lite (the user verbs
+# alone), parity-sbatch (sbatch alone, no gRPC, for sbatch-in-a-loop
+# pipelines) and parity-shim (the agent's per-job supervisor, found beside
+# parity) are static: no dynamic loader to run on each of their many short
+# starts.
 build:
 	$(GO) build -o parity ./cmd/parity
+	$(GO) build -o parity-agent ./cmd/parity-agent
 	CGO_ENABLED=0 $(GO) build -o parity-lite ./cmd/parity-lite
 	CGO_ENABLED=0 $(GO) build -o parity-sbatch ./cmd/parity-sbatch
 	CGO_ENABLED=0 $(GO) build -o parity-shim ./cmd/parity-shim
