@@ -129,7 +129,10 @@ func raftConfig(cfg Config) *raft.Config {
 	// Group commits arrive one entry each; batching them through raft's
 	// apply channel lets one append carry many under load.
 	rc.BatchApplyCh = true
-	rc.MaxAppendEntries = 256
+	// raft's most per append (its default is 64): a follower far behind
+	// catches up with a quarter of the fsyncs 256 cost (100k entries
+	// behind: 6.6 s at 256, 3.9-4.7 s at 1024, BenchmarkAFollowerCatchesUp100kBehind).
+	rc.MaxAppendEntries = 1024
 	rc.SnapshotThreshold = cmp(cfg.SnapshotThreshold, 8192)
 	rc.TrailingLogs = cmp(cfg.TrailingLogs, 10240)
 	rc.SnapshotInterval = 30 * time.Second

@@ -80,12 +80,15 @@ var testTiming = Timing{Heartbeat: 150 * time.Millisecond, Election: 150 * time.
 
 // group is a cluster of replicas on raft's in-memory transport.
 type group struct {
-	t      *testing.T
+	t      testing.TB
 	addrs  []string
 	trans  map[string]*raft.InmemTransport
 	nodes  map[string]*Node
 	fsms   map[string]*kv
 	leader chan string
+	dirs   map[string]string // the benchmark's, kept for a restart
+	// defaults starts replicas with raft's default snapshot settings.
+	defaults bool
 }
 
 func newGroup(t *testing.T, n int) *group {
@@ -117,8 +120,12 @@ func newGroup(t *testing.T, n int) *group {
 func (g *group) start(addr, dir string) {
 	g.t.Helper()
 	f := newKV()
-	n, err := Start(Config{Addr: addr, Peers: g.addrs, Dir: dir, Transport: g.trans[addr], Timing: testTiming,
-		SnapshotThreshold: 16, TrailingLogs: 8}, f)
+	cfg := Config{Addr: addr, Peers: g.addrs, Dir: dir, Transport: g.trans[addr], Timing: testTiming,
+		SnapshotThreshold: 16, TrailingLogs: 8}
+	if g.defaults {
+		cfg.SnapshotThreshold, cfg.TrailingLogs, cfg.Timing = 0, 0, LAN
+	}
+	n, err := Start(cfg, f)
 	if err != nil {
 		g.t.Fatal(err)
 	}
@@ -288,7 +295,7 @@ func TestStatusNamesRoleTermAndVoters(t *testing.T) {
 
 // eventually waits up to 10 s for cond, which raft makes true by messages
 // the test cannot wait on directly (a follower hearing the leader).
-func eventually(t *testing.T, cond func() bool, format string, args ...any) {
+func eventually(t testing.TB, cond func() bool, format string, args ...any) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !cond() {
