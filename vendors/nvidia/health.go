@@ -149,6 +149,26 @@ func (d *Driver) registerWatcher(ctx context.Context) (context.Context, func(), 
 	}, nil
 }
 
+// latest is the driver's snapshot now, for naming an event's device: a
+// re-partition drops the snapshot (forget), and an XID inside one of the
+// new MIG instances names its new UUID only through a fresh discovery. The
+// whole GPUs registered for events keep their handles across it. The watch's
+// own snapshot serves when that discovery fails.
+func (d *Driver) latest(ctx context.Context, s *snapshot) *snapshot {
+	d.mu.Lock()
+	cur := d.snap
+	d.mu.Unlock()
+	if cur != nil {
+		return cur
+	}
+	fresh, err := d.current(ctx)
+	if err != nil {
+		d.log.Warn("rediscovery for a health event failed; naming it from the last layout", "err", err)
+		return s
+	}
+	return fresh
+}
+
 // registerEvents registers each whole GPU and returns how many accepted.
 func (d *Driver) registerEvents(s *snapshot, set nvml.EventSet) int {
 	n := 0
@@ -186,6 +206,7 @@ func (d *Driver) pump(ctx context.Context, set nvml.EventSet, s *snapshot, emit 
 		ev, ret := call(d, "EventSet.Wait", func() (nvml.EventData, nvml.Return) { return set.Wait(ms) })
 		switch ret {
 		case nvml.SUCCESS:
+			s = d.latest(ctx, s)
 			uuid := d.eventUUID(s, ev)
 			if uuid == "" {
 				d.log.Warn("NVML event for an unknown device", "type", ev.EventType, "data", ev.EventData)

@@ -3,6 +3,7 @@ package nvidia_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -164,5 +165,30 @@ func TestEventsOnLostAndMIGDevices(t *testing.T) {
 	}
 	if c := await(t, conds); c.UUID != r.m.MIGUUIDs(6)[1] || c.Code != "31" || c.Severity != gres.SeverityInfo {
 		t.Errorf("mig condition %+v, want it on %s", c, r.m.MIGUUIDs(6)[1])
+	}
+}
+
+// After a re-partition the watch names an XID inside a new MIG instance
+// by that instance's new UUID, not its parent's nor a vanished slice's:
+// the health policy drains the slice that faulted.
+func TestEventsAfterRepartitionNameTheNewSlices(t *testing.T) {
+	r := newRig(t, nvmlsim.Config{MIG: map[int][]string{6: {"3g.40gb", "4g.40gb"}}})
+	conds, stop := watch(t, r)
+	defer stop()
+	gpu := r.m.UUIDs()[6]
+	if err := r.d.Repartition(context.Background(), gpu, slices.Repeat([]string{"1g.10gb"}, 7)); err != nil {
+		t.Fatal(err)
+	}
+	fresh := r.m.MIGUUIDs(6)
+	if len(fresh) != 7 {
+		t.Fatalf("the simulator holds %d instances after the re-partition, want 7", len(fresh))
+	}
+	for _, k := range []int{5, 0} {
+		if err := r.m.InjectMIGXID(6, k, 31); err != nil {
+			t.Fatal(err)
+		}
+		if c := await(t, conds); c.UUID != fresh[k] || c.Code != "31" {
+			t.Errorf("XID in new instance %d: condition on %s, want %s", k, c.UUID, fresh[k])
+		}
 	}
 }
