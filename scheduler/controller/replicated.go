@@ -52,6 +52,19 @@ type replication struct {
 	// still leads in it.
 	term  atomic.Uint64
 	reads readCheck
+	fsm   *storeFSM
+}
+
+// replicaBroken is why this controller's store stopped applying the
+// log (its disk full or gone), nil while it is whole.
+func (c *Controller) replicaBroken() error {
+	if c.repl == nil {
+		return nil
+	}
+	if err := c.repl.fsm.broken.Load(); err != nil {
+		return *err
+	}
+	return nil
 }
 
 // serving reports whether this controller applies commands and answers
@@ -71,7 +84,7 @@ func (c *Controller) startReplica(ctx context.Context, tlsCfg *tls.Config) error
 	}
 	fsm := &storeFSM{s: c.store, log: c.log}
 	cfg := replica.Config{Addr: self, Peers: peers, Dir: filepath.Join(c.stateDir(), "raft"), Key: c.key,
-		Transport: c.opts.ReplicaTransport, Timing: c.opts.ReplicaTiming, Logger: c.log.With("component", "replica")}
+		Transport: c.opts.ReplicaTransport, Timing: c.opts.ReplicaTiming, TrailingLogs: c.opts.ReplicaTrailingLogs, Logger: c.log.With("component", "replica")}
 	if cfg.Transport == nil {
 		cfg.Layer = &replicaLayer{muxListener: c.mux.replica, tls: replicaClientTLS(tlsCfg)}
 	}
@@ -79,7 +92,7 @@ func (c *Controller) startReplica(ctx context.Context, tlsCfg *tls.Config) error
 	if err != nil {
 		return fmt.Errorf("controller: %w", err)
 	}
-	c.repl = &replication{node: node, self: self}
+	c.repl = &replication{node: node, self: self, fsm: fsm}
 	c.repl.reads = readCheck{node: node, term: c.repl.term.Load}
 	fsm.stop = func() { go node.Close() }
 	c.store.replicate = func(entry []byte) error { return node.Apply(entry, replicaCommitTimeout) }

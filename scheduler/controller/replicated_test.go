@@ -53,6 +53,8 @@ type trio struct {
 	// setup, when set, runs once the addresses are chosen, before any
 	// controller starts (to give one its own timing).
 	setup func(*trio)
+	// trailing is raft's TrailingLogs for the controllers (0: default).
+	trailing uint64
 }
 
 func startTrio(t testing.TB) *trio { return startTrioWith(t, "") }
@@ -130,6 +132,7 @@ func (tr *trio) start(a string) {
 	if tr.inmem != nil {
 		opts.ReplicaTransport = tr.connectInmem(a)
 	}
+	opts.ReplicaTrailingLogs = tr.trailing
 	c, err := New(opts)
 	if err != nil {
 		tr.t.Fatal(err)

@@ -73,6 +73,10 @@ type Options struct {
 	// raft's in-memory transport); ReplicaTiming, raft's timeouts.
 	ReplicaTransport raft.Transport
 	ReplicaTiming    replica.Timing
+	// ReplicaTrailingLogs is how many entries a raft snapshot leaves in
+	// the log (0: replica's default); tests make it small so that a
+	// follower behind is sent a snapshot.
+	ReplicaTrailingLogs uint64
 }
 
 // Controller is the running daemon.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -57,6 +58,10 @@ type store struct {
 	// failCommit, when set (tests), makes the next commits fail before
 	// anything is written, to prove no waiter is acknowledged.
 	failCommit func() error
+	// failWrite, when set (tests), fails the writes of this store's disk
+	// (a full disk, a lost directory) before anything is written, on a
+	// follower too.
+	failWrite atomic.Pointer[func() error]
 }
 
 func openStore(dir string) (*store, error) {
@@ -106,6 +111,11 @@ func (s *store) commit(ws []write) error {
 // apply writes one group of changes in one transaction; bbolt fsyncs
 // before Update returns, so success means durable.
 func (s *store) apply(ws []write) error {
+	if fail := s.failWrite.Load(); fail != nil {
+		if err := (*fail)(); err != nil {
+			return fmt.Errorf("%w: commit: %w", ErrStore, err)
+		}
+	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		var b *bolt.Bucket
 		var last []byte

@@ -71,6 +71,7 @@ type Status struct {
 	LastIndex          uint64
 	AppliedIndex       uint64
 	CommitIndex        uint64
+	SnapshotIndex      uint64        // the last entry its latest snapshot holds (taken or installed)
 	LastContact        time.Duration // since the leader was last heard; 0 on the leader
 	Voters             []string
 }
@@ -80,7 +81,7 @@ func (n *Node) Status() Status {
 	st := n.r.Stats()
 	num := func(k string) uint64 { v, _ := strconv.ParseUint(st[k], 10, 64); return v }
 	s := Status{Addr: n.cfg.Addr, Role: n.r.State().String(), Leader: n.Leader(), Term: num("term"),
-		LastIndex: n.r.LastIndex(), AppliedIndex: n.r.AppliedIndex(), CommitIndex: num("commit_index")}
+		LastIndex: n.r.LastIndex(), AppliedIndex: n.r.AppliedIndex(), CommitIndex: num("commit_index"), SnapshotIndex: num("last_snapshot_index")}
 	if s.Role != raft.Leader.String() {
 		if lc := n.r.LastContact(); !lc.IsZero() {
 			s.LastContact = time.Since(lc)
