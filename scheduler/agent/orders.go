@@ -32,8 +32,23 @@ const (
 	orderPartition = "partition"
 )
 
-// stateLaunchFailed tells the controller a job's batch step never started.
-const stateLaunchFailed = "LAUNCH_FAILED"
+// stateLaunchFailed tells the controller a job's batch step never started;
+// stateLaunchFailedDevices that it never started because its devices'
+// driver adapter was down, a fault of the node and not of the job.
+const (
+	stateLaunchFailed        = "LAUNCH_FAILED"
+	stateLaunchFailedDevices = "LAUNCH_FAILED_DEVICES"
+)
+
+// launchFailure is how a failed launch is reported: the job's own
+// problem (an unknown user, an unwritable output path: it would fail
+// again), or its devices' adapter being down (it runs once they return).
+func launchFailure(err error) string {
+	if errors.Is(err, ErrAdapterDown) {
+		return stateLaunchFailedDevices
+	}
+	return stateLaunchFailed
+}
 
 // Identity is a user as this node knows them.
 type Identity struct {
@@ -77,7 +92,7 @@ func (a *Agent) handle(ctx context.Context, o *pb.Order) {
 		}
 		if err := a.launch(ctx, o.GetRun(), o.GetLaunch()); err != nil {
 			a.log.Error("launch failed", "job", id, "run", o.GetRun(), "err", err)
-			a.reportEnd(ctx, &pb.JobEndedRequest{Node: a.cfg.Node, JobId: id, Run: o.GetRun(), State: stateLaunchFailed, ExitCode: 1,
+			a.reportEnd(ctx, &pb.JobEndedRequest{Node: a.cfg.Node, JobId: id, Run: o.GetRun(), State: launchFailure(err), ExitCode: 1,
 				EndTime: api.Timestamp(time.Now()), Reason: err.Error()})
 			a.release(ctx, id)
 		}

@@ -221,13 +221,22 @@ func (s *agentService) JobEnded(ctx context.Context, req *pb.JobEndedRequest) (*
 		j.setUsage(n.name, req.GetUsage())
 		state, reason := endState(req)
 		end := cstate.End{State: state, Reason: reason, ExitCode: req.GetExitCode(), Signal: req.GetSignal(), Actor: "agent:" + n.name, Except: n.name}
-		if state == "LAUNCH_FAILED" {
+		switch state {
+		case "LAUNCH_FAILED":
 			// Requeued held, as Slurm does: a launch that failed once (an
 			// unknown user, an unwritable output path) would fail again,
 			// so the job waits for someone to fix it and release it.
 			end.Requeue, end.Hold = true, true
 			end.Reason = "launch failed on " + n.name + ": " + req.GetReason()
 			end.State = StateFailed
+		case "LAUNCH_FAILED_DEVICES":
+			// The devices' driver adapter was down: the node's fault, not
+			// the job's. Requeued unheld, as Slurm requeues a job whose
+			// node failed; the agent drains the adapter's devices until it
+			// is back, so the next start is elsewhere or after it.
+			end.Requeue = true
+			end.Reason = "launch failed on " + n.name + ", its devices' adapter down: " + req.GetReason()
+			end.State = StateNodeFail
 		}
 		ws, after := c.endLocked(j, end)
 		c.log.Info("job state", "job", j.Core.ID, "state", j.State, "exit", fmt.Sprintf("%d:%d", req.GetExitCode(), req.GetSignal()), "node", n.name)
