@@ -93,6 +93,7 @@ func runNodes(cmd *cobra.Command, env userEnv, o *nodesOptions) error {
 	if err != nil {
 		return usageError("nodes", "%v", err)
 	}
+	warnLayout(cmd, layout)
 	var names []string
 	for _, expr := range o.nodes {
 		hosts, err := jobspec.ExpandHostlist(expr)

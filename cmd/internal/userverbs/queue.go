@@ -84,6 +84,7 @@ func runQueue(cmd *cobra.Command, env userEnv, o *queueOptions) error {
 	if err != nil {
 		return usageError("queue", "%v", err)
 	}
+	warnLayout(cmd, layout)
 	ids, refs, err := splitQueueIDs(o.jobs)
 	if err != nil {
 		return usageError("queue", "%v", err)

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parityhpc/parity/cmd/internal/sbatch"
+	"github.com/parityhpc/parity/scheduler/client/format"
 )
 
 // Commands returns the user verbs, built on the real process environment.
@@ -105,6 +106,14 @@ func Invoked(root *cobra.Command, argv []string, verbOf func(string) (string, bo
 }
 
 // voiceOf is the voice cmd's messages take (see Invoked).
+// warnLayout names on stderr, in the command's voice, each -O field the
+// layout left out, as squeue and sinfo do before printing the rest.
+func warnLayout(cmd *cobra.Command, l format.Layout) {
+	for _, w := range l.Warnings() {
+		fmt.Fprintln(cmd.ErrOrStderr(), voiceOf(cmd).Error(cmd.Name(), errors.New(w)))
+	}
+}
+
 func voiceOf(cmd *cobra.Command) sbatch.Voice {
 	return sbatch.Voice{Slurm: cmd.Root().Annotations[slurmNameKey]}
 }

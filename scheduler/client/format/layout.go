@@ -12,7 +12,13 @@ import (
 // with a width and justification, and the literal text between them.
 type Layout struct {
 	items []item
+	// warnings are the -O fields left out as unknown: Slurm names each
+	// on standard error and prints the rest.
+	warnings []string
 }
+
+// Warnings are the messages for the -O fields the layout left out.
+func (l Layout) Warnings() []string { return l.warnings }
 
 // item is one literal run or one field of a Layout.
 type item struct {
@@ -118,8 +124,9 @@ const longWidth = 20
 // and left-justified; '.' right-justifies; no size after ':' (or 0) prints
 // the value as it is; the suffix is literal text after the field. Nothing
 // else separates fields: their padding does. Names are case-insensitive;
-// fields maps each lower-case name to the column code that renders it, and
-// an unknown name is an error naming it.
+// fields maps each lower-case name to the column code that renders it; an
+// unknown name is left out with a warning (Warnings), as Slurm does, and
+// only a list with no field left is an error.
 func ParseLongLayout(spec string, fields map[string]byte) (Layout, error) {
 	var l Layout
 	for _, tok := range strings.Split(spec, ",") {
@@ -129,7 +136,9 @@ func ParseLongLayout(spec string, fields map[string]byte) (Layout, error) {
 		name, rest, sized := strings.Cut(tok, ":")
 		code, ok := fields[strings.ToLower(strings.TrimSpace(name))]
 		if !ok {
-			return Layout{}, fmt.Errorf("invalid --Format field: %s", name)
+			// Slurm 22.05's words (sinfo's too), on the anchor; it goes on.
+			l.warnings = append(l.warnings, "Invalid job format specification: "+name)
+			continue
 		}
 		it := item{code: code, width: longWidth}
 		if sized {
@@ -156,7 +165,7 @@ func ParseLongLayout(spec string, fields map[string]byte) (Layout, error) {
 		}
 	}
 	if len(l.Codes()) == 0 {
-		return Layout{}, fmt.Errorf("--Format %q: no fields", spec)
+		return Layout{}, fmt.Errorf("--Format %q: no fields%s", spec, strings.Join(append([]string{""}, l.warnings...), "; "))
 	}
 	return l, nil
 }
