@@ -80,16 +80,30 @@ func (r *router) close() error {
 func redirectable(err error) bool { return status.Code(err) == codes.Unavailable }
 
 // next picks where to go after a refusal from controller i: the leader it
-// named, else the next address; wrapped reports a full round without a
-// named leader (time to back off).
-func (r *router) next(i int, trailer metadata.MD) (n int, wrapped bool) {
+// named, else the next address.
+func (r *router) next(i int, trailer metadata.MD) int {
 	if hint := trailer.Get(api.LeaderMetadataKey); len(hint) > 0 {
 		if j := slices.Index(r.addrs, hint[0]); j >= 0 && j != i {
-			return j, false
+			return j
 		}
 	}
-	n = (i + 1) % len(r.addrs)
-	return n, n == int(r.cur.Load())
+	return (i + 1) % len(r.addrs)
+}
+
+// pacer says when a search for the leader backs off: after as many
+// attempts as there are controllers, however they went. Counting rounds
+// by address would not do: a follower still naming a dead leader sends
+// the search back and forth between the two, never round the list.
+type pacer struct{ addrs, tries int }
+
+// attempt counts one refused attempt and reports whether to back off now.
+func (p *pacer) attempt() bool {
+	p.tries++
+	if p.tries < p.addrs {
+		return false
+	}
+	p.tries = 0
+	return true
 }
 
 // retry runs call on the believed leader and follows refusals.
@@ -101,6 +115,7 @@ func (r *router) retry(ctx context.Context, call func(*grpc.ClientConn) (metadat
 		deadline = dl.Add(-giveUpMargin)
 	}
 	backoff := 20 * time.Millisecond
+	pace := pacer{addrs: len(r.addrs)}
 	i := int(r.cur.Load())
 	// refused is the last controller's refusal: when the call's time
 	// runs out, it says why better than the deadline does.
@@ -131,8 +146,8 @@ func (r *router) retry(ctx context.Context, call func(*grpc.ClientConn) (metadat
 		if time.Now().After(deadline) {
 			return gaveUp(err, "in the time the call had (at most "+r.budget.String()+")")
 		}
-		n, wrapped := r.next(i, trailer)
-		if wrapped || n == i {
+		n := r.next(i, trailer)
+		if pace.attempt() || n == i {
 			if sleepCtx(ctx, min(backoff, time.Until(deadline))) != nil {
 				return gaveUp(err, "before the call's deadline")
 			}

@@ -23,6 +23,7 @@ type routedStream struct {
 	cur      grpc.ClientStream
 	deadline time.Time // set at the first refusal
 	backoff  time.Duration
+	pace     pacer
 	sent     []any
 	closed   bool // CloseSend was called
 	answered bool // a message arrived: no more redirects
@@ -73,12 +74,14 @@ func (s *routedStream) RecvMsg(m any) error {
 		}
 		if s.deadline.IsZero() {
 			s.deadline, s.backoff = time.Now().Add(s.r.budget), 20*time.Millisecond
+			s.pace = pacer{addrs: len(s.r.addrs)}
 		}
 		if time.Now().After(s.deadline) {
 			return err
 		}
-		n, wrapped := s.r.next(int(s.r.cur.Load()), s.cur.Trailer())
-		if wrapped {
+		i := int(s.r.cur.Load())
+		n := s.r.next(i, s.cur.Trailer())
+		if s.pace.attempt() || n == i {
 			if werr := sleepCtx(s.ctx, s.backoff); werr != nil {
 				return err
 			}

@@ -79,7 +79,7 @@ func (c *Client) postToLeader(ctx context.Context, path string, body []byte) (an
 type leaderSearch struct {
 	addrs   []string
 	cur     int
-	start   int // where this round began
+	tries   int // attempts since the last back-off
 	backoff time.Duration
 	// refused is the last controller's own refusal (a follower, no
 	// leader yet): when time runs out it says why better than a dead
@@ -97,14 +97,21 @@ func (s *leaderSearch) note(addr string, ans answer, err error) {
 }
 
 // advance moves to the leader named, else to the next address, and
-// reports a full round without a named leader (time to back off).
-func (s *leaderSearch) advance(leader string) (wrapped bool) {
+// reports when to back off: after as many attempts as there are
+// controllers, however they went (a follower still naming a dead leader
+// sends the search back and forth between the two, never round the list).
+func (s *leaderSearch) advance(leader string) (backOff bool) {
 	if i := slices.Index(s.addrs, leader); i >= 0 && i != s.cur {
-		s.cur, s.start = i, i
+		s.cur = i
+	} else {
+		s.cur = (s.cur + 1) % len(s.addrs)
+	}
+	s.tries++
+	if s.tries < len(s.addrs) {
 		return false
 	}
-	s.cur = (s.cur + 1) % len(s.addrs)
-	return s.cur == s.start
+	s.tries = 0
+	return true
 }
 
 // gaveUp is the error of a search that ran out of time.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -143,5 +144,23 @@ func TestNewBadInput(t *testing.T) {
 	}
 	if _, err := New("h:1", "tok\r\nX-Evil: 1"); err == nil || !strings.Contains(err.Error(), "line break") {
 		t.Errorf("token with a line break: %v", err)
+	}
+}
+
+// A search backs off after as many attempts as there are controllers,
+// also when a follower keeps naming a leader that is down (the search
+// then goes back and forth between the two, never round the list).
+func TestLeaderSearchBacksOffEveryRound(t *testing.T) {
+	s := leaderSearch{addrs: []string{"a:1", "b:1", "c:1"}}
+	var backOffs []bool
+	for i := 0; i < 6; i++ {
+		leader := ""
+		if s.cur == 1 {
+			leader = "a:1" // b names a, which is down
+		}
+		backOffs = append(backOffs, s.advance(leader))
+	}
+	if want := []bool{false, false, true, false, false, true}; !slices.Equal(backOffs, want) {
+		t.Fatalf("backs off %v, want %v", backOffs, want)
 	}
 }
