@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/parityhpc/parity/scheduler/api"
+	"github.com/parityhpc/parity/scheduler/client/clientenv"
 )
 
 // Several controllers: the address is a comma-separated list
@@ -25,24 +26,11 @@ import (
 // ends. Submissions carry an idempotency key, so one retried after its
 // answer was lost creates no second job.
 
-// FailoverBudget is how long a call keeps looking for a leader: longer
-// than the slowest election the controllers' timing allows.
-const FailoverBudget = 15 * time.Second
-
-// giveUpMargin is how long before the caller's deadline a call stops
-// looking for a leader.
-const giveUpMargin = 100 * time.Millisecond
+// FailoverBudget is how long a call keeps looking for a leader.
+const FailoverBudget = clientenv.FailoverBudget
 
 // splitAddrs reads a controllers' list; one address is a list of one.
-func splitAddrs(addr string) []string {
-	var out []string
-	for a := range strings.SplitSeq(addr, ",") {
-		if a = strings.TrimSpace(a); a != "" && !slices.Contains(out, a) {
-			out = append(out, a)
-		}
-	}
-	return out
-}
+func splitAddrs(addr string) []string { return clientenv.SplitControllers(addr) }
 
 // router sends each call to the believed leader among conns.
 type router struct {
@@ -111,8 +99,8 @@ func (r *router) retry(ctx context.Context, call func(*grpc.ClientConn) (metadat
 	deadline := time.Now().Add(r.budget)
 	// Give up a little before the caller's deadline, so that the answer
 	// says why (no leader) rather than only that time ran out.
-	if dl, ok := ctx.Deadline(); ok && dl.Add(-giveUpMargin).Before(deadline) {
-		deadline = dl.Add(-giveUpMargin)
+	if dl, ok := ctx.Deadline(); ok && dl.Add(-clientenv.GiveUpMargin).Before(deadline) {
+		deadline = dl.Add(-clientenv.GiveUpMargin)
 	}
 	backoff := 20 * time.Millisecond
 	pace := pacer{addrs: len(r.addrs)}

@@ -6,38 +6,24 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/parityhpc/parity/scheduler/client/clientenv"
 )
 
 // Several controllers ("a:6817,b:6817,c:6817", as PARITY_CONTROLLER or
 // --controller): the submission goes to the first address; a controller
 // that cannot be reached or answers 503 (a follower, an election) is left
 // for the leader it named, else for the next address, backing off after
-// each round without a named leader, until FailoverBudget has passed or
+// each round of attempts, until FailoverBudget has passed or
 // the call's context ends. This is the gRPC client's rule
 // (scheduler/client/failover.go), kept here without gRPC.
 
-// FailoverBudget is how long a submission keeps looking for a leader:
-// longer than the slowest election the controllers' timing allows.
-const FailoverBudget = 15 * time.Second
-
-// giveUpMargin is how long before the caller's deadline the search stops,
-// so that the error says why (no leader), not only that time ran out.
-const giveUpMargin = 100 * time.Millisecond
+// FailoverBudget is how long a submission keeps looking for a leader.
+const FailoverBudget = clientenv.FailoverBudget
 
 // maxBackoff caps the wait between rounds: an election takes about a
 // second, and a client should see the new leader soon after.
 const maxBackoff = 250 * time.Millisecond
-
-// splitAddrs reads a controllers' list; one address is a list of one.
-func splitAddrs(addr string) []string {
-	var out []string
-	for a := range strings.SplitSeq(addr, ",") {
-		if a = strings.TrimSpace(a); a != "" && !slices.Contains(out, a) {
-			out = append(out, a)
-		}
-	}
-	return out
-}
 
 // postToLeader posts body to path on the controller that leads. With one
 // controller it is one attempt: an unreachable controller is an
@@ -51,8 +37,8 @@ func (c *Client) postToLeader(ctx context.Context, path string, body []byte) (an
 		return ans, nil
 	}
 	deadline := time.Now().Add(c.budget)
-	if dl, ok := ctx.Deadline(); ok && dl.Add(-giveUpMargin).Before(deadline) {
-		deadline = dl.Add(-giveUpMargin)
+	if dl, ok := ctx.Deadline(); ok && dl.Add(-clientenv.GiveUpMargin).Before(deadline) {
+		deadline = dl.Add(-clientenv.GiveUpMargin)
 	}
 	search := leaderSearch{addrs: c.addrs, backoff: 20 * time.Millisecond}
 	for {

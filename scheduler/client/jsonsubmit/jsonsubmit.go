@@ -5,7 +5,7 @@
 // enough HTTP/1.0 over plain TCP for one request (net/http and crypto/tls
 // would cost a few milliseconds of start-up on each process); a client of
 // a controller that serves TLS uses the gRPC client instead. It imports
-// the standard library and jsonapi only.
+// the standard library, jsonapi and clientenv only.
 package jsonsubmit
 
 import (
@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/parityhpc/parity/scheduler/api/jsonapi"
+	"github.com/parityhpc/parity/scheduler/client/clientenv"
 )
 
 // maxAnswer bounds what is read of an answer (they are a few hundred bytes).
@@ -44,7 +45,7 @@ type Client struct {
 // controllers of a comma-separated list (see failover.go), sending token.
 // The token must be one line (it goes in a header).
 func New(addr, token string) (*Client, error) {
-	addrs := splitAddrs(addr)
+	addrs := clientenv.SplitControllers(addr)
 	if len(addrs) == 0 {
 		return nil, errors.New("client: empty controller address")
 	}
