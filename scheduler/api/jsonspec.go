@@ -61,7 +61,7 @@ func timestampOf(t *time.Time) *timestamppb.Timestamp {
 // SubmitResponseToJSON is the plain form of a submission's answer.
 func SubmitResponseToJSON(r *pb.SubmitResponse) jsonapi.SubmitResponse {
 	out := jsonapi.SubmitResponse{JobID: r.GetJobId(), Message: r.GetMessage(), Warnings: r.GetWarnings(),
-		Nodes: r.GetNodes(), Partition: r.GetPartition(), CPUs: r.GetCpus(), PendingReason: r.GetPendingReason()}
+		Nodes: r.GetNodes(), Partition: r.GetPartition(), CPUs: r.GetCpus(), PendingReason: r.GetPendingReason(), NoNodes: r.GetNoNodes()}
 	if ts := r.GetExpectedStart(); ts != nil {
 		at := ts.AsTime()
 		out.ExpectedStart = &at

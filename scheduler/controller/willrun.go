@@ -43,7 +43,7 @@ func (c *Controller) willRun(p *prepared) *pb.SubmitResponse {
 		}
 	}
 	if placesNothing(p.job.spec) {
-		resp.ExpectedStart = api.Timestamp(now)
+		resp.ExpectedStart, resp.NoNodes = api.Timestamp(now), true
 		resp.Message = api.SubmitResponseToJSON(resp).WillRunText(time.UTC, time.RFC3339)
 		return resp
 	}

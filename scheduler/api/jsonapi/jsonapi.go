@@ -45,6 +45,9 @@ type SubmitResponse struct {
 	Partition     string   `json:"partition,omitempty"`
 	CPUs          int32    `json:"cpus,omitempty"`
 	PendingReason string   `json:"pendingReason,omitempty"`
+	// NoNodes is a test-only job placed on no node (-N 0 asking for
+	// nothing of its own).
+	NoNodes bool `json:"noNodes,omitempty"`
 }
 
 // Error is the body of every refused request: the controller's message

@@ -21,9 +21,11 @@ func (r SubmitResponse) WillRunText(loc *time.Location, layout string) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Job %d to start at %s", r.JobID, r.ExpectedStart.In(loc).Format(layout))
-	// Always the clause, as sbatch prints it: a job placed on no node (-N 0)
-	// is "using 0 processors on nodes " in Slurm's words.
-	fmt.Fprintf(&b, " using %d processors on nodes %s", r.CPUs, jobspec.CompressHostlist(r.Nodes))
+	// A job placed on no node (-N 0) is "using 0 processors on nodes " in
+	// sbatch's words; an expected start with no placement known names none.
+	if len(r.Nodes) > 0 || r.NoNodes {
+		fmt.Fprintf(&b, " using %d processors on nodes %s", r.CPUs, jobspec.CompressHostlist(r.Nodes))
+	}
 	fmt.Fprintf(&b, " in partition %s", r.Partition)
 	return b.String()
 }

@@ -13,8 +13,9 @@ func TestWillRunText(t *testing.T) {
 	}{
 		{SubmitResponse{JobID: 7, ExpectedStart: &at, CPUs: 2, Nodes: []string{"gpu1", "gpu2"}, Partition: "gpu"},
 			"Job 7 to start at 2026-11-29T21:12:51 using 2 processors on nodes gpu[1-2] in partition gpu"},
-		// Placed on no node (-N 0): sbatch still prints the clause.
-		{SubmitResponse{JobID: 8, ExpectedStart: &at, Partition: "gpu"}, "Job 8 to start at 2026-11-29T21:12:51 using 0 processors on nodes  in partition gpu"},
+		{SubmitResponse{JobID: 8, ExpectedStart: &at, Partition: "gpu"}, "Job 8 to start at 2026-11-29T21:12:51 in partition gpu"},
+		// Placed on no node (-N 0): sbatch's clause with nothing in it.
+		{SubmitResponse{JobID: 10, ExpectedStart: &at, Partition: "gpu", NoNodes: true}, "Job 10 to start at 2026-11-29T21:12:51 using 0 processors on nodes  in partition gpu"},
 		{SubmitResponse{JobID: 9, Partition: "gpu", PendingReason: "Resources"},
 			"Job 9 would wait in partition gpu; no start time is known (Resources)"},
 	} {

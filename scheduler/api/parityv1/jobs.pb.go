@@ -104,6 +104,10 @@ type SubmitResponse struct {
 	Partition     string   `protobuf:"bytes,6,opt,name=partition,proto3" json:"partition,omitempty"`
 	Cpus          int32    `protobuf:"varint,7,opt,name=cpus,proto3" json:"cpus,omitempty"`
 	PendingReason string   `protobuf:"bytes,8,opt,name=pending_reason,json=pendingReason,proto3" json:"pending_reason,omitempty"`
+	// no_nodes: test_only, a job left no node count (-N 0) that asks for
+	// nothing of its own is placed on no node; sbatch answers "using 0
+	// processors on nodes ".
+	NoNodes       bool `protobuf:"varint,9,opt,name=no_nodes,json=noNodes,proto3" json:"no_nodes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -192,6 +196,13 @@ func (x *SubmitResponse) GetPendingReason() string {
 		return x.PendingReason
 	}
 	return ""
+}
+
+func (x *SubmitResponse) GetNoNodes() bool {
+	if x != nil {
+		return x.NoNodes
+	}
+	return false
 }
 
 type GetJobRequest struct {
@@ -921,7 +932,7 @@ const file_parity_v1_jobs_proto_rawDesc = "" +
 	"\rSubmitRequest\x12&\n" +
 	"\x04spec\x18\x01 \x01(\v2\x12.parity.v1.JobSpecR\x04spec\x12\x1b\n" +
 	"\ttest_only\x18\x02 \x01(\bR\btestOnly\x12'\n" +
-	"\x0fidempotency_key\x18\x03 \x01(\tR\x0eidempotencyKey\"\x8f\x02\n" +
+	"\x0fidempotency_key\x18\x03 \x01(\tR\x0eidempotencyKey\"\xaa\x02\n" +
 	"\x0eSubmitResponse\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12A\n" +
@@ -930,7 +941,8 @@ const file_parity_v1_jobs_proto_rawDesc = "" +
 	"\x05nodes\x18\x05 \x03(\tR\x05nodes\x12\x1c\n" +
 	"\tpartition\x18\x06 \x01(\tR\tpartition\x12\x12\n" +
 	"\x04cpus\x18\a \x01(\x05R\x04cpus\x12%\n" +
-	"\x0epending_reason\x18\b \x01(\tR\rpendingReason\"\x82\x01\n" +
+	"\x0epending_reason\x18\b \x01(\tR\rpendingReason\x12\x19\n" +
+	"\bno_nodes\x18\t \x01(\bR\anoNodes\"\x82\x01\n" +
 	"\rGetJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x1f\n" +
 	"\vwith_script\x18\x02 \x01(\bR\n" +
