@@ -94,7 +94,7 @@ func (c *Controller) willRun(p *prepared) *pb.SubmitResponse {
 // placesNothing is a job left no node count (-N 0, an empty -w) that asks
 // for no tasks, no CPUs beyond the default and no GPUs of its own: Slurm's
 // --test-only answers it "0 processors on nodes " now (the anchor, for
-// -N0, -N0 --ntasks-per-node=1, -N0 --gpus-per-node=1 and -w ”), while
+// -N0, -N0 --ntasks-per-node=1, -N0 --gpus-per-node=1 and an empty -w), while
 // -N0 with -n 2, -c 4 or -G 1 is placed on a node.
 func placesNothing(s *pb.JobSpec) bool {
 	if s.GetNodes() != 0 || !slices.ContainsFunc(s.GetEmptyOptions(), func(f string) bool { return f == "nodes" || f == "nodeList" }) {
