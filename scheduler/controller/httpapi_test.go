@@ -181,7 +181,7 @@ func TestHTTPSubmitTLS(t *testing.T) {
 	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
 	body := jsonBody(t, jsonapi.SubmitRequest{Spec: httpJob("tls", 1)})
 	st, b := postSubmit(t, hc, "https://"+c.Addr(), "Bearer "+tok, http.MethodPost, body)
-	if want := `{"jobId":"1","message":"Submitted batch job 1","expectedStart":null,"warnings":[],"nodes":[],"partition":"","cpus":0,"pendingReason":""}` + "\n"; st != http.StatusOK || string(b) != want {
+	if want := `{"jobId":"1","message":"Submitted batch job 1","expectedStart":null,"warnings":[],"nodes":[],"partition":"","cpus":0,"pendingReason":"","noNodes":false}` + "\n"; st != http.StatusOK || string(b) != want {
 		t.Fatalf("over TLS: %d %s", st, b)
 	}
 	// A client that offers HTTP/2 as well (curl, browsers) is served too.
