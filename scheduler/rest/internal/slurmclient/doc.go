@@ -3,7 +3,9 @@
 // ../../contract), for the operations a portal uses. Only tests import
 // it: it proves that a tool built from Slurm's document, not from
 // Parity's idea of it, works against Parity. Regenerate with go generate;
-// oapi-codegen.yaml lists the operations.
+// models.yaml and client.yaml list the operations, the same in both:
+// the schemas they use go to models.gen.go, the client to client.gen.go.
 package slurmclient
 
-//go:generate go run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2 -config oapi-codegen.yaml ../../contract/slurm-openapi-v0.0.44.json
+//go:generate go run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2 -config models.yaml ../../contract/slurm-openapi-v0.0.44.json
+//go:generate go run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2 -config client.yaml ../../contract/slurm-openapi-v0.0.44.json
