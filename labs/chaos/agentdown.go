@@ -9,6 +9,7 @@ import (
 	"github.com/parityhpc/parity/scheduler/api"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
+	"github.com/parityhpc/parity/scheduler/client/clientenv"
 )
 
 // agentLab declares a silent node down after 4 seconds (heartbeats come
@@ -76,7 +77,7 @@ func agentDown(ctx context.Context, l *lab, o *Options, row *Row) error {
 	}
 	// Run 0 ends (exit 7) while the agent is down; its agent finds that
 	// end in the spool when it comes back.
-	if err := sleep(ctx, time.Until(started.Add(7500*time.Millisecond))); err != nil {
+	if err := clientenv.Sleep(ctx, time.Until(started.Add(7500*time.Millisecond))); err != nil {
 		return err
 	}
 	if _, err := l.restartAgent(ag); err != nil {
@@ -115,7 +116,7 @@ func (l *lab) waitJob(ctx context.Context, id uint64, limit time.Duration, ok fu
 		if err == nil && ok(j) {
 			return j, nil
 		}
-		if serr := sleep(ctx, 100*time.Millisecond); serr != nil {
+		if serr := clientenv.Sleep(ctx, 100*time.Millisecond); serr != nil {
 			return nil, fmt.Errorf("job %d: state %s (%v): %w", id, j.GetState(), err, serr)
 		}
 	}
@@ -130,7 +131,7 @@ func (l *lab) waitNode(ctx context.Context, node string, limit time.Duration, st
 		if err == nil && n.GetState() == state {
 			return nil
 		}
-		if serr := sleep(ctx, 100*time.Millisecond); serr != nil {
+		if serr := clientenv.Sleep(ctx, 100*time.Millisecond); serr != nil {
 			return fmt.Errorf("node %s: state %s (%v), want %s: %w", node, n.GetState(), err, state, serr)
 		}
 	}

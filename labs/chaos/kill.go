@@ -17,6 +17,7 @@ import (
 
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
+	"github.com/parityhpc/parity/scheduler/client/clientenv"
 )
 
 // killLab is the lab of the kill scenario: finished jobs stay in memory
@@ -97,7 +98,7 @@ func killTrial(ctx context.Context, l *lab, o *Options, trial int, lockDir strin
 		defer wg.Done()
 		s.gpu(ctx, l, trial, lockDir, rand.New(rand.NewPCG(uint64(o.Seed), uint64(trial)+1<<32)))
 	}()
-	if err := sleep(ctx, killAfter); err != nil {
+	if err := clientenv.Sleep(ctx, killAfter); err != nil {
 		s.killed.Store(true)
 		wg.Wait()
 		return err
@@ -188,7 +189,7 @@ func (s *stream) held(ctx context.Context, l *lab, trial, g int) {
 		cancel()
 		s.record(id, name, err)
 		if err != nil && !s.killed.Load() {
-			_ = sleep(ctx, 50*time.Millisecond)
+			_ = clientenv.Sleep(ctx, 50*time.Millisecond)
 		}
 	}
 }
@@ -209,7 +210,7 @@ func (s *stream) gpu(ctx context.Context, l *lab, trial int, lockDir string, rng
 		id, err := cl.Submit(cctx, spec)
 		cancel()
 		s.record(id, name, err)
-		_ = sleep(ctx, 100*time.Millisecond)
+		_ = clientenv.Sleep(ctx, 100*time.Millisecond)
 	}
 }
 
@@ -254,7 +255,7 @@ func checkHoldings(ctx context.Context, l *lab, lockDir string) ([]string, error
 	var found []string
 	for pass := 0; pass < 2; pass++ {
 		if pass > 0 {
-			if err := sleep(ctx, 2*time.Second); err != nil {
+			if err := clientenv.Sleep(ctx, 2*time.Second); err != nil {
 				return found, err
 			}
 		}

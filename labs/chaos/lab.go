@@ -21,6 +21,7 @@ import (
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
 	"github.com/parityhpc/parity/scheduler/client"
+	"github.com/parityhpc/parity/scheduler/client/clientenv"
 )
 
 // Identities of the matrix and the streams: alice and bob are plain
@@ -256,7 +257,7 @@ func (l *lab) waitNodes(ctx context.Context, limit time.Duration) error {
 		} else {
 			last = fmt.Errorf("%d of %d nodes up", up, want)
 		}
-		if err := sleep(ctx, 50*time.Millisecond); err != nil {
+		if err := clientenv.Sleep(ctx, 50*time.Millisecond); err != nil {
 			return fmt.Errorf("chaos: nodes after a restart: %w (%v)", err, last)
 		}
 	}
@@ -296,7 +297,7 @@ func (l *lab) cancelAll(ctx context.Context, limit time.Duration) error {
 			}
 		}
 		parallel(ctx, 8, len(ids), func(i int) { _, _ = l.admin.CancelJob(ctx, ids[i]) })
-		if err := sleep(ctx, 200*time.Millisecond); err != nil {
+		if err := clientenv.Sleep(ctx, 200*time.Millisecond); err != nil {
 			return fmt.Errorf("chaos: %d jobs still unfinished: %w", len(jobs), err)
 		}
 	}
@@ -349,18 +350,6 @@ func (l *lab) unmount() error {
 	err := unix.Unmount(l.mounted, unix.MNT_DETACH)
 	l.mounted = ""
 	return err
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // parallel runs f(0..n-1) on up to workers goroutines.

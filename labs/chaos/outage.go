@@ -14,6 +14,7 @@ import (
 	"github.com/parityhpc/parity/scheduler/accounting"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
+	"github.com/parityhpc/parity/scheduler/client/clientenv"
 	"github.com/parityhpc/parity/scheduler/store"
 )
 
@@ -52,7 +53,7 @@ func ledgerOutage(ctx context.Context, l *lab, o *Options) Row {
 	}
 	// The controller's first write waits the ledger's busy timeout (5 s)
 	// before it spools; the outage lasts past that.
-	if err := sleep(ctx, 7*time.Second); err != nil {
+	if err := clientenv.Sleep(ctx, 7*time.Second); err != nil {
 		row.fail("%v", err)
 		return row
 	}
@@ -177,7 +178,7 @@ func waitLedger(ctx context.Context, path string, names []string, since time.Tim
 		if err == nil && n == len(names) {
 			return time.Since(since), nil
 		}
-		if serr := sleep(ctx, 100*time.Millisecond); serr != nil {
+		if serr := clientenv.Sleep(ctx, 100*time.Millisecond); serr != nil {
 			if err != nil {
 				return 0, fmt.Errorf("the ledger %s after the outage ended: %w", secs(limit), err)
 			}
@@ -300,7 +301,7 @@ func acceptedAgain(ctx context.Context, l *lab) (ack, time.Duration, error) {
 		if time.Since(t0) > 30*time.Second {
 			return ack{}, 0, fmt.Errorf("still refused after 30 s: %w", err)
 		}
-		if serr := sleep(ctx, 200*time.Millisecond); serr != nil {
+		if serr := clientenv.Sleep(ctx, 200*time.Millisecond); serr != nil {
 			return ack{}, 0, serr
 		}
 	}

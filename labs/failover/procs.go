@@ -13,6 +13,7 @@ import (
 
 	"github.com/parityhpc/parity/scheduler/auth"
 	"github.com/parityhpc/parity/scheduler/client"
+	"github.com/parityhpc/parity/scheduler/client/clientenv"
 )
 
 // group is the controllers' processes.
@@ -151,20 +152,9 @@ func (g *group) leader(ctx context.Context, limit time.Duration) (string, error)
 				return a, nil
 			}
 		}
-		if err := sleep(ctx, 20*time.Millisecond); err != nil {
+		if err := clientenv.Sleep(ctx, 20*time.Millisecond); err != nil {
 			return "", err
 		}
 	}
 	return "", fmt.Errorf("failover: no controller of %v serves after %s", g.addrs, limit)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

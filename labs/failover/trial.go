@@ -13,6 +13,7 @@ import (
 
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
+	"github.com/parityhpc/parity/scheduler/client/clientenv"
 )
 
 // Options shape a run.
@@ -264,7 +265,7 @@ func (g *group) caughtUp(ctx context.Context, addr string, limit time.Duration) 
 		if ls != nil && st != nil && st.GetLeader() == lead && st.GetAppliedIndex() >= ls.GetCommitIndex() {
 			return nil
 		}
-		if err := sleep(ctx, 20*time.Millisecond); err != nil {
+		if err := clientenv.Sleep(ctx, 20*time.Millisecond); err != nil {
 			return err
 		}
 	}

@@ -136,7 +136,7 @@ func (r *router) retry(ctx context.Context, call func(*grpc.ClientConn) (metadat
 		}
 		n := r.next(i, trailer)
 		if pace.attempt() || n == i {
-			if sleepCtx(ctx, min(backoff, time.Until(deadline))) != nil {
+			if clientenv.Sleep(ctx, min(backoff, time.Until(deadline))) != nil {
 				return gaveUp(err, "before the call's deadline")
 			}
 			backoff = min(2*backoff, 250*time.Millisecond)
@@ -160,18 +160,6 @@ func (r *router) stream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.Clie
 		return nil, err
 	}
 	return s, nil
-}
-
-// sleepCtx waits d, or less if ctx ends first (its error then).
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // transportError is an Unavailable the client's transport made (nothing

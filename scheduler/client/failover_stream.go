@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/parityhpc/parity/scheduler/client/clientenv"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 )
@@ -82,7 +83,7 @@ func (s *routedStream) RecvMsg(m any) error {
 		i := int(s.r.cur.Load())
 		n := s.r.next(i, s.cur.Trailer())
 		if s.pace.attempt() || n == i {
-			if werr := sleepCtx(s.ctx, s.backoff); werr != nil {
+			if werr := clientenv.Sleep(s.ctx, s.backoff); werr != nil {
 				return err
 			}
 			s.backoff = min(2*s.backoff, 500*time.Millisecond)

@@ -1,6 +1,7 @@
 package clientenv
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"time"
@@ -31,4 +32,20 @@ func SplitControllers(addr string) []string {
 		}
 	}
 	return out
+}
+
+// Sleep waits d, or less if ctx ends first (its error then): the pause
+// between a client's attempts.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

@@ -53,7 +53,7 @@ func (c *Client) postToLeader(ctx context.Context, path string, body []byte) (an
 		}
 		if search.advance(ans.leader) {
 			wait := min(search.backoff, time.Until(deadline))
-			if sleep(ctx, wait) != nil {
+			if clientenv.Sleep(ctx, wait) != nil {
 				return answer{}, search.gaveUp(ctx)
 			}
 			search.backoff = min(2*search.backoff, maxBackoff)
@@ -113,19 +113,4 @@ func (s *leaderSearch) gaveUp(ctx context.Context) error {
 		err = ctx.Err()
 	}
 	return &UnavailableError{Err: fmt.Errorf("no controller of %s answered: %w", list, err)}
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
