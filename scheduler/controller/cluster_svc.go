@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/parityhpc/parity/scheduler/api"
@@ -82,10 +80,10 @@ func (s *clusterService) events(ctx context.Context, req *pb.EventsRequest) (*pb
 	id := caller(ctx)
 	// Another user's job is not refused: its entries are filtered out, so
 	// the answer is the empty one an id never used gets (jobForLocked).
-	evs, err := c.events(eventFilter{job: core.JobID(req.GetJobId()), node: req.GetNode(), kinds: req.GetKinds(),
+	evs, err := c.events(ctx, eventFilter{job: core.JobID(req.GetJobId()), node: req.GetNode(), kinds: req.GetKinds(),
 		since: api.Time(req.GetSince()), until: api.Time(req.GetUntil()), limit: int(req.GetLimit()), visible: eventVisible(id)})
 	if err != nil {
-		return nil, status.Errorf(codes.Internal, "%v", err)
+		return nil, eventsStatus(err)
 	}
 	return &pb.EventsResponse{Events: evs}, nil
 }

@@ -1,11 +1,14 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/parityhpc/parity/scheduler/api"
@@ -89,6 +92,15 @@ func factorsProto(b *policy.Breakdown) *pb.PriorityFactors {
 		WeightedTres: b.Weighted.TRES, Nice: int32(b.Nice)}
 }
 
+// eventsStatus is the gRPC status of a failed decision-log read: the
+// caller's own end (a cancelled or expired call) as that, else internal.
+func eventsStatus(err error) error {
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	return status.Errorf(codes.Internal, "%v", err)
+}
+
 // eventFilter selects decision log entries.
 type eventFilter struct {
 	job          core.JobID
@@ -100,8 +112,14 @@ type eventFilter struct {
 }
 
 // events reads the decision log (no lock needed: bbolt reads are
-// snapshot-isolated). With a job it walks that job's index only.
-func (c *Controller) events(f eventFilter) ([]*pb.Event, error) {
+// snapshot-isolated). With a job it walks that job's index only. It first
+// waits for the groups already applied to memory to be committed: the
+// writer changes memory before it commits, so a caller that saw a job
+// start would otherwise read a log without the start's record.
+func (c *Controller) events(ctx context.Context, f eventFilter) ([]*pb.Event, error) {
+	if err := c.fence.allFinished(ctx); err != nil {
+		return nil, status.FromContextError(err).Err()
+	}
 	var out []*pb.Event
 	keep := func(ev *pb.Event) bool {
 		t := api.Time(ev.GetTime())

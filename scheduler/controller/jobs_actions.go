@@ -318,9 +318,9 @@ func (s *jobsService) Explain(ctx context.Context, req *pb.ExplainRequest) (*pb.
 		out.Facts = append(out.Facts, "admin comment: "+ac)
 	}
 	if req.GetHistory() {
-		evs, err := c.events(eventFilter{job: core.JobID(req.GetJobId())})
+		evs, err := c.events(ctx, eventFilter{job: core.JobID(req.GetJobId())})
 		if err != nil {
-			return nil, status.Errorf(codes.Internal, "%v", err)
+			return nil, eventsStatus(err)
 		}
 		out.History = evs
 	}

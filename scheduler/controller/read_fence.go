@@ -64,7 +64,33 @@ func (f *commitFence) begin() uint64 {
 // if any was rolled back since mark.
 func (f *commitFence) settle(ctx context.Context, mark uint64) error {
 	f.mu.Lock()
-	seen := f.applied
+	if err := f.waitLocked(ctx, f.applied); err != nil {
+		return err
+	}
+	rolled := f.rolledBack != mark
+	f.mu.Unlock()
+	if rolled {
+		return errRolledBack
+	}
+	return nil
+}
+
+// allFinished waits until every group applied by now has finished, whatever
+// became of it: for answers read from the store rather than memory (the
+// decision log), which then hold every record of a change a caller could
+// already see in memory.
+func (f *commitFence) allFinished(ctx context.Context) error {
+	f.mu.Lock()
+	if err := f.waitLocked(ctx, f.applied); err != nil {
+		return err
+	}
+	f.mu.Unlock()
+	return nil
+}
+
+// waitLocked waits, f.mu held, until group seen has finished; it returns
+// with f.mu held, or unlocked with the context's error.
+func (f *commitFence) waitLocked(ctx context.Context, seen uint64) error {
 	for f.finished < seen {
 		if f.wake == nil {
 			f.wake = make(chan struct{})
@@ -77,11 +103,6 @@ func (f *commitFence) settle(ctx context.Context, mark uint64) error {
 			return ctx.Err()
 		}
 		f.mu.Lock()
-	}
-	rolled := f.rolledBack != mark
-	f.mu.Unlock()
-	if rolled {
-		return errRolledBack
 	}
 	return nil
 }

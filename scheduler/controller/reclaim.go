@@ -136,10 +136,10 @@ func (s *clusterService) ReclaimReport(ctx context.Context, req *pb.ReclaimRepor
 		return nil, status.Errorf(codes.InvalidArgument, "until %s is not after since %s",
 			until.UTC().Format(time.RFC3339), since.UTC().Format(time.RFC3339))
 	}
-	evs, err := c.events(eventFilter{kinds: []string{EventReclaim}, since: since, until: until,
+	evs, err := c.events(ctx, eventFilter{kinds: []string{EventReclaim}, since: since, until: until,
 		visible: eventVisible(caller(ctx))})
 	if err != nil {
-		return nil, status.Errorf(codes.Internal, "%v", err)
+		return nil, eventsStatus(err)
 	}
 	accounts, users := reclaimReport(evs)
 	return &pb.ReclaimReportResponse{Accounts: accounts, Users: users}, nil
