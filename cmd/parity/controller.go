@@ -16,7 +16,7 @@ import (
 )
 
 func newControllerCmd() *cobra.Command {
-	var cfgPath, listen, stateDir, metricsAddr, addrFile, logLevel, ledgerPath, tlsCert, tlsKey, advertise string
+	var cfgPath, listen, stateDir, metricsAddr, addrFile, logLevel, ledgerPath, tlsCert, tlsKey, advertise, reportsDir string
 	var listenFD int
 	cmd := &cobra.Command{
 		Use:   "controller",
@@ -54,7 +54,7 @@ answer with the leader's address. See "parity controller status".`,
 				dir = cfg.Controller.StateDir
 			}
 			opts := controller.Options{Config: cfg, Listen: listen, StateDir: stateDir, MetricsAddr: metricsAddr, Logger: log, Version: version,
-				TLSCert: tlsCert, TLSKey: tlsKey, Advertise: advertise,
+				TLSCert: tlsCert, TLSKey: tlsKey, Advertise: advertise, ReportsDir: reportsDir,
 				LoadConfig: func() (*config.Cluster, error) { return config.Load(cfgPath) }}
 			if listenFD > 0 {
 				l, err := inheritedListener(listenFD)
@@ -117,6 +117,7 @@ answer with the leader's address. See "parity controller status".`,
 	f.StringVar(&advertise, "advertise", "", "this controller's entry in controllers: (default: --listen or controller.listen)")
 	f.IntVar(&listenFD, "listen-fd", 0, "serve the listening socket inherited as this file descriptor instead of --listen (a supervisor or lab that chose the port)")
 	f.StringVar(&ledgerPath, "ledger", "", `accounting ledger (SQLite; default <state dir>/accounting.db, "off" disables)`)
+	f.StringVar(&reportsDir, "reports-dir", "", "conformance reports directory (parity conform --out or --history): GET /parity/v1/conformance/latest answers the newest")
 	return cmd
 }
 

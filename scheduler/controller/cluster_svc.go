@@ -80,7 +80,7 @@ func (s *clusterService) events(ctx context.Context, req *pb.EventsRequest) (*pb
 	id := caller(ctx)
 	// Another user's job is not refused: its entries are filtered out, so
 	// the answer is the empty one an id never used gets (jobForLocked).
-	evs, err := c.events(ctx, eventFilter{job: core.JobID(req.GetJobId()), node: req.GetNode(), kinds: req.GetKinds(),
+	evs, err := c.events(ctx, eventFilter{job: core.JobID(req.GetJobId()), node: req.GetNode(), gpu: req.GetGpu(), kinds: req.GetKinds(),
 		since: api.Time(req.GetSince()), until: api.Time(req.GetUntil()), limit: int(req.GetLimit()), visible: eventVisible(id)})
 	if err != nil {
 		return nil, eventsStatus(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -105,6 +106,7 @@ func eventsStatus(err error) error {
 type eventFilter struct {
 	job          core.JobID
 	node         string
+	gpu          string // a device's UUID, in the event's "devices"
 	kinds        []string
 	since, until time.Time
 	limit        int
@@ -125,6 +127,7 @@ func (c *Controller) events(ctx context.Context, f eventFilter) ([]*pb.Event, er
 		t := api.Time(ev.GetTime())
 		switch {
 		case f.node != "" && ev.GetNode() != f.node && !slices.Contains(ev.GetNodes(), f.node):
+		case f.gpu != "" && !slices.Contains(strings.Split(ev.GetFields()["devices"], ","), f.gpu):
 		case len(f.kinds) > 0 && !slices.Contains(f.kinds, ev.GetKind()):
 		case !f.since.IsZero() && t.Before(f.since):
 		case !f.until.IsZero() && !t.Before(f.until):

@@ -125,7 +125,7 @@ func (c *Controller) leaderHTTP(next http.Handler) http.Handler {
 }
 
 func isSlurmPath(p string) bool {
-	return strings.HasPrefix(p, rest.SlurmPrefix) || strings.HasPrefix(p, rest.SlurmDBPrefix)
+	return strings.HasPrefix(p, rest.SlurmPrefix) || strings.HasPrefix(p, rest.SlurmDBPrefix) || strings.HasPrefix(p, rest.ParityPrefix)
 }
 
 // restGate is nil while this controller serves; otherwise the refusal

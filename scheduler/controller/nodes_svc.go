@@ -63,13 +63,28 @@ func (s *nodesService) list(req *pb.ListNodesRequest) (*pb.ListNodesResponse, er
 		if want != nil && !want[name] || part != nil && !slices.Contains(part, name) {
 			continue
 		}
-		p := c.nodeProto(c.st.nodes[name])
+		n := c.st.nodes[name]
+		p := c.nodeProto(n)
 		if len(req.GetStates()) > 0 && !stateMatches(p, req.GetStates()) {
 			continue
+		}
+		if req.GetSamples() {
+			p.Samples = latestSamples(n)
 		}
 		out.Nodes = append(out.Nodes, p)
 	}
 	return out, nil
+}
+
+// latestSamples is the last telemetry sample of each of the node's GPUs,
+// by UUID (c.mu held).
+func latestSamples(n *node) []*pb.Sample {
+	out := make([]*pb.Sample, 0, len(n.samples))
+	for _, s := range n.samples {
+		out = append(out, api.SampleToProto(s))
+	}
+	slices.SortFunc(out, func(a, b *pb.Sample) int { return strings.Compare(a.GetUuid(), b.GetUuid()) })
+	return out
 }
 
 // stateMatches compares a node with state filters (sinfo -t): base

@@ -77,6 +77,10 @@ type Options struct {
 	// the log (0: replica's default); tests make it small so that a
 	// follower behind is sent a snapshot.
 	ReplicaTrailingLogs uint64
+	// ReportsDir is where conformance reports are kept (parity conform
+	// --out or --history): GET /parity/v1/conformance/latest answers the
+	// newest one ("": that path says how to configure it).
+	ReportsDir string
 }
 
 // Controller is the running daemon.

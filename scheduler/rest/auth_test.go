@@ -46,6 +46,11 @@ func TestAuthorisationMatrix(t *testing.T) {
 		{"bad token", "GET", "/slurm/v0.0.44/jobs/", map[string]string{"X-SLURM-USER-TOKEN": "pt1.garbage"}, nil, 401, "authentication failure"},
 		{"expired token", "GET", "/slurm/v0.0.44/ping/", map[string]string{"X-SLURM-USER-TOKEN": expired}, nil, 401, "expired"},
 		{"not the token's user", "GET", job, map[string]string{"X-SLURM-USER-TOKEN": alice, "X-SLURM-USER-NAME": "bob"}, nil, 403, "does not match"},
+		{"owner explains", "GET", "/parity/v1/explain/" + fmt.Sprint(id), map[string]string{"X-SLURM-USER-TOKEN": alice}, nil, 200, ""},
+		{"other user cannot explain", "GET", "/parity/v1/explain/" + fmt.Sprint(id), map[string]string{"X-SLURM-USER-TOKEN": bob}, nil, 404, "invalid job id"},
+		{"no token for the decision log", "GET", "/parity/v1/events", nil, nil, 401, "no token"},
+		{"expired token for GPUs", "GET", "/parity/v1/gpus", map[string]string{"X-SLURM-USER-TOKEN": expired}, nil, 401, "expired"},
+		{"no token for conformance", "GET", "/parity/v1/conformance/latest", nil, nil, 401, "no token"},
 		{"a user name without a token", "GET", job, map[string]string{"X-SLURM-USER-NAME": "alice"}, nil, 401, "no token"},
 	}
 	for _, tt := range tests {

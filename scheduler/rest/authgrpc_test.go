@@ -69,6 +69,19 @@ func TestAuthorisationSameAsGRPC(t *testing.T) {
 		{"shares", "GET", "/slurm/v0.0.44/shares", "", func(cl *client.Client) error { _, err := cl.Shares(ctx); return err }},
 		{"reservations", "GET", "/slurm/v0.0.44/reservations/", "", func(cl *client.Client) error { _, err := cl.ListReservations(ctx); return err }},
 		{"delete unknown reservation", "DELETE", "/slurm/v0.0.44/reservation/nosuch", "", func(cl *client.Client) error { return cl.DeleteReservation(ctx, "nosuch") }},
+		{"explain job", "GET", fmt.Sprintf("/parity/v1/explain/%d", id), "", func(cl *client.Client) error {
+			_, err := cl.ExplainJob(ctx, uint64(id), false)
+			return err
+		}},
+		{"explain unknown job", "GET", "/parity/v1/explain/4242", "", func(cl *client.Client) error { _, err := cl.ExplainJob(ctx, 4242, false); return err }},
+		{"events", "GET", "/parity/v1/events?node=n1", "", func(cl *client.Client) error {
+			_, err := cl.Events(ctx, &pb.EventsRequest{Node: "n1"})
+			return err
+		}},
+		{"gpus", "GET", "/parity/v1/gpus", "", func(cl *client.Client) error {
+			_, err := cl.ListNodes(ctx, &pb.ListNodesRequest{Samples: true})
+			return err
+		}},
 		{"accounting jobs", "GET", "/slurmdb/v0.0.44/jobs/", "", func(cl *client.Client) error {
 			_, err := cl.AccountingJobs(ctx, accounting.Filter{})
 			return err

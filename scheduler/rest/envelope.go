@@ -96,7 +96,7 @@ func statusOf(err error) *status.Status {
 // job or node that is not found has its own number.
 func slurmErrno(c codes.Code, path string) int32 {
 	switch {
-	case c == codes.NotFound && strings.Contains(path, "/job/"):
+	case c == codes.NotFound && (strings.Contains(path, "/job/") || strings.Contains(path, "{job_id}")):
 		return errnoInvalidJobID
 	case c == codes.NotFound && strings.Contains(path, "/node/"):
 		return errnoInvalidNode

@@ -9,3 +9,12 @@ func OperationKeys() map[string]bool {
 	}
 	return out
 }
+
+// ParityOperationKeys lists Parity's own operations as "METHOD path".
+func ParityOperationKeys() []string {
+	var out []string
+	for _, op := range parityOperations() {
+		out = append(out, op.method+" "+op.path)
+	}
+	return out
+}

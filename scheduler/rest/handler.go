@@ -64,10 +64,14 @@ type Backend struct {
 	// it in Slurm's envelope (a follower controller answers Unavailable
 	// and puts the leader's address on w's headers).
 	Gate func(w http.ResponseWriter) error
+	// ReportsDir is where conformance reports are kept, for
+	// /parity/v1/conformance/latest ("": it says how to configure it).
+	ReportsDir string
 }
 
-// Handler serves the /slurm/v0.0.44/ and /slurmdb/v0.0.44/ paths and
-// the OpenAPI document of those it honours (OpenAPIPath).
+// Handler serves the /slurm/v0.0.44/ and /slurmdb/v0.0.44/ paths,
+// Parity's own under /parity/v1/ and the OpenAPI document of those it
+// honours (OpenAPIPath).
 type Handler struct {
 	b   Backend
 	mux *http.ServeMux
@@ -108,7 +112,12 @@ func New(b Backend) *Handler {
 	h := &Handler{b: b, mux: http.NewServeMux()}
 	byPath := map[string][]*operation{}
 	var paths []string
-	for _, op := range operations() {
+	ops := operations()
+	own := parityOperations()
+	for _, o := range own {
+		ops = append(ops, o.operation)
+	}
+	for _, op := range ops {
 		if byPath[op.path] == nil {
 			paths = append(paths, op.path)
 		}
@@ -122,7 +131,7 @@ func New(b Backend) *Handler {
 		h.mux.HandleFunc(bare, serve)
 		h.mux.HandleFunc(bare+"/{$}", serve)
 	}
-	h.doc, h.docErr = openAPIDocument(operations(), b.Version)
+	h.doc, h.docErr = openAPIDocument(operations(), own, b.Version)
 	if h.docErr != nil {
 		b.Logger.Error("rest: OpenAPI document", "err", h.docErr)
 	}
@@ -136,7 +145,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.Serv
 // unknownPath answers a path the document does not have.
 func (h *Handler) unknownPath(w http.ResponseWriter, r *http.Request) {
 	msg := fmt.Sprintf("%s %s: no such path in slurmrestd's data parser %s", r.Method, r.URL.Path, DataParser)
-	if !strings.HasPrefix(r.URL.Path, SlurmPrefix+DataParser+"/") && !strings.HasPrefix(r.URL.Path, SlurmDBPrefix+DataParser+"/") {
+	if strings.HasPrefix(r.URL.Path, ParityPrefix) {
+		msg = fmt.Sprintf("%s %s: no such Parity path (%s lists the paths served)", r.Method, r.URL.Path, OpenAPIPath)
+	} else if !strings.HasPrefix(r.URL.Path, SlurmPrefix+DataParser+"/") && !strings.HasPrefix(r.URL.Path, SlurmDBPrefix+DataParser+"/") {
 		msg += fmt.Sprintf(" (Parity serves only %s%s/ and %s%s/)", SlurmPrefix, DataParser, SlurmDBPrefix, DataParser)
 	}
 	h.writeError(&call{r: r, w: w}, none(), status.Error(codes.NotFound, msg))

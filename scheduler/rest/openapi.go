@@ -52,7 +52,7 @@ type specDoc struct {
 // parameters and schemas are the contract's), and Parity's own. An
 // operation the table serves that the contract lacks is an error, so the
 // document cannot drift from the routes.
-func openAPIDocument(ops []operation, version string) ([]byte, error) {
+func openAPIDocument(ops []operation, own []ownOp, version string) ([]byte, error) {
 	var spec specDoc
 	if err := json.Unmarshal(slurmSpec, &spec); err != nil {
 		return nil, fmt.Errorf("rest: embedded OpenAPI document: %w", err)
@@ -75,13 +75,51 @@ func openAPIDocument(ops []operation, version string) ([]byte, error) {
 	for p, item := range ownOperations() {
 		paths[p] = item
 	}
+	components, err := addOwnOperations(paths, spec.Components, own)
+	if err != nil {
+		return nil, err
+	}
 	info := spec.Info
 	info["title"] = "Parity: slurmrestd API (data parser " + DataParser + ")"
 	info["description"] = "The slurmrestd operations a Parity controller serves, as Slurm's own document defines them, and Parity's own paths"
 	info["version"] = "parity " + version
 	delete(info, "contact")
 	return json.Marshal(map[string]any{"openapi": spec.OpenAPI, "info": info, "servers": spec.Servers, "security": spec.Security,
-		"tags": spec.Tags, "components": spec.Components, "paths": paths})
+		"tags": spec.Tags, "components": components, "paths": paths})
+}
+
+// addOwnOperations puts Parity's /parity/v1/ operations in paths, and
+// their response schemas (parity_v1_<operation>_resp, derived from the
+// Go types the answers are encoded from) beside Slurm's components.
+func addOwnOperations(paths map[string]map[string]any, components json.RawMessage, own []ownOp) (map[string]any, error) {
+	var comp map[string]any
+	if err := json.Unmarshal(components, &comp); err != nil {
+		return nil, fmt.Errorf("rest: embedded OpenAPI components: %w", err)
+	}
+	schemas, ok := comp["schemas"].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("rest: embedded OpenAPI document has no component schemas")
+	}
+	for _, o := range own {
+		name := o.id + "_resp"
+		if _, dup := schemas[name]; dup {
+			return nil, fmt.Errorf("rest: schema %s is already in the document", name)
+		}
+		schemas[name] = schemaOf(o.resp)
+		ref := map[string]any{"$ref": "#/components/schemas/" + name}
+		content := map[string]any{ContentType: map[string]any{"schema": ref}}
+		op := map[string]any{"tags": []string{"parity"}, "operationId": o.id, "summary": o.summary, "description": o.description,
+			"responses": map[string]any{"200": map[string]any{"description": o.summary, "content": content},
+				"default": map[string]any{"description": "the error, in the same schema with errors set", "content": content}}}
+		if len(o.params) > 0 {
+			op["parameters"] = o.params
+		}
+		if paths[o.path] == nil {
+			paths[o.path] = map[string]any{}
+		}
+		paths[o.path][strings.ToLower(o.method)] = op
+	}
+	return comp, nil
 }
 
 // serveOpenAPI answers the document (built once, in New).

@@ -657,13 +657,16 @@ func (x *ReclamationPolicy) GetExemptAccounts() []string {
 }
 
 type EventsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	JobId         uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
-	Node          string                 `protobuf:"bytes,2,opt,name=node,proto3" json:"node,omitempty"`
-	Kinds         []string               `protobuf:"bytes,3,rep,name=kinds,proto3" json:"kinds,omitempty"`
-	Since         *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=since,proto3" json:"since,omitempty"`
-	Until         *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=until,proto3" json:"until,omitempty"`
-	Limit         int32                  `protobuf:"varint,6,opt,name=limit,proto3" json:"limit,omitempty"` // newest first when set; 0 = all in range, oldest first
+	state protoimpl.MessageState `protogen:"open.v1"`
+	JobId uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Node  string                 `protobuf:"bytes,2,opt,name=node,proto3" json:"node,omitempty"`
+	Kinds []string               `protobuf:"bytes,3,rep,name=kinds,proto3" json:"kinds,omitempty"`
+	Since *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=since,proto3" json:"since,omitempty"`
+	Until *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=until,proto3" json:"until,omitempty"`
+	Limit int32                  `protobuf:"varint,6,opt,name=limit,proto3" json:"limit,omitempty"` // newest first when set; 0 = all in range, oldest first
+	// gpu keeps the events about one device (its UUID): a health verdict,
+	// a drain or resume of it, a repartition.
+	Gpu           string `protobuf:"bytes,7,opt,name=gpu,proto3" json:"gpu,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -738,6 +741,13 @@ func (x *EventsRequest) GetLimit() int32 {
 		return x.Limit
 	}
 	return 0
+}
+
+func (x *EventsRequest) GetGpu() string {
+	if x != nil {
+		return x.Gpu
+	}
+	return ""
 }
 
 type EventsResponse struct {
@@ -1432,14 +1442,15 @@ const file_parity_v1_cluster_proto_rawDesc = "" +
 	"\vmin_runtime\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\n" +
 	"minRuntime\x12\x16\n" +
 	"\x06action\x18\x06 \x01(\tR\x06action\x12'\n" +
-	"\x0fexempt_accounts\x18\a \x03(\tR\x0eexemptAccounts\"\xca\x01\n" +
+	"\x0fexempt_accounts\x18\a \x03(\tR\x0eexemptAccounts\"\xdc\x01\n" +
 	"\rEventsRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x12\n" +
 	"\x04node\x18\x02 \x01(\tR\x04node\x12\x14\n" +
 	"\x05kinds\x18\x03 \x03(\tR\x05kinds\x120\n" +
 	"\x05since\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x120\n" +
 	"\x05until\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x05until\x12\x14\n" +
-	"\x05limit\x18\x06 \x01(\x05R\x05limit\":\n" +
+	"\x05limit\x18\x06 \x01(\x05R\x05limit\x12\x10\n" +
+	"\x03gpu\x18\a \x01(\tR\x03gpu\":\n" +
 	"\x0eEventsResponse\x12(\n" +
 	"\x06events\x18\x01 \x03(\v2\x10.parity.v1.EventR\x06events\"`\n" +
 	"\x0fPriorityRequest\x12\x17\n" +

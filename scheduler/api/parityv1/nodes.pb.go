@@ -22,10 +22,12 @@ const (
 )
 
 type ListNodesRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Names         []string               `protobuf:"bytes,1,rep,name=names,proto3" json:"names,omitempty"` // expanded names, or one hostlist expression each
-	Partition     string                 `protobuf:"bytes,2,opt,name=partition,proto3" json:"partition,omitempty"`
-	States        []string               `protobuf:"bytes,3,rep,name=states,proto3" json:"states,omitempty"` // display or base states, case-insensitive
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Names     []string               `protobuf:"bytes,1,rep,name=names,proto3" json:"names,omitempty"` // expanded names, or one hostlist expression each
+	Partition string                 `protobuf:"bytes,2,opt,name=partition,proto3" json:"partition,omitempty"`
+	States    []string               `protobuf:"bytes,3,rep,name=states,proto3" json:"states,omitempty"` // display or base states, case-insensitive
+	// samples asks for each GPU's latest telemetry sample (Node.samples).
+	Samples       bool `protobuf:"varint,4,opt,name=samples,proto3" json:"samples,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -79,6 +81,13 @@ func (x *ListNodesRequest) GetStates() []string {
 		return x.States
 	}
 	return nil
+}
+
+func (x *ListNodesRequest) GetSamples() bool {
+	if x != nil {
+		return x.Samples
+	}
+	return false
 }
 
 type ListNodesResponse struct {
@@ -314,11 +323,12 @@ var File_parity_v1_nodes_proto protoreflect.FileDescriptor
 
 const file_parity_v1_nodes_proto_rawDesc = "" +
 	"\n" +
-	"\x15parity/v1/nodes.proto\x12\tparity.v1\x1a\x15parity/v1/types.proto\"^\n" +
+	"\x15parity/v1/nodes.proto\x12\tparity.v1\x1a\x15parity/v1/types.proto\"x\n" +
 	"\x10ListNodesRequest\x12\x14\n" +
 	"\x05names\x18\x01 \x03(\tR\x05names\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\tR\tpartition\x12\x16\n" +
-	"\x06states\x18\x03 \x03(\tR\x06states\":\n" +
+	"\x06states\x18\x03 \x03(\tR\x06states\x12\x18\n" +
+	"\asamples\x18\x04 \x01(\bR\asamples\":\n" +
 	"\x11ListNodesResponse\x12%\n" +
 	"\x05nodes\x18\x01 \x03(\v2\x0f.parity.v1.NodeR\x05nodes\"B\n" +
 	"\x0eGetNodeRequest\x12\x12\n" +

@@ -1766,8 +1766,11 @@ type Node struct {
 	Sockets        int32 `protobuf:"varint,19,opt,name=sockets,proto3" json:"sockets,omitempty"`
 	CoresPerSocket int32 `protobuf:"varint,20,opt,name=cores_per_socket,json=coresPerSocket,proto3" json:"cores_per_socket,omitempty"`
 	ThreadsPerCore int32 `protobuf:"varint,21,opt,name=threads_per_core,json=threadsPerCore,proto3" json:"threads_per_core,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// samples are the latest telemetry sample of each GPU, by UUID, when
+	// the listing asked for them (ListNodesRequest.samples).
+	Samples       []*Sample `protobuf:"bytes,22,rep,name=samples,proto3" json:"samples,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Node) Reset() {
@@ -1945,6 +1948,13 @@ func (x *Node) GetThreadsPerCore() int32 {
 		return x.ThreadsPerCore
 	}
 	return 0
+}
+
+func (x *Node) GetSamples() []*Sample {
+	if x != nil {
+		return x.Samples
+	}
+	return nil
 }
 
 type DeviceFile struct {
@@ -3392,7 +3402,7 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"healthHeld\x12#\n" +
 	"\rhealth_exempt\x18\v \x01(\bR\fhealthExempt\x12\x1d\n" +
 	"\n" +
-	"drained_by\x18\f \x01(\tR\tdrainedBy\"\xd2\x05\n" +
+	"drained_by\x18\f \x01(\tR\tdrainedBy\"\xff\x05\n" +
 	"\x04Node\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12\x14\n" +
@@ -3422,7 +3432,8 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\tinventory\x18\x12 \x01(\v2\x14.parity.v1.InventoryR\tinventory\x12\x18\n" +
 	"\asockets\x18\x13 \x01(\x05R\asockets\x12(\n" +
 	"\x10cores_per_socket\x18\x14 \x01(\x05R\x0ecoresPerSocket\x12(\n" +
-	"\x10threads_per_core\x18\x15 \x01(\x05R\x0ethreadsPerCore\"L\n" +
+	"\x10threads_per_core\x18\x15 \x01(\x05R\x0ethreadsPerCore\x12+\n" +
+	"\asamples\x18\x16 \x03(\v2\x11.parity.v1.SampleR\asamples\"L\n" +
 	"\n" +
 	"DeviceFile\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x14\n" +
@@ -3623,27 +3634,28 @@ var file_parity_v1_types_proto_depIdxs = []int32{
 	9,  // 24: parity.v1.Node.gpus:type_name -> parity.v1.GPU
 	28, // 25: parity.v1.Node.last_heartbeat:type_name -> google.protobuf.Timestamp
 	16, // 26: parity.v1.Node.inventory:type_name -> parity.v1.Inventory
-	11, // 27: parity.v1.Device.files:type_name -> parity.v1.DeviceFile
-	12, // 28: parity.v1.Device.links:type_name -> parity.v1.DeviceLink
-	25, // 29: parity.v1.Device.attributes:type_name -> parity.v1.Device.AttributesEntry
-	14, // 30: parity.v1.Host.numa:type_name -> parity.v1.NUMANode
-	13, // 31: parity.v1.Inventory.devices:type_name -> parity.v1.Device
-	11, // 32: parity.v1.Inventory.shared_files:type_name -> parity.v1.DeviceFile
-	15, // 33: parity.v1.Inventory.host:type_name -> parity.v1.Host
-	28, // 34: parity.v1.Sample.time:type_name -> google.protobuf.Timestamp
-	28, // 35: parity.v1.Condition.time:type_name -> google.protobuf.Timestamp
-	19, // 36: parity.v1.Diagnosis.tests:type_name -> parity.v1.DiagnosisTest
-	28, // 37: parity.v1.Diagnosis.time:type_name -> google.protobuf.Timestamp
-	28, // 38: parity.v1.NodeCheck.time:type_name -> google.protobuf.Timestamp
-	26, // 39: parity.v1.PriorityFactors.tres:type_name -> parity.v1.PriorityFactors.TresEntry
-	28, // 40: parity.v1.Event.time:type_name -> google.protobuf.Timestamp
-	22, // 41: parity.v1.Event.priority:type_name -> parity.v1.PriorityFactors
-	27, // 42: parity.v1.Event.fields:type_name -> parity.v1.Event.FieldsEntry
-	43, // [43:43] is the sub-list for method output_type
-	43, // [43:43] is the sub-list for method input_type
-	43, // [43:43] is the sub-list for extension type_name
-	43, // [43:43] is the sub-list for extension extendee
-	0,  // [0:43] is the sub-list for field type_name
+	17, // 27: parity.v1.Node.samples:type_name -> parity.v1.Sample
+	11, // 28: parity.v1.Device.files:type_name -> parity.v1.DeviceFile
+	12, // 29: parity.v1.Device.links:type_name -> parity.v1.DeviceLink
+	25, // 30: parity.v1.Device.attributes:type_name -> parity.v1.Device.AttributesEntry
+	14, // 31: parity.v1.Host.numa:type_name -> parity.v1.NUMANode
+	13, // 32: parity.v1.Inventory.devices:type_name -> parity.v1.Device
+	11, // 33: parity.v1.Inventory.shared_files:type_name -> parity.v1.DeviceFile
+	15, // 34: parity.v1.Inventory.host:type_name -> parity.v1.Host
+	28, // 35: parity.v1.Sample.time:type_name -> google.protobuf.Timestamp
+	28, // 36: parity.v1.Condition.time:type_name -> google.protobuf.Timestamp
+	19, // 37: parity.v1.Diagnosis.tests:type_name -> parity.v1.DiagnosisTest
+	28, // 38: parity.v1.Diagnosis.time:type_name -> google.protobuf.Timestamp
+	28, // 39: parity.v1.NodeCheck.time:type_name -> google.protobuf.Timestamp
+	26, // 40: parity.v1.PriorityFactors.tres:type_name -> parity.v1.PriorityFactors.TresEntry
+	28, // 41: parity.v1.Event.time:type_name -> google.protobuf.Timestamp
+	22, // 42: parity.v1.Event.priority:type_name -> parity.v1.PriorityFactors
+	27, // 43: parity.v1.Event.fields:type_name -> parity.v1.Event.FieldsEntry
+	44, // [44:44] is the sub-list for method output_type
+	44, // [44:44] is the sub-list for method input_type
+	44, // [44:44] is the sub-list for extension type_name
+	44, // [44:44] is the sub-list for extension extendee
+	0,  // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_parity_v1_types_proto_init() }
