@@ -71,6 +71,16 @@ func finest(s splitNode) []string {
 	return slices.Repeat([]string{best.Type}, max(int(1/share+1e-9), 1))
 }
 
+// nextLayout is a layout unlike before that every partitioning driver
+// takes: the finest split, or, when the GPU is split that way already
+// (seven 1g.10gb; an evenly split mode), the whole GPU.
+func nextLayout(s splitNode, before []string) []string {
+	if next := finest(s); !slices.Equal(next, before) {
+		return next
+	}
+	return nil
+}
+
 // specPartitionReconfigure: a re-partition of a GPU whose slice a job
 // holds is refused, naming the job; once idle, the GPU takes a new layout
 // (its slices new devices the controller schedules, without an agent
@@ -85,10 +95,7 @@ func specPartitionReconfigure(e *Env) {
 	for k, d := range sf.siblings {
 		before[k] = d.Type
 	}
-	next := finest(sf.s)
-	if slices.Equal(next, before) {
-		next = []string{sf.s.largest().Type}
-	}
+	next := nextLayout(sf.s, before)
 	err := e.repartition(sf.s.node, gpu, next)
 	e.Cancel(sf.id)
 	e.WaitEnded(sf.id)
@@ -99,22 +106,26 @@ func specPartitionReconfigure(e *Env) {
 
 	_, oldUUIDs, _ := e.liveSlices(sf.s.node, gpu)
 	if err := e.repartition(sf.s.node, gpu, next); err != nil {
-		e.Failf("re-partition idle GPU %s to %s: %s", gpu, strings.Join(next, "+"), client.Message(err))
+		e.Failf("re-partition idle GPU %s to %s: %s", gpu, layoutName(next), client.Message(err))
 	}
 	defer func() {
 		if e.repartition(sf.s.node, gpu, before) == nil && !e.awaitLayout(sf.s.node, gpu, before) {
-			e.Errorf("GPU %s did not return to its layout %s", gpu, strings.Join(before, "+"))
+			e.Errorf("GPU %s did not return to its layout %s", gpu, layoutName(before))
 		}
 	}()
 	changed := e.awaitLayout(sf.s.node, gpu, next)
 	types, uuids, state := e.liveSlices(sf.s.node, gpu)
-	e.Evidence("log", fmt.Sprintf("%s GPU %s: %s -> %s (%s), now %v %s", sf.s.node, gpu, strings.Join(before, "+"), strings.Join(next, "+"), boolWord(changed, "done", "not done"), uuids, state), nil)
+	e.Evidence("log", fmt.Sprintf("%s GPU %s: %s -> %s (%s), now %v %s", sf.s.node, gpu, layoutName(before), layoutName(next), boolWord(changed, "done", "not done"), uuids, state), nil)
 	e.Observe("reconfigured", strconv.FormatBool(changed))
 	if !changed {
-		e.Failf("GPU %s shows %v (%s) after being re-partitioned to %v", gpu, types, state, next)
+		e.Failf("GPU %s shows %v (%s) after being re-partitioned to %s", gpu, types, state, layoutName(next))
 	}
 	fresh := !slices.ContainsFunc(uuids, func(u string) bool { return slices.Contains(oldUUIDs, u) })
 	e.Expect(fresh).To(gm.BeTrue(), "the new slices %v are new devices (old %v)", uuids, oldUUIDs)
+	if len(next) == 0 {
+		e.Observe("new_slices_scheduled", strconv.FormatBool(e.wholeGPUScheduled(sf.s.node, gpu)))
+		return
+	}
 	// Every slice of the new type on the node in one job: only with the
 	// new slices can it be made up, so they are given and it runs.
 	typ := next[0]
@@ -136,6 +147,39 @@ func specPartitionReconfigure(e *Env) {
 	e.Expect(j.GetState()).To(gm.Equal("COMPLETED"), describeJob(j))
 	e.Expect(used).To(gm.Equal(count(next, typ)), "new %s slices among the %d given to job %d: %v", typ, n, id, got)
 	e.Observe("new_slices_scheduled", strconv.FormatBool(j.GetState() == "COMPLETED" && used == count(next, typ)))
+}
+
+// wholeGPUScheduled asks for every idle whole GPU of the node in one job:
+// it can be made up only with the GPU made whole again, so that GPU is
+// among those given and the job runs.
+func (e *Env) wholeGPUScheduled(node, gpu string) bool {
+	rec := e.NodeRecord(node).GetGpus()
+	split := map[string]bool{}
+	for _, d := range rec {
+		if d.GetParent() != "" {
+			split[d.GetParent()] = true
+		}
+	}
+	n := 0
+	for _, d := range rec {
+		if d.GetParent() == "" && !split[d.GetUuid()] && d.GetState() == "idle" {
+			n++
+		}
+	}
+	id := e.submitGRES("repartition-whole", node, gres.Flags{GRES: fmt.Sprintf("gpu:%d", n)}, "true")
+	j := e.WaitEnded(id)
+	got := AllocOn(j, node).GetDevices()
+	e.Expect(j.GetState()).To(gm.Equal("COMPLETED"), describeJob(j))
+	e.Expect(got).To(gm.ContainElement(gpu), "job %d asked for the node's %d whole GPUs and was given %v", id, n, got)
+	return j.GetState() == "COMPLETED" && slices.Contains(got, gpu)
+}
+
+// layoutName renders a layout as people write it ("whole" for none).
+func layoutName(layout []string) string {
+	if len(layout) == 0 {
+		return "whole"
+	}
+	return strings.Join(layout, "+")
 }
 
 func count(xs []string, x string) int {

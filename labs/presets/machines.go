@@ -84,7 +84,9 @@ func amdMachine(cfg amdsim.Config) accelBuilder {
 		if err != nil {
 			return nil, nil, err
 		}
-		var opts []amd.Option
+		// The simulator stands in for the kernel's sysfs store handlers,
+		// so the driver's partition switches take effect.
+		opts := []amd.Option{amd.WithAttrWriter(m.WriteAttr)}
 		if o.HealthPoll > 0 {
 			opts = append(opts, amd.WithPollInterval(o.HealthPoll))
 		}

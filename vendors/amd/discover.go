@@ -20,6 +20,7 @@ type physical struct {
 	bdf     string
 	dir     string   // PCI device directory
 	renders []uint32 // render minors of its logical GPUs, KFD order
+	xcc     int      // accelerator dies (KFD num_xcc over its nodes); 0 if unknown
 }
 
 // devRef locates an inventory device: a whole GPU (part -1) or a partition.
@@ -117,6 +118,11 @@ func (b *builder) addGPU(i int, c pciGPU, nodes []*kfdNode) error {
 		dev.NUMANode = b.kfd.cpuNodeOf(nodes[0])
 	}
 	phys := physical{uuid: uuid, bdf: c.bdf, dir: c.dir}
+	for _, n := range nodes {
+		if x, ok, _ := n.props.uint("num_xcc"); ok && x < 64 {
+			phys.xcc += int(x)
+		}
+	}
 	if len(nodes) > 0 {
 		addKFDAttrs(dev.Attributes, nodes[0], len(nodes) == 1)
 	}

@@ -47,9 +47,13 @@ type Driver struct {
 	interval  time.Duration
 	ceBurst   uint64
 
+	writeAttr func(path, value string) error
+
 	mu       sync.Mutex
 	snap     *snapshot
 	prepared map[string]preparedEntry
+	// partMu orders re-partitions (partition.go).
+	partMu sync.Mutex
 }
 
 // Option configures a Driver.
@@ -83,6 +87,7 @@ func New(root string, opts ...Option) *Driver {
 		interval:  30 * time.Second,
 		ceBurst:   10,
 		prepared:  map[string]preparedEntry{},
+		writeAttr: writeSysfs,
 	}
 	if d.root == "" {
 		d.root = "/"
@@ -103,7 +108,7 @@ func (d *Driver) Info() vendors.Info {
 		Vendor:  "amd",
 		Version: "amdgpu-sysfs/1",
 		Capabilities: []vendors.Capability{
-			vendors.CapSamples, vendors.CapHealth, vendors.CapDiagnose, vendors.CapPartitions,
+			vendors.CapSamples, vendors.CapHealth, vendors.CapDiagnose, vendors.CapPartitions, vendors.CapRepartition,
 		},
 		VisibleDevicesEnv: []string{EnvROCRVisibleDevices, EnvGPUDeviceOrdinal}, TopologyFileEnv: collective.TopologyEnv,
 	}

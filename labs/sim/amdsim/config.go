@@ -45,6 +45,10 @@ type Config struct {
 	// partition is one KFD topology node whose drm_render_minor names it
 	// and whose unique_id is the board's, as the kernel copies it.
 	ComputePartition string
+	// GPUPartitions sets the compute partition mode of single GPUs (by
+	// index), overriding ComputePartition for them: a box can run some
+	// GPUs whole and others in CPX, as each GPU's mode is its own.
+	GPUPartitions map[int]string
 	// MemoryPartition is "nps1" (default) or "nps4" (which needs qpx or cpx).
 	MemoryPartition string
 	// DeviceNodes makes /dev/dri/* and /dev/kfd real character devices
@@ -145,28 +149,58 @@ func (c *Config) partitionDefaults(m model) error {
 	if c.ComputePartition == "" {
 		c.ComputePartition = "spx"
 	}
-	n, ok := partitionCounts[c.ComputePartition]
-	if !ok {
-		return fmt.Errorf("amdsim: ComputePartition %q is not spx, dpx, qpx or cpx", c.ComputePartition)
-	}
-	if n > m.xcc {
-		return fmt.Errorf("amdsim: ComputePartition %q needs %d XCDs, %s has %d", c.ComputePartition, n, c.Model, m.xcc)
-	}
 	c.MemoryPartition = strings.ToLower(c.MemoryPartition)
 	if c.MemoryPartition == "" {
 		c.MemoryPartition = "nps1"
 	}
+	if err := checkModes(m, c.Model, c.ComputePartition, c.MemoryPartition); err != nil {
+		return fmt.Errorf("amdsim: %w", err)
+	}
+	per := make(map[int]string, len(c.GPUPartitions))
+	for i, mode := range c.GPUPartitions {
+		if i < 0 || i >= c.GPUs {
+			return fmt.Errorf("amdsim: GPUPartitions[%d]: no such GPU (have 0..%d)", i, c.GPUs-1)
+		}
+		per[i] = strings.ToLower(mode)
+		if err := checkModes(m, c.Model, per[i], c.MemoryPartition); err != nil {
+			return fmt.Errorf("amdsim: GPUPartitions[%d]: %w", i, err)
+		}
+	}
+	c.GPUPartitions = per
+	return nil
+}
+
+// memoryCounts maps a memory partition mode to NUMA partitions per GPU.
+var memoryCounts = map[string]int{"nps1": 1, "nps4": 4}
+
+// checkModes applies aqua_vanjaram's rule (__aqua_vanjaram_is_valid_mode
+// in drivers/gpu/drm/amd/amdgpu/aqua_vanjaram.c): a compute mode needs
+// as many XCDs as it has partitions, and its partitions must split evenly
+// over the memory partitions (NPS4 takes QPX or CPX only).
+func checkModes(m model, name, compute, memory string) error {
+	n, ok := partitionCounts[compute]
+	if !ok {
+		return fmt.Errorf("ComputePartition %q is not spx, dpx, qpx or cpx", compute)
+	}
+	if n > m.xcc {
+		return fmt.Errorf("ComputePartition %q needs %d XCDs, %s has %d", compute, n, name, m.xcc)
+	}
+	k, ok := memoryCounts[memory]
 	switch {
-	case c.MemoryPartition != "nps1" && c.MemoryPartition != "nps4":
-		return fmt.Errorf("amdsim: MemoryPartition %q is not nps1 or nps4", c.MemoryPartition)
-	case c.MemoryPartition == "nps4" && n < 4:
-		// aqua_vanjaram only allows QPX and CPX over NPS4.
-		return fmt.Errorf("amdsim: MemoryPartition nps4 needs qpx or cpx, not %s", c.ComputePartition)
-	case c.MemoryPartition == "nps4" && m.xcc == 1:
-		return fmt.Errorf("amdsim: %s has no memory partitions", c.Model)
+	case !ok:
+		return fmt.Errorf("MemoryPartition %q is not nps1 or nps4", memory)
+	case k > 1 && m.xcc == 1:
+		return fmt.Errorf("%s has no memory partitions", name)
+	case n < k || n%k != 0:
+		return fmt.Errorf("MemoryPartition %s needs qpx or cpx, not %s", memory, compute)
 	}
 	return nil
 }
 
-// partitions returns the partitions per GPU.
-func (c Config) partitions() int { return partitionCounts[c.ComputePartition] }
+// modeOf is GPU i's compute partition mode at generation.
+func (c Config) modeOf(i int) string {
+	if mode, ok := c.GPUPartitions[i]; ok {
+		return mode
+	}
+	return c.ComputePartition
+}

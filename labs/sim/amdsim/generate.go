@@ -29,6 +29,15 @@ type Machine struct {
 	mu      sync.Mutex
 	ras     map[rasKey][2]uint64 // ue, ce
 	removed map[int]bool
+	// The KFD enumeration order, hive id and topology generation, kept so
+	// a partition switch rewrites the topology with the other GPUs as
+	// they were (partition.go).
+	kfdOrder []int
+	hive     uint64
+	kfdGen   int
+	// nextCard, nextRender and nextXCP are the first minors and platform
+	// device number no GPU uses yet, for partitions a switch adds.
+	nextCard, nextRender, nextXCP int
 }
 
 type rasKey struct {
@@ -49,9 +58,21 @@ type GPU struct {
 	NUMANode    int
 	LocalCPUs   topology.CPUSet
 	VRAMBytes   uint64
+	// ComputePartition and MemoryPartition are the GPU's current modes
+	// ("cpx", "nps4"); a switch (SetPartition) changes them.
+	ComputePartition, MemoryPartition string
 	// Partitions are the logical GPUs in KFD order; one in SPX mode.
 	Partitions []Partition
-	xcpDirs    []string // platform device dirs of partitions 1.., relative to root
+	// xcp are the GPU's amdgpu_xcp platform devices; partition j >= 1
+	// is xcp[j-1]. A switch to fewer partitions leaves the rest in place
+	// unused, as the kernel keeps the ones it made.
+	xcp []xcpDev
+}
+
+// xcpDev is one amdgpu_xcp platform device with its DRM minors.
+type xcpDev struct {
+	name         string // "amdgpu_xcp.3"
+	card, render int
 }
 
 // Partition is one logical GPU (a KFD node with its own render node).
@@ -117,14 +138,22 @@ func (mach *Machine) layout(rng *rand.Rand, m model) {
 		}
 		g.DeviceDir = filepath.Join(mach.Root, fmt.Sprintf("sys/devices/pci0000:%02x/%s", bus, g.BDF))
 		g.HwmonDir = filepath.Join(g.DeviceDir, fmt.Sprintf("hwmon/hwmon%d", i+2))
-		for j := 0; j < cfg.partitions(); j++ {
-			g.Partitions = append(g.Partitions, Partition{Card: card, RenderMinor: render})
+		g.ComputePartition, g.MemoryPartition = cfg.modeOf(i), cfg.MemoryPartition
+		g.Card, g.RenderMinor = card, render
+		g.Partitions = []Partition{{Card: card, RenderMinor: render}}
+		card++
+		render++
+		for j := 1; j < partitionCounts[g.ComputePartition]; j++ {
+			x := xcpDev{name: fmt.Sprintf("amdgpu_xcp.%d", mach.nextXCP), card: card, render: render}
+			g.xcp = append(g.xcp, x)
+			g.Partitions = append(g.Partitions, Partition{Card: x.card, RenderMinor: x.render})
+			mach.nextXCP++
 			card++
 			render++
 		}
-		g.Card, g.RenderMinor = g.Partitions[0].Card, g.Partitions[0].RenderMinor
 		mach.GPUs = append(mach.GPUs, g)
 	}
+	mach.nextCard, mach.nextRender = card, render
 }
 
 func (mach *Machine) rel(abs string) string {
@@ -167,9 +196,9 @@ func (mach *Machine) writeGPU(w *writer, m model, i int) {
 	)
 	if m.xcc > 1 {
 		w.files(dev,
-			"current_compute_partition", strings.ToUpper(cfg.ComputePartition)+"\n",
+			"current_compute_partition", strings.ToUpper(g.ComputePartition)+"\n",
 			"available_compute_partition", "SPX, DPX, QPX, CPX\n",
-			"current_memory_partition", strings.ToUpper(cfg.MemoryPartition)+"\n",
+			"current_memory_partition", strings.ToUpper(g.MemoryPartition)+"\n",
 			"available_memory_partition", "NPS1, NPS4\n",
 		)
 	}
@@ -181,26 +210,34 @@ func (mach *Machine) writeGPU(w *writer, m model, i int) {
 	}
 	bus := filepath.Base(filepath.Dir(dev))
 	w.link("../../../devices/"+bus+"/"+g.BDF, "sys/bus/pci/devices/"+g.BDF)
-	for j, p := range g.Partitions {
-		owner, ownerName := dev, g.BDF // partition 0 is the PCI device itself
-		if j > 0 {
-			// Further partitions are amdgpu_xcp platform devices.
-			ownerName = fmt.Sprintf("amdgpu_xcp.%d", i*(len(g.Partitions)-1)+j-1)
-			owner = "sys/devices/platform/" + ownerName
-			g.xcpDirs = append(g.xcpDirs, owner)
-			w.file(owner+"/uevent", "DRIVER=amdgpu_xcp_drv\nMODALIAS=platform:amdgpu_xcp\n")
-		}
-		for _, node := range []struct {
-			name  string
-			minor int
-		}{{fmt.Sprintf("card%d", p.Card), p.Card}, {fmt.Sprintf("renderD%d", p.RenderMinor), p.RenderMinor}} {
-			nd := owner + "/drm/" + node.name
-			w.file(nd+"/dev", fmt.Sprintf("%d:%d\n", drmMajor, node.minor))
-			w.file(nd+"/uevent", fmt.Sprintf("MAJOR=%d\nMINOR=%d\nDEVNAME=dri/%s\n", drmMajor, node.minor, node.name))
-			w.link("../../../"+ownerName, nd+"/device")
-			w.link("../../"+strings.TrimPrefix(nd, "sys/"), "sys/class/drm/"+node.name)
-			w.devnode("dev/dri/"+node.name, drmMajor, uint32(node.minor), cfg.DeviceNodes)
-		}
+	// Partition 0 is the PCI device itself; further partitions are
+	// amdgpu_xcp platform devices.
+	writeDRM(w, dev, g.BDF, g.Card, g.RenderMinor, cfg.DeviceNodes)
+	for _, x := range g.xcp {
+		writeXCP(w, x, cfg.DeviceNodes)
+	}
+}
+
+// writeXCP writes one amdgpu_xcp platform device and its DRM nodes.
+func writeXCP(w *writer, x xcpDev, devNodes bool) {
+	owner := "sys/devices/platform/" + x.name
+	w.file(owner+"/uevent", "DRIVER=amdgpu_xcp_drv\nMODALIAS=platform:amdgpu_xcp\n")
+	writeDRM(w, owner, x.name, x.card, x.render, devNodes)
+}
+
+// writeDRM writes the card and render node of one DRM device owned by
+// the sysfs device at owner (relative to the root).
+func writeDRM(w *writer, owner, ownerName string, card, render int, devNodes bool) {
+	for _, node := range []struct {
+		name  string
+		minor int
+	}{{fmt.Sprintf("card%d", card), card}, {fmt.Sprintf("renderD%d", render), render}} {
+		nd := owner + "/drm/" + node.name
+		w.file(nd+"/dev", fmt.Sprintf("%d:%d\n", drmMajor, node.minor))
+		w.file(nd+"/uevent", fmt.Sprintf("MAJOR=%d\nMINOR=%d\nDEVNAME=dri/%s\n", drmMajor, node.minor, node.name))
+		w.link("../../../"+ownerName, nd+"/device")
+		w.link("../../"+strings.TrimPrefix(nd, "sys/"), "sys/class/drm/"+node.name)
+		w.devnode("dev/dri/"+node.name, drmMajor, uint32(node.minor), devNodes)
 	}
 }
 

@@ -127,13 +127,15 @@ func (mach *Machine) Remove(i int) error {
 		return err
 	}
 	var paths []string
-	for _, p := range g.Partitions {
-		for _, name := range []string{fmt.Sprintf("card%d", p.Card), fmt.Sprintf("renderD%d", p.RenderMinor)} {
+	minors := [][2]int{{g.Card, g.RenderMinor}}
+	for _, x := range g.xcp {
+		minors = append(minors, [2]int{x.card, x.render})
+		paths = append(paths, filepath.Join(mach.Root, "sys/devices/platform", x.name))
+	}
+	for _, m := range minors {
+		for _, name := range []string{fmt.Sprintf("card%d", m[0]), fmt.Sprintf("renderD%d", m[1])} {
 			paths = append(paths, filepath.Join(mach.Root, "sys/class/drm", name), filepath.Join(mach.Root, "dev/dri", name))
 		}
-	}
-	for _, d := range g.xcpDirs {
-		paths = append(paths, filepath.Join(mach.Root, d))
 	}
 	paths = append(paths, filepath.Join(mach.Root, "sys/bus/pci/devices", g.BDF), g.DeviceDir)
 	for _, p := range paths {

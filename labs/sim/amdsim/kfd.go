@@ -50,28 +50,41 @@ type kfdNodeOf struct {
 
 // writeKFD writes /sys/class/kfd/kfd/topology: one CPU node per NUMA node,
 // then the GPU partition nodes in a seed-shuffled GPU order (KFD order
-// follows probe order, which need not be PCI order), with io_links.
+// follows probe order, which need not be PCI order), with io_links. A
+// rewrite after a partition switch keeps the order, the hive and the
+// gpu_id of every partition that stayed, and draws ids for new ones only.
 func (mach *Machine) writeKFD(w *writer, rng *rand.Rand, m model) {
 	cfg := mach.Config
 	base := "sys/class/kfd/kfd/topology"
-	w.file(base+"/generation_id", "1\n")
+	mach.kfdGen++
+	w.file(base+"/generation_id", fmt.Sprintf("%d\n", mach.kfdGen))
 	w.file(base+"/system_properties", "platform_oem 0\nplatform_id 0\nplatform_rev 0\n")
 	numa := cfg.Host.NUMA()
-	var hive uint64
-	if !cfg.NoXGMI {
-		hive = rng.Uint64() | 1
+	if mach.kfdOrder == nil {
+		if !cfg.NoXGMI {
+			mach.hive = rng.Uint64() | 1
+		}
+		mach.kfdOrder = rng.Perm(cfg.GPUs)
+	}
+	usedIDs := map[uint32]bool{}
+	for _, g := range mach.GPUs {
+		for _, p := range g.Partitions {
+			usedIDs[p.GPUID] = p.GPUID != 0
+		}
 	}
 	var gpuNodes []kfdNodeOf
-	usedIDs := map[uint32]bool{}
 	next := len(numa)
-	for _, gi := range rng.Perm(cfg.GPUs) {
+	for _, gi := range mach.kfdOrder {
 		g := &mach.GPUs[gi]
 		for j := range g.Partitions {
-			id := uint32(rng.IntN(65535)) + 1
-			for usedIDs[id] {
-				id = id%65535 + 1
+			id := g.Partitions[j].GPUID
+			if id == 0 {
+				id = uint32(rng.IntN(65535)) + 1
+				for usedIDs[id] {
+					id = id%65535 + 1
+				}
+				usedIDs[id] = true
 			}
-			usedIDs[id] = true
 			g.Partitions[j].KFDNode, g.Partitions[j].GPUID = next, id
 			gpuNodes = append(gpuNodes, kfdNodeOf{gi, j})
 			next++
@@ -81,7 +94,7 @@ func (mach *Machine) writeKFD(w *writer, rng *rand.Rand, m model) {
 		mach.writeCPUNode(w, base, i, nd, gpuNodes)
 	}
 	for _, gn := range gpuNodes {
-		mach.writeGPUNode(w, base, m, gn, gpuNodes, hive)
+		mach.writeGPUNode(w, base, m, gn, gpuNodes, mach.hive)
 	}
 }
 
