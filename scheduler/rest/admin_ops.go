@@ -43,6 +43,19 @@ func serveNodesUpdate(h *Handler, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	req, err := decodeNodesUpdate(c, body)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := h.b.Nodes.Update(c.ctx, req); err != nil {
+		return nil, err
+	}
+	return &envelope{}, nil
+}
+
+// decodeNodesUpdate reads POST nodes/'s update_node_msg into the one
+// Nodes.Update it asks for.
+func decodeNodesUpdate(c *call, body []byte) (*pb.UpdateNodeRequest, error) {
 	var u nodesUpdate
 	if err := decodeObject(c, body, "update_node_msg", updateNodeProps(), &u, true); err != nil {
 		return nil, err
@@ -50,12 +63,13 @@ func serveNodesUpdate(h *Handler, c *call) (any, error) {
 	if len(u.Name) == 0 {
 		return nil, status.Error(codes.InvalidArgument, "update_node_msg.name: name the nodes to change (a hostlist such as [\"n[1-4]\"])")
 	}
-	if len(u.State) != 1 {
+	if len(u.State) != 1 || strings.TrimSpace(u.State[0]) == "" {
 		return nil, status.Errorf(codes.InvalidArgument, "update_node_msg.state=%q: give exactly one state (DRAIN, DOWN, RESUME, UNDRAIN, IDLE)", u.State)
 	}
-	_, err = h.b.Nodes.Update(c.ctx, &pb.UpdateNodeRequest{Nodes: strings.Join(u.Name, ","), State: u.State[0], Reason: deref(u.Reason)})
-	if err != nil {
-		return nil, err
+	for i, n := range u.Name {
+		if strings.TrimSpace(n) == "" {
+			return nil, status.Errorf(codes.InvalidArgument, "update_node_msg.name[%d]: empty (give a node or a hostlist such as n[1-4])", i)
+		}
 	}
-	return &envelope{}, nil
+	return &pb.UpdateNodeRequest{Nodes: strings.Join(u.Name, ","), State: u.State[0], Reason: deref(u.Reason)}, nil
 }

@@ -38,6 +38,22 @@ func serveAllocate(h *Handler, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	spec, err := decodeAllocate(c, body)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := h.b.Jobs.Submit(c.ctx, &pb.SubmitRequest{Spec: spec})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range resp.GetWarnings() {
+		c.warn("job", "%s", w)
+	}
+	return &allocResp{JobID: int32(resp.GetJobId()), UserMsg: resp.GetMessage()}, nil
+}
+
+// decodeAllocate reads a job_alloc_req into the interactive job it asks for.
+func decodeAllocate(c *call, body []byte) (*pb.JobSpec, error) {
 	var req allocReq
 	if err := decodeObject(c, body, "job_alloc_req", setOf("hetjob", "job"), &req, true); err != nil {
 		return nil, err
@@ -61,12 +77,5 @@ func serveAllocate(h *Handler, c *call) (any, error) {
 		return nil, err
 	}
 	spec.Interactive = true
-	resp, err := h.b.Jobs.Submit(c.ctx, &pb.SubmitRequest{Spec: spec})
-	if err != nil {
-		return nil, err
-	}
-	for _, w := range resp.GetWarnings() {
-		c.warn("job", "%s", w)
-	}
-	return &allocResp{JobID: int32(resp.GetJobId()), UserMsg: resp.GetMessage()}, nil
+	return spec, nil
 }

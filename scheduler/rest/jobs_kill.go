@@ -53,29 +53,11 @@ func serveJobsDelete(h *Handler, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var m killJobsMsg
-	if err := decodeObject(c, body, "kill_jobs_msg", killJobsProps(), &m, true); err != nil {
+	m, sig, err := decodeKillJobs(c, body)
+	if err != nil {
 		return nil, err
 	}
-	if len(m.Jobs) == 0 && !m.filtered() {
-		return nil, status.Error(codes.InvalidArgument, "kill_jobs_msg: no job identification provided (give jobs or a filter such as user_name, job_name, partition, job_state, account)")
-	}
-	for _, f := range m.Flags {
-		if f != "FULL_JOB" && f != "BATCH_JOB" && f != "VERBOSE" {
-			return nil, status.Errorf(codes.InvalidArgument, "kill_jobs_msg.flags=%s: Parity signals whole jobs only (FULL_JOB, BATCH_JOB, VERBOSE)", f)
-		}
-	}
-	var sig int32
-	if m.Signal != nil {
-		n, ok := signalNumber(*m.Signal)
-		if !ok {
-			return nil, status.Errorf(codes.InvalidArgument, "kill_jobs_msg.signal=%q: not a signal name (KILL, TERM, USR1) or number", *m.Signal)
-		}
-		if n != 9 { // SIGKILL is scancel's default: the job is cancelled
-			sig = n
-		}
-	}
-	targets, err := h.killTargets(c, &m)
+	targets, err := h.killTargets(c, m)
 	if err != nil {
 		return nil, err
 	}
@@ -96,6 +78,39 @@ func serveJobsDelete(h *Handler, c *call) (any, error) {
 	}
 	h.writeBody(c, code, out)
 	return nil, nil
+}
+
+// decodeKillJobs reads a kill_jobs_msg: the jobs and filters, and the
+// signal (0: cancel). Every job named must read as a job reference.
+func decodeKillJobs(c *call, body []byte) (*killJobsMsg, int32, error) {
+	var m killJobsMsg
+	if err := decodeObject(c, body, "kill_jobs_msg", killJobsProps(), &m, true); err != nil {
+		return nil, 0, err
+	}
+	if len(m.Jobs) == 0 && !m.filtered() {
+		return nil, 0, status.Error(codes.InvalidArgument, "kill_jobs_msg: no job identification provided (give jobs or a filter such as user_name, job_name, partition, job_state, account)")
+	}
+	for _, f := range m.Flags {
+		if f != "FULL_JOB" && f != "BATCH_JOB" && f != "VERBOSE" {
+			return nil, 0, status.Errorf(codes.InvalidArgument, "kill_jobs_msg.flags=%s: Parity signals whole jobs only (FULL_JOB, BATCH_JOB, VERBOSE)", f)
+		}
+	}
+	var sig int32
+	if m.Signal != nil {
+		n, ok := signalNumber(*m.Signal)
+		if !ok {
+			return nil, 0, status.Errorf(codes.InvalidArgument, "kill_jobs_msg.signal=%q: not a signal name (KILL, TERM, USR1) or number", *m.Signal)
+		}
+		if n != 9 { // SIGKILL is scancel's default: the job is cancelled
+			sig = n
+		}
+	}
+	for i, v := range m.Jobs {
+		if _, _, err := jobRef(v); err != nil {
+			return nil, 0, status.Errorf(codes.InvalidArgument, "kill_jobs_msg.jobs[%d]: %s", i, status.Convert(err).Message())
+		}
+	}
+	return &m, sig, nil
 }
 
 // killTargets resolves the jobs named and the filters into the jobs to signal.

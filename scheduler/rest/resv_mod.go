@@ -50,9 +50,16 @@ func serveReservationsMod(h *Handler, c *call) (any, error) {
 	if len(req.Reservations) == 0 {
 		return nil, status.Error(codes.InvalidArgument, "reservation_mod_req.reservations: give at least one reservation")
 	}
+	exists := func(name string) (bool, error) {
+		_, err := h.b.Reservations.Get(c.ctx, &pb.GetReservationRequest{Name: name})
+		if status.Code(err) == codes.NotFound {
+			return false, nil
+		}
+		return err == nil, err
+	}
 	changes := make([]resvChange, len(req.Reservations))
 	for i, raw := range req.Reservations {
-		if changes[i], err = h.resvChange(c, fmt.Sprintf("reservation_mod_req.reservations[%d]", i), raw); err != nil {
+		if changes[i], err = resvChangeOf(c, fmt.Sprintf("reservation_mod_req.reservations[%d]", i), raw, exists); err != nil {
 			return nil, err
 		}
 	}
@@ -72,7 +79,9 @@ func serveReservationsMod(h *Handler, c *call) (any, error) {
 	return out, nil
 }
 
-func (h *Handler) resvChange(c *call, where string, raw json.RawMessage) (resvChange, error) {
+// resvChangeOf decodes one description of a POST reservations/: a
+// reservation exists says (the service's Get) is updated, another created.
+func resvChangeOf(c *call, where string, raw json.RawMessage, exists func(name string) (bool, error)) (resvChange, error) {
 	var d resvDesc
 	if err := decodeObject(c, raw, where, resvDescProps(), &d, true); err != nil {
 		return resvChange{}, err
@@ -80,14 +89,13 @@ func (h *Handler) resvChange(c *call, where string, raw json.RawMessage) (resvCh
 	if deref(d.Name) == "" {
 		return resvChange{}, status.Errorf(codes.InvalidArgument, "%s.name: required (the reservation to create or update)", where)
 	}
-	_, err := h.b.Reservations.Get(c.ctx, &pb.GetReservationRequest{Name: *d.Name})
-	switch status.Code(err) {
-	case codes.NotFound:
+	found, err := exists(*d.Name)
+	if err != nil {
+		return resvChange{}, err
+	}
+	if !found {
 		spec, err := d.spec()
 		return resvChange{spec: spec}, at(where, err)
-	case codes.OK:
-	default:
-		return resvChange{}, err
 	}
 	var props map[string]json.RawMessage
 	json.Unmarshal(raw, &props) // decoded just above
