@@ -24,7 +24,7 @@ const AreaPartition = "partition"
 // repartitionSpecs change a GPU's partitions.
 func repartitionSpecs() []specDef {
 	return []specDef{
-		{Area: AreaPartition, ID: "partition/reconfigure", Name: "an operator re-partitions an idle GPU (refused while a slice is held); the new slices are scheduled without an agent restart", GPUs: true, Run: specPartitionReconfigure},
+		{Area: AreaPartition, ID: "partition/reconfigure", Name: "an operator re-partitions a GPU (drained at once, split once its job ends); the new slices are scheduled without an agent restart", GPUs: true, Run: specPartitionReconfigure},
 	}
 }
 
@@ -82,9 +82,10 @@ func nextLayout(s splitNode, before []string) []string {
 }
 
 // specPartitionReconfigure: a re-partition of a GPU whose slice a job
-// holds is refused, naming the job; once idle, the GPU takes a new layout
-// (its slices new devices the controller schedules, without an agent
-// restart), and goes back to its old layout at the end.
+// holds is taken at once and drains the GPU, but waits for the job: the
+// layout stays and the job runs on until it ends. Then the GPU takes the
+// new layout (its slices new devices the controller schedules, without
+// an agent restart), and goes back to its old layout at the end.
 func specPartitionReconfigure(e *Env) {
 	if !slices.Contains(e.Vendor.Info.Capabilities, vendors.CapRepartition) {
 		g.Skip(fmt.Sprintf("%s's driver does not re-partition GPUs (no %s capability)", e.Vendor.Name, vendors.CapRepartition))
@@ -95,24 +96,27 @@ func specPartitionReconfigure(e *Env) {
 	for k, d := range sf.siblings {
 		before[k] = d.Type
 	}
-	next := nextLayout(sf.s, before)
-	err := e.repartition(sf.s.node, gpu, next)
-	e.Cancel(sf.id)
-	e.WaitEnded(sf.id)
-	e.Expect(err).To(gm.HaveOccurred(), "re-partitioning GPU %s while job %d holds its slice %s", gpu, sf.id, sf.slice.UUID)
-	refused := err != nil && strings.Contains(client.Message(err), strconv.FormatUint(sf.id, 10))
-	e.Expect(refused).To(gm.BeTrue(), "the refusal names the job holding the slice: %s", client.Message(err))
-	e.Observe("refused_while_held", strconv.FormatBool(refused))
-
 	_, oldUUIDs, _ := e.liveSlices(sf.s.node, gpu)
+	next := nextLayout(sf.s, before)
 	if err := e.repartition(sf.s.node, gpu, next); err != nil {
-		e.Failf("re-partition idle GPU %s to %s: %s", gpu, layoutName(next), client.Message(err))
+		e.Cancel(sf.id)
+		e.Failf("re-partition GPU %s to %s while job %d holds its slice %s: %s", gpu, layoutName(next), sf.id, sf.slice.UUID, client.Message(err))
 	}
 	defer func() {
 		if e.repartition(sf.s.node, gpu, before) == nil && !e.awaitLayout(sf.s.node, gpu, before) {
 			e.Errorf("GPU %s did not return to its layout %s", gpu, layoutName(before))
 		}
 	}()
+	types, _, state := e.liveSlices(sf.s.node, gpu)
+	held := e.Job(sf.id).GetState() == "RUNNING"
+	waited := held && slices.Equal(types, before) && state == "drain"
+	e.Evidence("log", fmt.Sprintf("while job %d runs on %s: GPU %s %s with %s", sf.id, sf.slice.UUID, gpu, state, layoutName(types)), nil)
+	e.Expect(waited).To(gm.BeTrue(), "while job %d holds slice %s the GPU is drained (%s), keeps its layout %s (has %s) and the job runs (%v)",
+		sf.id, sf.slice.UUID, state, layoutName(before), layoutName(types), held)
+	e.Observe("drained_and_waited_while_held", strconv.FormatBool(waited))
+	e.Cancel(sf.id)
+	e.WaitEnded(sf.id)
+
 	changed := e.awaitLayout(sf.s.node, gpu, next)
 	types, uuids, state := e.liveSlices(sf.s.node, gpu)
 	e.Evidence("log", fmt.Sprintf("%s GPU %s: %s -> %s (%s), now %v %s", sf.s.node, gpu, layoutName(before), layoutName(next), boolWord(changed, "done", "not done"), uuids, state), nil)

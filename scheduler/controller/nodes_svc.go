@@ -149,6 +149,9 @@ func (s *nodesService) Update(ctx context.Context, req *pb.UpdateNodeRequest) (*
 	if len(req.GetPartitions()) > 0 && state != stateRepartition {
 		return nil, status.Errorf(codes.InvalidArgument, "partitions=%s: only with State=PARTITION", strings.Join(req.GetPartitions(), ","))
 	}
+	if req.GetForce() && state != stateRepartition {
+		return nil, status.Errorf(codes.InvalidArgument, "force: only with State=PARTITION (got State=%s)", req.GetState())
+	}
 	if len(req.GetDevices()) > 0 && len(names) != 1 {
 		return nil, status.Errorf(codes.InvalidArgument, "devices=%s: per-GPU changes name exactly one node (got %d)", strings.Join(req.GetDevices(), ","), len(names))
 	}
@@ -168,7 +171,7 @@ func (s *nodesService) Update(ctx context.Context, req *pb.UpdateNodeRequest) (*
 			update := c.updateNodeLocked
 			if state == stateRepartition {
 				update = func(n *node, _, _ string, devices []string, user string) ([]write, []func(), error) {
-					return c.repartitionLocked(n, devices, req.GetPartitions(), user)
+					return c.repartitionLocked(n, devices, req.GetPartitions(), req.GetForce(), user)
 				}
 			}
 			w, a, err := update(n, state, req.GetReason(), req.GetDevices(), id.User)

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -27,12 +28,13 @@ func sliceJob(name, typ string, n int64) *pb.JobSpec {
 		MemPerNodeMb: 1024, Gres: &pb.GRESRequest{PerJob: []*pb.GRESTerm{{Name: "gpu", Type: typ, Count: n}}}}
 }
 
-// An operator re-partitions GPU 1 of m1: refused while a job holds one of
-// its slices (naming the job), then, once idle, the GPU is drained, its
-// agent gets a partition order with the layout, and a second request is
-// refused while that one is in flight. When the agent registers with the
-// new slices the GPU is back in service and a job can take all seven.
-func TestRepartitionAnIdleGPU(t *testing.T) {
+// An operator re-partitions GPU 1 of m1 while a job holds one of its
+// slices: the request is taken, the GPU drained and the job waited for
+// (the decision log names it); once it ends the next pass orders the
+// agent to re-partition with the layout, and a second request is refused
+// while that one is in flight. When the agent registers with the new
+// slices the GPU is back in service and a job can take all seven.
+func TestRepartitionWaitsForTheGPUsJobs(t *testing.T) {
 	h := startController(t, shareCluster)
 	ctx := context.Background()
 	inv := splitInventory("m1", []string{"3g.40gb", "2g.20gb", "1g.10gb"}, "1/7")
@@ -48,26 +50,30 @@ func TestRepartitionAnIdleGPU(t *testing.T) {
 	if j := h.job(busy); j.GetState() != StateRunning {
 		t.Fatalf("job %d %s: %s", busy, j.GetState(), j.GetReason())
 	}
-	_, err := root.UpdateNodes(ctx, req)
-	if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "in use (job") {
-		t.Fatalf("re-partition of a GPU in use: %v, want FailedPrecondition naming the job", err)
-	}
-	if g := h.gpu("m1", gpu); g.GetState() != "idle" {
-		t.Fatalf("a refused re-partition changed the GPU: %v", g)
-	}
 	if _, err := alice.UpdateNodes(ctx, req); status.Code(err) != codes.PermissionDenied {
 		t.Fatalf("re-partition by a user: %v, want PermissionDenied", err)
+	}
+	if _, err := root.UpdateNodes(ctx, req); err != nil {
+		t.Fatalf("re-partition of a GPU in use: %v, want it taken and waiting", err)
+	}
+	if g := h.gpu("m1", gpu); g.GetState() != "drain" || !strings.Contains(g.GetDrainReason(), "repartition to 1g.10gb+") {
+		t.Fatalf("GPU waiting to be re-partitioned: %v", g)
+	}
+	evs := h.eventsOf(EventDrain)
+	if len(evs) == 0 || !strings.Contains(evs[len(evs)-1].GetVerdict(), fmt.Sprintf("waits for job %d on SLICE-m1-1", busy)) {
+		t.Fatalf("drain events %v: want the last to say it waits for job %d", evs, busy)
+	}
+	h.pass()
+	if inFlight, ordered := h.repartitionState("m1"); !inFlight || ordered {
+		t.Fatalf("re-partition in flight %v, ordered %v while job %d holds a slice; want waiting", inFlight, ordered, busy)
+	}
+	if j := h.job(busy); j.GetState() != StateRunning {
+		t.Fatalf("a re-partition without force stopped job %d: %s", busy, j.GetState())
 	}
 	if err := h.agent("m1").JobEnded(ctx, &pb.JobEndedRequest{Node: "m1", JobId: busy}); err != nil {
 		t.Fatal(err)
 	}
-
-	if _, err := root.UpdateNodes(ctx, req); err != nil {
-		t.Fatal(err)
-	}
-	if g := h.gpu("m1", gpu); g.GetState() != "drain" || !strings.Contains(g.GetDrainReason(), "repartition to 1g.10gb+") {
-		t.Fatalf("GPU during re-partitioning: %v", g)
-	}
+	h.pass()
 	o := expectOrder(t, stream, "partition", 0, gpu)
 	if !slices.Equal(o.GetPartitions(), seven) {
 		t.Fatalf("partition order %v, want %v", o.GetPartitions(), seven)

@@ -63,6 +63,7 @@ func (c *Controller) schedulePass(ctx context.Context) error {
 		ws, err := c.splitArraysLocked()
 		ws = append(ws, c.resolveDependenciesLocked(now)...)
 		pws, stops := c.expirePreemptionsLocked(now)
+		stops = append(stops, c.advanceRepartitionsLocked()...)
 		return append(ws, pws...), func() { runAll(stops) }, err
 	})
 	if err != nil {

@@ -160,11 +160,14 @@ type nodeRecord struct {
 	GPUDrainBy map[string]string `json:"gpuDrainBy,omitempty"`
 	Exempt     map[string]bool   `json:"healthExempt,omitempty"`
 	Inventory  *gres.Inventory   `json:"inventory,omitempty"`
+	// Repartition is a GPU's re-partitioning in flight (repartition.go).
+	Repartition *repartition `json:"repartition,omitempty"`
 }
 
 func (n *node) write() (write, error) {
 	b, err := json.Marshal(nodeRecord{Drain: n.Drain, Down: n.Down, Reason: n.Reason, ReasonUser: n.ReasonUser,
-		ReasonTime: n.ReasonTime, GPUDrain: n.GPUDrain, GPUDrainBy: n.GPUDrainBy, Exempt: n.Exempt, Inventory: n.Inventory})
+		ReasonTime: n.ReasonTime, GPUDrain: n.GPUDrain, GPUDrainBy: n.GPUDrainBy, Exempt: n.Exempt, Inventory: n.Inventory,
+		Repartition: n.repartition})
 	if err != nil {
 		return write{}, fmt.Errorf("controller: encode node %s: %w", n.name, err)
 	}
@@ -217,6 +220,7 @@ func (s *store) load(st *state, nodes func(name string) *node, rate func(*job) f
 			}
 			// An unusable inventory was logged when it was registered.
 			_ = n.deriveShape()
+			n.repartition = rec.Repartition
 			return nil
 		})
 		if err != nil {

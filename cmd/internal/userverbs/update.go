@@ -16,6 +16,7 @@ import (
 
 func newUpdateCmdWith(env userEnv) *cobra.Command {
 	var cf clientFlags
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "update JobId=ID KEY=VALUE... | NodeName=NODES State=STATE [Reason=TEXT] [Devices=LIST]",
 		Short: "Change pending jobs or drain/resume nodes (scontrol update)",
@@ -26,14 +27,21 @@ current limit), Nice=, Partition=, QOS=, JobName=, Comment=, Account=.
 Nodes: NodeName=gpu[001-004] State=DRAIN|DOWN|RESUME|UNDRAIN with Reason=
 (required to drain or down a node); Devices=0,3 (indices or UUIDs) limits the
 change to those GPUs of one node. Node=N Gpu=K Partitions=3g.40gb+2g.20gb+1g.10gb
-(or 7x1g.10gb, cpx, none) re-partitions one idle GPU: refused while a job holds
-it or any of its partitions; the GPU is drained, split anew by its driver and
+(or 7x1g.10gb, cpx, none) re-partitions one GPU: it is drained at once, split
+anew by its driver when no job holds it or any of its partitions (with --force,
+or Force=yes, those jobs are requeued, or cancelled when they may not be) and
 returned to service once the node reports the new partitions. Nothing is
 printed on success.`,
 		Args: argsBetween(1, -1, "JobId=ID KEY=VALUE... or NodeName=NODES State=STATE [Reason=TEXT]"),
-		RunE: func(cmd *cobra.Command, args []string) error { return runUpdate(cmd, env, &cf, "update", args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if force {
+				args = append(args, "Force=yes")
+			}
+			return runUpdate(cmd, env, &cf, "update", args)
+		},
 	}
 	cf.register(cmd)
+	cmd.Flags().BoolVar(&force, "force", false, "with Partitions=: requeue the GPU's jobs instead of waiting for them")
 	return cmd
 }
 
@@ -107,6 +115,8 @@ func parseUpdate(words []string) (*updatePlan, error) {
 			if node.State == "" {
 				node.State = "PARTITION"
 			}
+		case "force":
+			node.Force, err = parseYes(kv.value)
 		default:
 			for _, u := range unsupportedJobKeys {
 				if kv.key == u {
@@ -120,7 +130,7 @@ func parseUpdate(words []string) (*updatePlan, error) {
 		}
 	}
 	jobFields := !proto.Equal(job, &pb.UpdateJobRequest{}) || p.timeDelta != 0
-	nodeFields := node.State != "" || node.Reason != "" || len(node.Devices) > 0 || len(node.Partitions) > 0
+	nodeFields := node.State != "" || node.Reason != "" || len(node.Devices) > 0 || len(node.Partitions) > 0 || node.Force
 	switch {
 	case isJob && isNode:
 		return nil, fmt.Errorf("JobId and NodeName cannot be updated together")
@@ -159,6 +169,9 @@ func checkNodeUpdate(node *pb.UpdateNodeRequest, p *updatePlan) error {
 	if len(node.Partitions) > 0 && node.State != "PARTITION" {
 		return fmt.Errorf("Partitions= re-partitions a GPU; it cannot be combined with State=%s", node.State)
 	}
+	if node.Force && node.State != "PARTITION" {
+		return fmt.Errorf("Force= goes with Partitions= (re-partitioning a GPU), not State=%s", node.State)
+	}
 	if node.State == "FAIL" {
 		node.State = "DRAIN" // FAIL is drain with intent; Parity keeps one kind
 	}
@@ -167,6 +180,17 @@ func checkNodeUpdate(node *pb.UpdateNodeRequest, p *updatePlan) error {
 	}
 	p.node = node
 	return nil
+}
+
+// parseYes reads a yes/no value (yes, no, true, false, 1, 0).
+func parseYes(v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "yes", "true", "1":
+		return true, nil
+	case "no", "false", "0":
+		return false, nil
+	}
+	return false, fmt.Errorf("want yes or no")
 }
 
 // parseLayout reads Partitions=: partition types joined by "+" or ","

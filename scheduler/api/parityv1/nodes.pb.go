@@ -203,9 +203,13 @@ type UpdateNodeRequest struct {
 	Devices []string `protobuf:"bytes,4,rep,name=devices,proto3" json:"devices,omitempty"`
 	// partitions, with state PARTITION and one whole GPU in devices: the
 	// partition types the GPU is to hold ("3g.40gb", "2g.20gb", "1g.10gb";
-	// a mode such as "cpx"); none leaves it whole. Refused while a job holds
-	// the GPU or any of its partitions.
-	Partitions    []string `protobuf:"bytes,5,rep,name=partitions,proto3" json:"partitions,omitempty"`
+	// a mode such as "cpx"); none leaves it whole. The GPU is drained at
+	// once and re-partitioned when no job holds it or any of its partitions.
+	Partitions []string `protobuf:"bytes,5,rep,name=partitions,proto3" json:"partitions,omitempty"`
+	// force, with state PARTITION: the jobs holding the GPU or its
+	// partitions are requeued (ended, when they may not be) rather than
+	// waited for.
+	Force         bool `protobuf:"varint,6,opt,name=force,proto3" json:"force,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -275,6 +279,13 @@ func (x *UpdateNodeRequest) GetPartitions() []string {
 	return nil
 }
 
+func (x *UpdateNodeRequest) GetForce() bool {
+	if x != nil {
+		return x.Force
+	}
+	return false
+}
+
 type UpdateNodeResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Nodes         []*Node                `protobuf:"bytes,1,rep,name=nodes,proto3" json:"nodes,omitempty"`
@@ -333,7 +344,7 @@ const file_parity_v1_nodes_proto_rawDesc = "" +
 	"\x05nodes\x18\x01 \x03(\v2\x0f.parity.v1.NodeR\x05nodes\"B\n" +
 	"\x0eGetNodeRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
-	"\tinventory\x18\x02 \x01(\bR\tinventory\"\x91\x01\n" +
+	"\tinventory\x18\x02 \x01(\bR\tinventory\"\xa7\x01\n" +
 	"\x11UpdateNodeRequest\x12\x14\n" +
 	"\x05nodes\x18\x01 \x01(\tR\x05nodes\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12\x16\n" +
@@ -341,7 +352,8 @@ const file_parity_v1_nodes_proto_rawDesc = "" +
 	"\adevices\x18\x04 \x03(\tR\adevices\x12\x1e\n" +
 	"\n" +
 	"partitions\x18\x05 \x03(\tR\n" +
-	"partitions\";\n" +
+	"partitions\x12\x14\n" +
+	"\x05force\x18\x06 \x01(\bR\x05force\";\n" +
 	"\x12UpdateNodeResponse\x12%\n" +
 	"\x05nodes\x18\x01 \x03(\v2\x0f.parity.v1.NodeR\x05nodes2\xc6\x01\n" +
 	"\x05Nodes\x12C\n" +
