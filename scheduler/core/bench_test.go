@@ -92,3 +92,13 @@ func TestPlacementWorkloadFitsWhole(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSchedule10kSplit is issue 21's row: 10k pending on 1k nodes
+// where half the GPUs are split 7 ways (budget 20 ms a pass).
+func BenchmarkSchedule10kSplit(b *testing.B) {
+	snap, cfg, now := SyntheticSplitCluster(1, 1000, 8, 10_000, 2000)
+	b.ReportAllocs()
+	for b.Loop() {
+		Schedule(snap, cfg, now)
+	}
+}

@@ -19,13 +19,18 @@ type class struct {
 	allMask   uint64
 	typeNames []string
 	typeMasks []uint64
-	choices   map[choiceKey]devChoice
-	nodes     bitset
+	// groups are the partitions of each whole GPU (DeviceSlot.Group-1);
+	// partMask is all of them.
+	groups   []uint64
+	partMask uint64
+	choices  map[choiceKey]devChoice
+	nodes    bitset
 }
 
 type choiceKey struct {
 	avail uint64
 	k     int
+	one   bool // from one group (Job.OneParent)
 }
 
 // devChoice is a cached topology.ChooseDevices answer: the chosen device
@@ -34,6 +39,15 @@ type devChoice struct {
 	mask    uint64
 	islands int
 	local   []uint64
+}
+
+// mostInGroup is the most devices of mask one group holds.
+func (c *class) mostInGroup(mask uint64) int {
+	best := 0
+	for _, g := range c.groups {
+		best = max(best, popcount(mask&g))
+	}
+	return best
 }
 
 // typeMask returns the devices of the class with type typ ("" = any).
@@ -186,6 +200,13 @@ func newClass(id int, s *NodeShape, n int) *class {
 	for i, d := range s.Devices {
 		bit := uint64(1) << uint(i)
 		cl.allMask |= bit
+		if d.Group > 0 {
+			for len(cl.groups) < d.Group {
+				cl.groups = append(cl.groups, 0)
+			}
+			cl.groups[d.Group-1] |= bit
+			cl.partMask |= bit
+		}
 		found := false
 		for t, name := range cl.typeNames {
 			if name == d.Type {

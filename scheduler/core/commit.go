@@ -22,7 +22,7 @@ func (p *pass) commit(sh *shape, nodes []int32, end int64, skip int32) []NodeAll
 		case sh.exclusive:
 			devs = avail & (cl.allMask &^ p.c.drained[n])
 		case sh.need.gpus > 0:
-			ch := p.choose(cl, avail&sh.typeMask[cl.id]&^sh.avoidOn(n), int(sh.need.gpus))
+			ch := p.chooseFor(sh, cl, avail&sh.typeMask[cl.id]&^sh.avoidOn(n))
 			devs, local = ch.mask, ch.local
 		}
 		want := int(sh.need.cpus)
@@ -118,7 +118,7 @@ func (p *pass) reserve(sh *shape, nodes []int32, start int64, skip int32, tag in
 		case sh.exclusive:
 			devs, held = avail&(cl.allMask&^p.c.drained[n]), cl.cpus
 		case sh.need.gpus > 0:
-			devs = p.choose(cl, avail&sh.typeMask[cl.id]&^sh.avoidOn(n), int(sh.need.gpus)).mask
+			devs = p.chooseFor(sh, cl, avail&sh.typeMask[cl.id]&^sh.avoidOn(n)).mask
 		}
 		p.st.addHold(n, hold{s: start, e: end, cpus: held, mem: sh.need.mem, mask: devs, tag: tag})
 		out[i] = NodeAlloc{Node: nd.Name, MemoryMB: sh.need.mem, Devices: uuidsOf(nd, devs)}

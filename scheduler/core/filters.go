@@ -23,7 +23,7 @@ var dynamicChain = [...]dynFilter{
 		return sh.exclusive && (c.mask&usable != usable || c.cpus < cl.cpus)
 	}},
 	{FilterBusyDevices, func(sh *shape, cl *class, _ uint64, c capacity) bool {
-		return sh.need.gpus > 0 && popcount(c.mask&sh.typeMask[cl.id]) < int(sh.need.gpus)
+		return sh.need.gpus > 0 && !sh.enough(cl, c.mask)
 	}},
 	{FilterBusyCPUs, func(sh *shape, _ *class, _ uint64, c capacity) bool {
 		return !sh.exclusive && c.cpus < sh.need.cpus
@@ -107,7 +107,7 @@ func (p *pass) staticReason(sh *shape, j *Job, n int) FilterReason {
 	}
 	cl := c.classes[c.nodeClass[n]]
 	switch {
-	case popcount(sh.typeMask[cl.id]&^sh.avoidOn(n)) < int(sh.need.gpus):
+	case !sh.enough(cl, ^sh.avoidOn(n)):
 		return FilterDeviceType
 	case cl.cpus < sh.need.cpus || cl.shape.MemoryMB < sh.need.mem:
 		return FilterTooSmall

@@ -24,6 +24,11 @@ type DeviceSlot struct {
 	LocalCPUs  topology.CPUSet
 	PCIeSwitch string
 	Parent     int // index of the whole device for a partition, -1 otherwise
+	// Group numbers the whole GPU a partition comes from (1, 2, ... per
+	// node) where that GPU is left out of the shape; 0 for a device of
+	// its own. Partitions of one group share a die: a request for a
+	// fast-linked set (Job.OneParent) takes them from one group.
+	Group int
 }
 
 // NodeShape is the compact, immutable form of a node's hardware that
@@ -82,6 +87,9 @@ func NewNodeShape(cpus topology.CPUSet, memoryMB int64, numa []topology.NUMANode
 		if d.Type == "" {
 			return nil, fmt.Errorf("%w: device %d has no type", ErrShape, i)
 		}
+		if d.Group < 0 || d.Group > maxDevices {
+			return nil, fmt.Errorf("%w: device %d has group %d", ErrShape, i, d.Group)
+		}
 		s.attrs[i] = topology.DeviceAttrs{NUMA: d.NUMA, PCIeSwitch: d.PCIeSwitch, LocalCPUs: d.LocalCPUs}
 		if d.Parent >= 0 {
 			if d.Parent >= len(devices) || d.Parent == i {
@@ -117,8 +125,15 @@ func ShapeFromInventory(inv gres.Inventory) (*NodeShape, []string, error) {
 	inv = schedulable(inv)
 	slots := make([]DeviceSlot, len(inv.Devices))
 	uuids := make([]string, len(inv.Devices))
+	groups := map[string]int{}
 	for i, d := range inv.Devices {
 		slots[i] = DeviceSlot{Type: d.Type, NUMA: d.NUMANode, LocalCPUs: d.LocalCPUs, PCIeSwitch: d.PCIeSwitch, Parent: -1}
+		if d.Parent != "" {
+			if groups[d.Parent] == 0 {
+				groups[d.Parent] = len(groups) + 1
+			}
+			slots[i].Group = groups[d.Parent]
+		}
 		uuids[i] = d.UUID
 	}
 	s, err := NewNodeShape(inv.Host.CPUs, int64(inv.Host.MemoryBytes>>20), inv.Host.NUMA, slots, inv.Graph())
@@ -172,7 +187,7 @@ func fingerprint(s *NodeShape) string {
 		fmt.Fprintf(&b, "n%d:%s|", n.ID, n.CPUs)
 	}
 	for i, d := range s.Devices {
-		fmt.Fprintf(&b, "d%s:%d:%s:%s:%d[", d.Type, d.NUMA, d.LocalCPUs, d.PCIeSwitch, d.Parent)
+		fmt.Fprintf(&b, "d%s:%d:%s:%s:%d:%d[", d.Type, d.NUMA, d.LocalCPUs, d.PCIeSwitch, d.Parent, d.Group)
 		for _, l := range s.graph.Links(i) {
 			b.WriteString(strconv.Itoa(l.Peer))
 			b.WriteByte(':')

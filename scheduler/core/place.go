@@ -90,11 +90,11 @@ func (p *pass) findOne(sh *shape, end int64, skip int32) int {
 		if p.st.drop.has(n) {
 			avail &= p.st.availDuring(n, p.c.now, end, skip)
 		}
-		islands := p.choose(cl, avail, g).islands
+		islands := p.chooseFor(sh, cl, avail).islands
 		if islands < bestIslands {
 			best, bestIslands = n, islands
 		}
-		if islands <= p.choose(cl, sh.typeMask[cl.id]&^p.c.drained[n]&^sh.avoidOn(n), g).islands {
+		if islands <= p.chooseFor(sh, cl, sh.typeMask[cl.id]&^p.c.drained[n]&^sh.avoidOn(n)).islands {
 			return false
 		}
 		seen++
@@ -103,11 +103,26 @@ func (p *pass) findOne(sh *shape, end int64, skip int32) int {
 	return best
 }
 
-// choose returns (and caches per class) the best k devices of avail.
-func (p *pass) choose(cl *class, avail uint64, k int) devChoice {
-	key := choiceKey{avail: avail, k: k}
+// choose returns (and caches per class) the best k devices of avail; with
+// one, the best k of one group, from the group with the fewest free that
+// has k (so groups with more stay whole for later requests).
+func (p *pass) choose(cl *class, avail uint64, k int, one bool) devChoice {
+	key := choiceKey{avail: avail, k: k, one: one}
 	if ch, ok := cl.choices[key]; ok {
 		return ch
+	}
+	if one {
+		best, bestFree := devChoice{islands: maxDevices + 1}, maxDevices+1
+		for _, g := range cl.groups {
+			m := avail & g
+			if f := popcount(m); f >= k && f < bestFree {
+				if ch := p.choose(cl, m, k, false); ch.islands <= maxDevices {
+					best, bestFree = ch, f
+				}
+			}
+		}
+		cl.choices[key] = best
+		return best
 	}
 	free := make([]int, 0, popcount(avail))
 	for m := avail; m != 0; m &= m - 1 {

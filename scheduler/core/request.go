@@ -90,7 +90,7 @@ func (p *pass) resolveIn(j *Job, ji int, partition string) (shapeKey, Reason, st
 	}
 	k := shapeKey{part: int32(pi), need: need{cpus: int32(cpus), mem: mem, gpus: int32(gpus), gpuType: typ},
 		nodes: int32(nodes), limit: forever, exclusive: j.Exclusive || part.Exclusive, contiguous: j.Contiguous,
-		constraint: j.Constraint, resv: -1}
+		constraint: j.Constraint, resv: -1, oneParent: j.OneParent && gpus > 1}
 	if limit > 0 {
 		k.limit = int64(limit / time.Second)
 	}

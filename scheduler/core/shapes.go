@@ -30,6 +30,7 @@ type shapeKey struct {
 	constraint string
 	resv       int32
 	uniq       int32
+	oneParent  bool // Job.OneParent, for two or more devices a node
 }
 
 // shape is a deduplicated request with everything static about it
@@ -38,6 +39,9 @@ type shape struct {
 	shapeKey
 	id       int
 	typeMask []uint64 // per class: the devices of the requested type
+	// one is set per class where the devices must come from one group:
+	// the job asks it (oneParent) and its type is partitions there.
+	one []bool
 	// avoid masks devices per node that this (unique) shape's job must
 	// never get; nil for every other shape.
 	avoid    []avoidMask
@@ -79,6 +83,19 @@ func (p *pass) expectedStart(sh *shape) (int64, bool) {
 	return sh.est.start, sh.est.ok
 }
 
+// enough reports whether mask holds the shape's devices on a node of cl:
+// as many of the type, and, where they must come from one group, that
+// many in one group.
+func (sh *shape) enough(cl *class, mask uint64) bool {
+	k, m := int(sh.need.gpus), mask&sh.typeMask[cl.id]
+	return popcount(m) >= k && (!sh.one[cl.id] || cl.mostInGroup(m) >= k)
+}
+
+// chooseFor picks the shape's devices among avail on a node of cl.
+func (p *pass) chooseFor(sh *shape, cl *class, avail uint64) devChoice {
+	return p.choose(cl, avail, int(sh.need.gpus), sh.one[cl.id])
+}
+
 // staticKey caches the partition/feature/reservation bitset shared by shapes.
 type staticKey struct {
 	part       int32
@@ -91,6 +108,7 @@ func (p *pass) buildShape(k shapeKey, j *Job) *shape {
 	c := p.c
 	sh := &shape{shapeKey: k, id: len(p.shapes)}
 	sh.typeMask = make([]uint64, len(c.classes))
+	sh.one = make([]bool, len(c.classes))
 	base, err := p.staticSet(staticKey{part: k.part, constraint: k.constraint, resv: k.resv})
 	if err != "" {
 		sh.static, sh.staticDetail = ReasonBadConstraints, err
@@ -101,7 +119,8 @@ func (p *pass) buildShape(k shapeKey, j *Job) *shape {
 	for _, cl := range c.classes {
 		tm := cl.typeMask(k.need.gpuType)
 		sh.typeMask[cl.id] = tm
-		if cl.cpus >= k.need.cpus && cl.shape.MemoryMB >= k.need.mem && popcount(tm) >= int(k.need.gpus) {
+		sh.one[cl.id] = k.oneParent && tm != 0 && tm&^cl.partMask == 0
+		if cl.cpus >= k.need.cpus && cl.shape.MemoryMB >= k.need.mem && sh.enough(cl, tm) {
 			capOK.or(cl.nodes)
 		}
 	}

@@ -35,7 +35,7 @@ func (g *synth) splitShape() *NodeShape {
 	for gpu := 0; gpu < g.gpus; gpu++ {
 		n := gpu * 2 / max(g.gpus, 1)
 		for range slicesOfGPU {
-			slots = append(slots, DeviceSlot{Type: sliceType, NUMA: n, LocalCPUs: numa[n].CPUs, Parent: -1})
+			slots = append(slots, DeviceSlot{Type: sliceType, NUMA: n, LocalCPUs: numa[n].CPUs, Parent: -1, Group: gpu + 1})
 		}
 	}
 	s, err := NewNodeShape(topology.CPURange(0, cpus-1), int64(max(g.gpus, 2))*128*1024, numa, slots, topology.NewGraph(len(slots)))

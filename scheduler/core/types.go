@@ -152,6 +152,11 @@ type Job struct {
 	Constraint string
 	Exclusive  bool
 	Contiguous bool
+	// OneParent asks for a fast-linked set of partitions: on each node,
+	// the job's devices of a partition type (MIG slices, compute
+	// partitions) all come from one whole GPU (DeviceSlot.Group). It
+	// changes nothing for whole-GPU requests.
+	OneParent bool
 	// Switches is --switches=N: the most leaf switches wanted; SwitchWait is
 	// how long to wait for that before taking any allocation.
 	Switches   int
