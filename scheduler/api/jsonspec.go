@@ -34,6 +34,7 @@ func JobSpecFromJSON(s *jsonapi.JobSpec) *pb.JobSpec {
 		Argv: s.Argv, Interactive: s.Interactive, Partitions: s.Partitions, Command: s.Command,
 		NtasksPerGpu: s.NTasksPerGPU, Mincpus: s.MinCPUs, Oversubscribe: s.Oversubscribe, KillOnInvalidDepGiven: s.KillOnInvalidDepGiven,
 		EmptyOptions: s.EmptyOptions, KillOnInvalidDepBoth: s.KillOnInvalidDepBoth, DerivedOptions: s.DerivedOptions,
+		GresFlags: s.GRESFlags,
 	}
 }
 

@@ -2,6 +2,8 @@ package controller
 
 import (
 	"cmp"
+	"slices"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -10,6 +12,7 @@ import (
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/config"
 	"github.com/parityhpc/parity/scheduler/core"
+	"github.com/parityhpc/parity/scheduler/jobspec"
 	cstate "github.com/parityhpc/parity/scheduler/state"
 	"github.com/parityhpc/parity/topology"
 )
@@ -33,6 +36,7 @@ func coreJob(id core.JobID, user string, s *pb.JobSpec, submit time.Time) (core.
 	if ps := s.GetPartitions(); len(ps) > 1 {
 		j.Partitions = ps
 	}
+	j.OneParent = slices.Contains(strings.Split(s.GetGresFlags(), ","), jobspec.GRESFlagOneParent)
 	if m := s.GetMemPerNodeMb(); m > 0 {
 		j.MemPerNodeMB = m
 	}

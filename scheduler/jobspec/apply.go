@@ -42,8 +42,13 @@ func applyTimeMin(b *builder, s setting) error {
 	return nil
 }
 
-// gresFlagValues and mailTypes are read-only lookup tables.
-var gresFlagValues = [...]string{"enforce-binding", "disable-binding", "one-task-per-sharing", "multiple-tasks-per-sharing"}
+// gresFlagValues and mailTypes are read-only lookup tables. Slurm's four
+// --gres-flags, and Parity's one-parent: a fast-linked set of partitions
+// (MIG slices, compute partitions), all from one whole GPU on each node.
+var gresFlagValues = [...]string{"enforce-binding", "disable-binding", "one-task-per-sharing", "multiple-tasks-per-sharing", GRESFlagOneParent}
+
+// GRESFlagOneParent is the --gres-flags value asking for one parent.
+const GRESFlagOneParent = "one-parent"
 
 func applyGRESFlags(b *builder, s setting) error {
 	items := strings.Split(strings.ToLower(s.value), ",")

@@ -144,6 +144,8 @@ type JobSpec struct {
 	KillOnInvalidDepBoth bool     `json:"killOnInvalidDepBoth,omitempty"`
 	// DerivedOptions are the counts sbatch derived (nodes, ntasks).
 	DerivedOptions []string `json:"derivedOptions,omitempty"`
+	// GRESFlags is --gres-flags as given.
+	GRESFlags string `json:"gresFlags,omitempty"`
 }
 
 // firstOf is a list's first element, or "".
@@ -166,7 +168,7 @@ func FromRequest(r *jobspec.Request) *JobSpec {
 		Partition: firstOf(r.Partitions), QOS: strings.Join(r.QOS, ","), Reservation: strings.Join(r.Reservations, ","),
 		Nodes: int32(r.Nodes.Min), MaxNodes: int32(r.Nodes.Max),
 		NTasks: int32(r.NTasks), NTasksPerNode: int32(r.NTasksPerNode), CPUsPerTask: int32(r.CPUsPerTask), CPUsPerGPU: int32(r.CPUsPerGPU),
-		GRES: gresFrom(r), GRESOption: r.GPU.GRES, GPUsOption: r.GPU.GPUs,
+		GRES: gresFrom(r), GRESOption: r.GPU.GRES, GPUsOption: r.GPU.GPUs, GRESFlags: r.GRESFlags,
 		GPUsPerNodeOption: r.GPU.GPUsPerNode, GPUsPerTaskOption: r.GPU.GPUsPerTask,
 		TimeLimitSeconds: seconds(time.Duration(r.TimeLimit)), TimeMinSeconds: seconds(time.Duration(r.TimeMin)),
 		Nice: int32(r.Nice), Exclusive: r.Exclusive != "", Contiguous: r.Contiguous,

@@ -12,7 +12,7 @@ import (
 
 func TestFromRequest(t *testing.T) {
 	script := "#!/bin/bash\n#SBATCH -J train\n#SBATCH -p gpu,debug\n#SBATCH --gpus-per-node=h100:4\n#SBATCH --mem-per-gpu=8G\n" +
-		"#SBATCH -t UNLIMITED\n#SBATCH --begin=2026-12-01T10:00:00\n#SBATCH --requeue=expedite\nsrun x\n"
+		"#SBATCH -t UNLIMITED\n#SBATCH --begin=2026-12-01T10:00:00\n#SBATCH --requeue=expedite\n#SBATCH --gres-flags=one-parent\nsrun x\n"
 	req, err := jobspec.Parse([]byte(script), []string{"--exclusive", "job.sh", "a1"}, map[string]string{"HOME": "/h"},
 		jobspec.ParseOptions{Now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), Location: time.UTC, User: "alice", SubmitDir: "/w"})
 	if err != nil {
@@ -34,6 +34,7 @@ func TestFromRequest(t *testing.T) {
 		{"exclusive", s.Exclusive, true},
 		{"requeue", s.Requeue, true},
 		{"expedited requeue", s.RequeueExpedite, true},
+		{"gres flags", s.GRESFlags, "one-parent"},
 		{"argv", strings.Join(s.Argv, " "), "a1"},
 		{"script", s.Script, script},
 	}

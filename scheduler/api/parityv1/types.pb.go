@@ -259,8 +259,12 @@ type JobSpec struct {
 	// derives its printed counts (NumNodes, NumCPUs, squeue %D)
 	// differently for each.
 	DerivedOptions []string `protobuf:"bytes,60,rep,name=derived_options,json=derivedOptions,proto3" json:"derived_options,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// gres_flags is --gres-flags as given ("enforce-binding,one-parent"):
+	// one-parent, Parity's own, asks for a fast-linked set of partitions,
+	// all from one whole GPU on each node.
+	GresFlags     string `protobuf:"bytes,61,opt,name=gres_flags,json=gresFlags,proto3" json:"gres_flags,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JobSpec) Reset() {
@@ -718,6 +722,13 @@ func (x *JobSpec) GetDerivedOptions() []string {
 		return x.DerivedOptions
 	}
 	return nil
+}
+
+func (x *JobSpec) GetGresFlags() string {
+	if x != nil {
+		return x.GresFlags
+	}
+	return ""
 }
 
 // NodeAlloc is what a job holds on one node.
@@ -3209,7 +3220,7 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\vGRESRequest\x12,\n" +
 	"\aper_job\x18\x01 \x03(\v2\x13.parity.v1.GRESTermR\x06perJob\x12.\n" +
 	"\bper_node\x18\x02 \x03(\v2\x13.parity.v1.GRESTermR\aperNode\x12.\n" +
-	"\bper_task\x18\x03 \x03(\v2\x13.parity.v1.GRESTermR\aperTask\"\xae\x10\n" +
+	"\bper_task\x18\x03 \x03(\v2\x13.parity.v1.GRESTermR\aperTask\"\xcd\x10\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aaccount\x18\x02 \x01(\tR\aaccount\x12\x1c\n" +
@@ -3284,7 +3295,9 @@ const file_parity_v1_types_proto_rawDesc = "" +
 	"\x19kill_on_invalid_dep_given\x189 \x01(\bR\x15killOnInvalidDepGiven\x12#\n" +
 	"\rempty_options\x18: \x03(\tR\femptyOptions\x126\n" +
 	"\x18kill_on_invalid_dep_both\x18; \x01(\bR\x14killOnInvalidDepBoth\x12'\n" +
-	"\x0fderived_options\x18< \x03(\tR\x0ederivedOptions\x1a6\n" +
+	"\x0fderived_options\x18< \x03(\tR\x0ederivedOptions\x12\x1d\n" +
+	"\n" +
+	"gres_flags\x18= \x01(\tR\tgresFlags\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"j\n" +
