@@ -52,6 +52,15 @@ func (p *parser) build(r *rawCluster) *Cluster {
 		}
 	}
 	p.qos(c, r.QOS)
+	c.RootQOS = r.RootQOS
+	if c.RootQOS == nil {
+		c.RootQOS = c.QOSNames()
+	}
+	if len(p.errs) == 0 {
+		if err := c.CheckAssocQOS(c.RootQOS); err != nil {
+			p.errorf("accounts", "%v", err)
+		}
+	}
 	p.priority(c, &r.Priority)
 	p.scheduler(c, &r.Scheduler)
 	p.limits(c)

@@ -33,7 +33,7 @@ func (p *parser) accounts(c *Cluster, raws []rawAccount, parent, at string, seen
 			p.errorf(path+".shares", "%v must not be negative", r.Shares)
 		}
 		a := Account{Name: r.Name, Parent: par, Shares: r.Shares, Limits: p.limitSet(path+".limits", r.Limits),
-			Description: r.Description, Organization: r.Organization}
+			Description: r.Description, Organization: r.Organization, QOS: r.QOS, DefaultQOS: r.DefaultQOS}
 		users := map[string]bool{}
 		for j, u := range r.Users {
 			upath := fmt.Sprintf("%s.users[%d]", path, j)
@@ -45,7 +45,8 @@ func (p *parser) accounts(c *Cluster, raws []rawAccount, parent, at string, seen
 				p.errorf(upath, "user %q is listed twice in account %q", u.Name, r.Name)
 			}
 			users[u.Name] = true
-			usr := User{Name: u.Name, Default: u.Default}
+			usr := User{Name: u.Name, Default: u.Default, QOS: u.QOS, DefaultQOS: u.DefaultQOS,
+				Limits: p.limitSet(upath+".limits", u.Limits)}
 			switch s := strings.TrimSpace(u.Shares); {
 			case s == "":
 			case strings.EqualFold(s, "parent"):

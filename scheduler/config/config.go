@@ -36,8 +36,12 @@ type Cluster struct {
 	NodeSets          []NodeSet
 	Accounts          []Account
 	QOS               []QOS
-	Priority          Priority
-	Scheduler         Scheduler
+	// RootQOS is the root association's QOS list, inherited by every
+	// association without its own (the file's rootQos; every QOS when
+	// absent). sacctmgr changes it at run time.
+	RootQOS   []string
+	Priority  Priority
+	Scheduler Scheduler
 	// Health drives automatic drain, requeue, diagnosis and resume;
 	// Reclamation the idle-GPU ladder (warn, then cancel or requeue).
 	Health      Health
@@ -132,6 +136,11 @@ type Account struct {
 	// Description and Organization are sacctmgr's labels ("" shows the
 	// name and the parent, as Slurm does).
 	Description, Organization string
+	// QOS is the association's allowed QOS (nil: its parent's, up to
+	// root's); DefaultQOS the one a job naming none gets ("": the
+	// parent's, else the cluster's default).
+	QOS        []string
+	DefaultQOS string
 }
 
 // User is a user association under an account.
@@ -143,6 +152,11 @@ type User struct {
 	// Default marks the user's default account (sacctmgr
 	// DefaultAccount=); with none marked it is the first listing them.
 	Default bool
+	// QOS and DefaultQOS as for an account (nil and "": the account's).
+	QOS        []string
+	DefaultQOS string
+	// Limits are the user association's own sacctmgr-style limits.
+	Limits policy.LimitSet
 }
 
 // QOS is a quality of service.

@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -37,6 +38,12 @@ func Export(base []byte, cur *Cluster) ([]byte, error) {
 		{"accounts", exportAccounts(cur.Accounts)},
 		{"qos", exportQOS(cur.QOS)},
 	}
+	if !slices.Equal(cur.Root(), cur.QOSNames()) || hasKey(root, "rootQos") {
+		sections = append(sections, struct {
+			key string
+			v   any
+		}{"rootQos", cur.Root()})
+	}
 	for _, s := range sections {
 		var n yaml.Node
 		if err := n.Encode(s.v); err != nil {
@@ -51,6 +58,15 @@ func Export(base []byte, cur *Cluster) ([]byte, error) {
 		return nil, fmt.Errorf("config: export: %w", err)
 	}
 	return out.Bytes(), enc.Close()
+}
+
+func hasKey(m *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
 }
 
 // setKey replaces key's value in a mapping node, or appends the key.
@@ -126,22 +142,27 @@ type exportAccount struct {
 	Description  string       `yaml:"description,omitempty"`
 	Organization string       `yaml:"organization,omitempty"`
 	Limits       string       `yaml:"limits,omitempty"`
+	QOS          []string     `yaml:"qos,omitempty"`
+	DefaultQOS   string       `yaml:"defaultQos,omitempty"`
 	Users        []exportUser `yaml:"users,omitempty"`
 }
 
 type exportUser struct {
-	Name    string `yaml:"name"`
-	Shares  string `yaml:"shares,omitempty"`
-	Default bool   `yaml:"default,omitempty"`
+	Name       string   `yaml:"name"`
+	Shares     string   `yaml:"shares,omitempty"`
+	Default    bool     `yaml:"default,omitempty"`
+	QOS        []string `yaml:"qos,omitempty"`
+	DefaultQOS string   `yaml:"defaultQos,omitempty"`
+	Limits     string   `yaml:"limits,omitempty"`
 }
 
 func exportAccounts(list []Account) []exportAccount {
 	out := make([]exportAccount, 0, len(list))
 	for _, a := range list {
 		e := exportAccount{Name: a.Name, Parent: a.Parent, Shares: a.Shares, Description: a.Description,
-			Organization: a.Organization, Limits: policy.FormatLimitSet(a.Limits)}
+			Organization: a.Organization, Limits: policy.FormatLimitSet(a.Limits), QOS: a.QOS, DefaultQOS: a.DefaultQOS}
 		for _, u := range a.Users {
-			eu := exportUser{Name: u.Name, Default: u.Default}
+			eu := exportUser{Name: u.Name, Default: u.Default, QOS: u.QOS, DefaultQOS: u.DefaultQOS, Limits: policy.FormatLimitSet(u.Limits)}
 			switch {
 			case u.SharesParent:
 				eu.Shares = "parent"

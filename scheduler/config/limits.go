@@ -55,6 +55,12 @@ func (c *Cluster) BuildLimits() (*policy.Limits, error) {
 			cfg.Assocs = append(cfg.Assocs, policy.AssocLimits{Account: a.Name, Limits: a.Limits})
 			set = true
 		}
+		for _, u := range a.Users {
+			if !reflect.ValueOf(u.Limits).IsZero() {
+				cfg.Assocs = append(cfg.Assocs, policy.AssocLimits{Account: a.Name, User: u.Name, Limits: u.Limits})
+				set = true
+			}
+		}
 	}
 	if !set {
 		return nil, nil

@@ -9,16 +9,18 @@ import (
 // The raw* types mirror the file; durations and sizes stay strings until
 // build parses them, so their errors can name the field and line.
 type rawCluster struct {
-	Cluster           string         `yaml:"cluster"`
-	Controller        rawController  `yaml:"controller"`
-	Controllers       []string       `yaml:"controllers"`
-	Auth              rawAuth        `yaml:"auth"`
-	Admins            []string       `yaml:"admins"`
-	Operators         []string       `yaml:"operators"`
-	Partitions        []rawPartition `yaml:"partitions"`
-	Nodes             []rawNodeSet   `yaml:"nodes"`
-	Accounts          []rawAccount   `yaml:"accounts"`
-	QOS               []rawQOS       `yaml:"qos"`
+	Cluster     string         `yaml:"cluster"`
+	Controller  rawController  `yaml:"controller"`
+	Controllers []string       `yaml:"controllers"`
+	Auth        rawAuth        `yaml:"auth"`
+	Admins      []string       `yaml:"admins"`
+	Operators   []string       `yaml:"operators"`
+	Partitions  []rawPartition `yaml:"partitions"`
+	Nodes       []rawNodeSet   `yaml:"nodes"`
+	Accounts    []rawAccount   `yaml:"accounts"`
+	QOS         []rawQOS       `yaml:"qos"`
+	// RootQOS is the root association's QOS list (absent: every QOS).
+	RootQOS           []string       `yaml:"rootQos"`
 	Priority          rawPriority    `yaml:"priority"`
 	Scheduler         rawScheduler   `yaml:"scheduler"`
 	Health            rawHealth      `yaml:"health"`
@@ -86,6 +88,9 @@ type rawAccount struct {
 	// Description and Organization are sacctmgr's (shown, not used).
 	Description  string `yaml:"description"`
 	Organization string `yaml:"organization"`
+	// QOS and DefaultQOS are the association's allowed and default QOS.
+	QOS        []string `yaml:"qos"`
+	DefaultQOS string   `yaml:"defaultQos"`
 }
 
 // rawUser is a user name, or a mapping with name and shares.
@@ -94,6 +99,10 @@ type rawUser struct {
 	Shares string `yaml:"shares"`
 	// Default makes this account the user's default.
 	Default bool `yaml:"default"`
+	// QOS, DefaultQOS and Limits are the user association's own.
+	QOS        []string `yaml:"qos"`
+	DefaultQOS string   `yaml:"defaultQos"`
+	Limits     string   `yaml:"limits"`
 }
 
 func (u *rawUser) UnmarshalYAML(n *yaml.Node) error {

@@ -34,6 +34,9 @@ func (s *assocAdminService) Table(_ context.Context, _ *pb.AssocTableRequest) (*
 	cfg := s.c.pcfg()
 	out := assocTableProto(cfg.Accounts, cfg.QOS)
 	out.Admins, out.Operators, out.Cluster = cfg.Admins, cfg.Operators, cfg.Name
+	out.RootQos = cfg.Root()
+	out.ControlHost, out.ControlPort = s.c.controlAddr()
+	out.Tres = tresTable(cfg)
 	return out, nil
 }
 
@@ -50,7 +53,7 @@ func (s *assocAdminService) Change(ctx context.Context, req *pb.AssocChangeReque
 	var changed []string
 	err := c.mutate(ctx, func() ([]write, func(), error) {
 		cur := c.pcfg()
-		rec := &acctRecord{Accounts: cloneAccounts(cur.Accounts), QOS: cloneQOS(cur.QOS)}
+		rec := &acctRecord{Accounts: cloneAccounts(cur.Accounts), QOS: cloneQOS(cur.QOS), RootQOS: slices.Clone(cur.Root())}
 		ch, err := newAcctChange(rec, req.GetNames(), req.GetWhere(), req.GetSet())
 		if err != nil {
 			return nil, nil, err
@@ -143,6 +146,11 @@ func cloneAccounts(in []config.Account) []config.Account {
 	for i := range out {
 		out[i].Users = slices.Clone(out[i].Users)
 		out[i].Limits = cloneLimits(out[i].Limits)
+		out[i].QOS = slices.Clone(out[i].QOS)
+		for j := range out[i].Users {
+			u := &out[i].Users[j]
+			u.QOS, u.Limits = slices.Clone(u.QOS), cloneLimits(u.Limits)
+		}
 	}
 	return out
 }
@@ -175,9 +183,10 @@ func assocTableProto(accts []config.Account, qos []config.QOS) *pb.AssocTable {
 	out := &pb.AssocTable{}
 	for _, a := range accts {
 		pa := &pb.AssocAccount{Name: a.Name, Parent: a.Parent, Shares: a.Shares, Limits: policy.FormatLimitSet(a.Limits),
-			Description: a.Description, Organization: a.Organization}
+			Description: a.Description, Organization: a.Organization, Qos: a.QOS, DefaultQos: a.DefaultQOS}
 		for _, u := range a.Users {
-			pa.Users = append(pa.Users, &pb.AssocUser{Name: u.Name, Shares: u.Shares, SharesParent: u.SharesParent, Default: u.Default})
+			pa.Users = append(pa.Users, &pb.AssocUser{Name: u.Name, Shares: u.Shares, SharesParent: u.SharesParent, Default: u.Default,
+				Qos: u.QOS, DefaultQos: u.DefaultQOS, Limits: policy.FormatLimitSet(u.Limits)})
 		}
 		out.Accounts = append(out.Accounts, pa)
 	}

@@ -63,6 +63,12 @@ func TestAccountingChangesAtRunTime(t *testing.T) {
 	assocChange(t, root, "add", "qos", []string{"short"}, "MaxWall=00:10:00", "Priority=5")
 	spec := gpuJob("long", 1)
 	spec.Qos, spec.TimeLimitSeconds = "short", 1200
+	// A QOS added at run time is open only where it is granted, as in
+	// Slurm: dave's association inherits root's list until chem has it.
+	if _, err := dave.Submit(ctx, spec); status.Code(err) != codes.InvalidArgument || !strings.Contains(client.Message(err), "invalid qos specification") {
+		t.Fatalf("a QOS chem was not granted: %v, want invalid qos specification", err)
+	}
+	assocChange(t, root, "modify", "account", []string{"chem"}, "QOS+=short")
 	id := h.submit(dave, spec)
 	if j := h.job(id); j.GetAccount() != "chem" || j.GetQos() != "short" {
 		t.Fatalf("dave's job: account %q qos %q, want chem and short", j.GetAccount(), j.GetQos())
@@ -112,11 +118,11 @@ func TestAccountingChangesAtRunTime(t *testing.T) {
 	for _, e := range evs {
 		log = append(log, e.GetReason()+" "+e.GetFields()["changed"]+" by "+e.GetActor())
 	}
-	want := "add account chem by root,add user dave/chem by root,add qos short by root,modify qos short by root,modify qos short by root"
+	want := "add account chem by root,add user dave/chem by root,add qos short by root,modify account chem by root,modify qos short by root,modify qos short by root"
 	if strings.Join(log, ",") != want {
 		t.Fatalf("decision log: %v\nwant %s", log, want)
 	}
-	lift := evs[3].GetFields()
+	lift := evs[4].GetFields()
 	if !strings.Contains(lift["before"], `"MaxWall":600000000000`) || strings.Contains(lift["after"], `"MaxWall":600000000000`) ||
 		evs[0].GetFields()["before"] != "[]" || !strings.Contains(evs[0].GetFields()["after"], `"Parent":"physics"`) {
 		t.Errorf("before and after: %v / %v", evs[0].GetFields(), lift)

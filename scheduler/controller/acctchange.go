@@ -22,6 +22,7 @@ type acctChange struct {
 	changed []string
 	inUse   func(account, qos string) error // a live job's refusal, or nil
 	cluster string                          // for messages, as Slurm names it
+	grants  map[string]config.QOSGrant      // user associations' QOS, built on first use
 }
 
 // newAcctChange reads the request's settings: Key=value words, keys in
@@ -128,6 +129,18 @@ func (ch *acctChange) applyAccount(a *config.Account) error {
 				return err
 			}
 			a.Shares = f
+		case isQOSKey(k):
+			list, err := ch.qosList(ch.accountGrant(a).Allowed, kv)
+			if err != nil {
+				return err
+			}
+			a.QOS = list
+		case k == "defaultqos" || k == "defqos":
+			d, err := ch.defaultQOS(v)
+			if err != nil {
+				return err
+			}
+			a.DefaultQOS = d
 		default:
 			if ok, err := setLimit(&a.Limits, rawKey(raw), v); err != nil || !ok {
 				return orUnknown(err, raw)

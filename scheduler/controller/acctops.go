@@ -73,31 +73,44 @@ func (ch *acctChange) modifyAccounts() error {
 		if err := ch.applyAccount(&ch.rec.Accounts[i]); err != nil {
 			return err
 		}
+		if err := ch.cascadeQOS(&ch.rec.Accounts[i]); err != nil {
+			return err
+		}
 		ch.changed = append(ch.changed, name)
 	}
 	return nil
 }
 
-// deleteAccounts removes accounts with their user associations; an
-// account with sub-accounts or live jobs stays (Slurm refuses a removal
-// while jobs are active).
+// deleteAccounts removes accounts with their user associations and,
+// as Slurm 22.05 removes a parent's associations with it, every account
+// below them (so "delete account chem,org" with org under chem removes
+// both at once, and "delete account chem" takes org along). Nothing is
+// removed while a job that has not ended uses one of them (Slurm refuses
+// a removal while jobs are active). The names are listed sorted, as
+// sacctmgr lists them.
 func (ch *acctChange) deleteAccounts() error {
+	gone := map[string]bool{}
 	for _, name := range ch.names {
-		i := ch.account(name)
-		if i < 0 {
+		if ch.account(name) < 0 || slices.Contains(ch.changed, name) {
 			continue
 		}
+		ch.changed = append(ch.changed, name)
+		gone[name] = true
 		for _, a := range ch.rec.Accounts {
-			if a.Parent == name {
-				return status.Errorf(codes.FailedPrecondition, "Account %s has sub-account %s: delete or move it first", name, a.Name)
+			if ch.below(a.Name, name) {
+				gone[a.Name] = true
 			}
 		}
-		if err := ch.inUse(name, ""); err != nil {
-			return err
-		}
-		ch.rec.Accounts = slices.Delete(ch.rec.Accounts, i, i+1)
-		ch.changed = append(ch.changed, name)
 	}
+	slices.Sort(ch.changed)
+	for _, a := range ch.rec.Accounts {
+		if gone[a.Name] {
+			if err := ch.inUse(a.Name, ""); err != nil {
+				return err
+			}
+		}
+	}
+	ch.rec.Accounts = slices.DeleteFunc(ch.rec.Accounts, func(a config.Account) bool { return gone[a.Name] })
 	return nil
 }
 
@@ -114,6 +127,7 @@ func (ch *acctChange) userAccounts(v string) ([]string, error) {
 
 func (ch *acctChange) addUsers() error {
 	accts, def, sh, parent := "", "", 1.0, false
+	var own []setting // QOS and limits, each new association's
 	for k, v := range ch.where {
 		if k != "account" {
 			return unknownOption(k + "=" + v)
@@ -133,7 +147,10 @@ func (ch *acctChange) addUsers() error {
 			}
 			sh, parent = f, p
 		default:
-			return unknownOption(kv.raw)
+			if !isUserSetting(kv) {
+				return unknownOption(kv.raw)
+			}
+			own = append(own, kv)
 		}
 	}
 	if accts == "" {
@@ -158,7 +175,11 @@ func (ch *acctChange) addUsers() error {
 			if slices.ContainsFunc(a.Users, func(u config.User) bool { return u.Name == name }) {
 				continue
 			}
-			a.Users = append(a.Users, config.User{Name: name, Shares: sh, SharesParent: parent})
+			u := config.User{Name: name, Shares: sh, SharesParent: parent}
+			if err := ch.applyUserSettings(a, &u, own); err != nil {
+				return err
+			}
+			a.Users = append(a.Users, u)
 			ch.changed = append(ch.changed, name+"/"+acct)
 		}
 		if def != "" {
@@ -218,19 +239,19 @@ func (ch *acctChange) modifyUsers() error {
 	if len(ch.set) == 0 {
 		return status.Error(codes.InvalidArgument, "You didn't give me anything to set")
 	}
-	var sh float64
-	var parent, setShares bool
 	def := ""
+	var assoc []setting
 	for _, kv := range ch.set {
-		var err error
-		switch kv.k {
-		case "defaultaccount", "defaultacct":
+		switch {
+		case kv.k == "defaultaccount" || kv.k == "defaultacct":
 			def = kv.v
-		case "fairshare", "shares":
-			if sh, parent, err = shares(kv.v, true); err != nil {
+		case kv.k == "fairshare" || kv.k == "shares":
+			if _, _, err := shares(kv.v, true); err != nil {
 				return err
 			}
-			setShares = true
+			assoc = append(assoc, kv)
+		case isUserSetting(kv):
+			assoc = append(assoc, kv)
 		default:
 			return unknownOption(kv.raw)
 		}
@@ -240,13 +261,31 @@ func (ch *acctChange) modifyUsers() error {
 			return err
 		}
 	}
-	if !setShares {
+	if len(assoc) == 0 {
 		return nil
 	}
 	return ch.eachUser(func(a *config.Account, i int) error {
-		a.Users[i].Shares, a.Users[i].SharesParent = sh, parent
-		return nil
+		return ch.applyUserSettings(a, &a.Users[i], assoc)
 	})
+}
+
+// applyUserSettings applies fairshare, QOS and limit settings to one
+// user association.
+func (ch *acctChange) applyUserSettings(a *config.Account, u *config.User, set []setting) error {
+	for _, kv := range set {
+		if kv.k == "fairshare" || kv.k == "shares" {
+			f, p, err := shares(kv.v, true)
+			if err != nil {
+				return err
+			}
+			u.Shares, u.SharesParent = f, p
+			continue
+		}
+		if _, err := ch.applyUser(a, u, kv); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // modifyDefault is modify user NAME set DefaultAccount=ACCT: each named
@@ -333,6 +372,7 @@ func (ch *acctChange) deleteQOS() error {
 			}
 		}
 		ch.rec.QOS = slices.Delete(ch.rec.QOS, i, i+1)
+		ch.dropQOS(name)
 		ch.changed = append(ch.changed, name)
 	}
 	return nil

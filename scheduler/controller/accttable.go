@@ -25,6 +25,11 @@ var (
 type acctRecord struct {
 	Accounts []config.Account `json:"accounts"`
 	QOS      []config.QOS     `json:"qos"`
+	// RootQOS is the root association's QOS list, which associations
+	// without one inherit. The seed opens every QOS cluster.yaml defines;
+	// a QOS added later is open only where sacctmgr grants it, as in
+	// Slurm. A table stored before QOS lists (nil) opens every QOS.
+	RootQOS []string `json:"rootQos,omitempty"`
 }
 
 // schedConfig is the core's configuration with the limits in force.
@@ -54,10 +59,13 @@ func (c *Controller) loadAccountingLocked() error {
 	if rec == nil {
 		return c.seedAccounting()
 	}
+	if rec.RootQOS == nil {
+		rec.RootQOS = (&config.Cluster{QOS: rec.QOS}).QOSNames()
+	}
 	if err := c.setAccounting(rec); err != nil {
 		return fmt.Errorf("%w: stored accounting: %w", ErrStore, err)
 	}
-	if file, _ := acctWrite(&acctRecord{Accounts: c.cfg.Accounts, QOS: c.cfg.QOS}); !bytes.Equal(file.val, stored) {
+	if file, _ := acctWrite(seedRecord(c.cfg)); !bytes.Equal(file.val, stored) {
 		c.log.Warn("cluster.yaml's accounts or QOS differ from the stored ones, which stay in force; change them with sacctmgr",
 			"stored_accounts", len(rec.Accounts), "file_accounts", len(c.cfg.Accounts))
 	}
@@ -66,9 +74,13 @@ func (c *Controller) loadAccountingLocked() error {
 
 // seedAccounting writes cluster.yaml's accounts and QOS as the first table.
 func (c *Controller) seedAccounting() error {
-	w, err := acctWrite(&acctRecord{Accounts: c.cfg.Accounts, QOS: c.cfg.QOS})
+	rec := seedRecord(c.cfg)
+	w, err := acctWrite(rec)
 	if err != nil {
 		return err
+	}
+	if err := c.setAccounting(rec); err != nil {
+		return fmt.Errorf("seed accounting: %w", err)
 	}
 	err = c.store.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(w.bucket).Put(w.key, w.val) })
 	if err != nil {
@@ -77,15 +89,24 @@ func (c *Controller) seedAccounting() error {
 	return nil
 }
 
+// seedRecord is cluster.yaml's accounting table: its accounts, QOS and
+// root's QOS list.
+func seedRecord(cfg *config.Cluster) *acctRecord {
+	return &acctRecord{Accounts: cfg.Accounts, QOS: cfg.QOS, RootQOS: cfg.Root()}
+}
+
 // setAccounting puts rec in force (its limiter built first: a table the
 // limiter refuses changes nothing).
 func (c *Controller) setAccounting(rec *acctRecord) error {
 	probe := config.Cluster{Accounts: rec.Accounts, QOS: rec.QOS}
+	if err := probe.CheckAssocQOS(rec.RootQOS); err != nil {
+		return err
+	}
 	limits, err := probe.BuildLimits()
 	if err != nil {
 		return err
 	}
-	c.partitions.setAccounting(rec.Accounts, rec.QOS, limits)
+	c.partitions.setAccounting(rec, limits)
 	return nil
 }
 

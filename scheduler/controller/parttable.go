@@ -53,6 +53,9 @@ type partView struct {
 	// large the table.
 	users map[string]string
 	assoc map[string]struct{}
+	// grants is each association's allowed and default QOS ("account"
+	// and "account/user"), for the submit check.
+	grants map[string]config.QOSGrant
 }
 
 // userIndex builds partView's users and assoc from the accounts.
@@ -73,7 +76,7 @@ func newPartTable(cfg *config.Cluster) *partTable {
 	t := &partTable{}
 	users, assoc := userIndex(cfg.Accounts)
 	t.cur.Store(&partView{cfg: cfg, core: cfg.CorePartitions(), assocs: cfg.Associations(), qos: cfg.CoreQOS(),
-		limits: cfg.CoreConfig().Limits, users: users, assoc: assoc})
+		limits: cfg.CoreConfig().Limits, users: users, assoc: assoc, grants: cfg.AssocQOS(cfg.RootQOS)})
 	return t
 }
 
@@ -82,24 +85,26 @@ func newPartTable(cfg *config.Cluster) *partTable {
 func (t *partTable) set(base *config.Cluster, list []config.Partition) {
 	cur := t.cur.Load()
 	v := *base
-	v.Accounts, v.QOS, v.Limits = cur.cfg.Accounts, cur.cfg.QOS, cur.cfg.Limits
+	v.Accounts, v.QOS, v.Limits, v.RootQOS = cur.cfg.Accounts, cur.cfg.QOS, cur.cfg.Limits, cur.cfg.RootQOS
 	v.Partitions = slices.Clone(list)
 	t.cur.Store(&partView{cfg: &v, core: v.CorePartitions(), assocs: cur.assocs, qos: cur.qos, limits: cur.limits,
-		users: cur.users, assoc: cur.assoc})
+		users: cur.users, assoc: cur.assoc, grants: cur.grants})
 }
 
-// setAccounting puts accounts and QOS (and the limiter built from them)
-// in force, keeping the partitions.
-func (t *partTable) setAccounting(accounts []config.Account, qos []config.QOS, limits *policy.Limits) {
+// setAccounting puts the accounting table (and the limiter built from
+// it) in force, keeping the partitions.
+func (t *partTable) setAccounting(rec *acctRecord, limits *policy.Limits) {
 	cur := t.cur.Load()
 	v := *cur.cfg
-	v.Accounts, v.QOS, v.Limits = accounts, qos, limits
+	accounts := rec.Accounts
+	v.Accounts, v.QOS, v.Limits, v.RootQOS = accounts, rec.QOS, limits, rec.RootQOS
 	var lim []core.Limiter
 	if limits != nil {
 		lim = []core.Limiter{core.PolicyLimiter(limits)}
 	}
 	users, assoc := userIndex(accounts)
-	t.cur.Store(&partView{cfg: &v, core: cur.core, assocs: v.Associations(), qos: v.CoreQOS(), limits: lim, users: users, assoc: assoc})
+	t.cur.Store(&partView{cfg: &v, core: cur.core, assocs: v.Associations(), qos: v.CoreQOS(), limits: lim, users: users, assoc: assoc,
+		grants: v.AssocQOS(rec.RootQOS)})
 }
 
 func (t *partTable) view() *partView { return t.cur.Load() }

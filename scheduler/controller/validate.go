@@ -40,12 +40,17 @@ func (c *Controller) resolveSpec(user string, s *pb.JobSpec, capsOf func(*config
 		// Slurm without accounting ignores --qos: the spec keeps none
 		// (shown as (null)) and coreJob gives the job the default.
 		s.Qos = ""
-	case noQOSDefined(cfg) || s.GetQos() == "":
+	case noQOSDefined(cfg):
 		// A cluster with accounts but no QOS of its own still ignores
 		// --qos, and shows the default as slurmdbd's Slurm does.
 		s.Qos = config.DefaultQOS
+	case s.GetQos() == "":
+		s.Qos = c.defaultQOS(s.GetAccount(), user)
 	case !cfg.HasQOS(s.GetQos()):
 		return nil, invalid("--qos", s.GetQos(), "invalid qos specification")
+	}
+	if err := c.checkAssocQOS(cfg, s.GetAccount(), user, s.GetQos()); err != nil {
+		return nil, err
 	}
 	switch wd := s.GetWorkdir(); {
 	case wd == "":

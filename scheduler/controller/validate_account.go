@@ -49,3 +49,26 @@ func (c *Controller) resolveAccount(user string, s *pb.JobSpec) error {
 	}
 	return nil
 }
+
+// defaultQOS is the QOS a job naming none gets: its association's
+// default QOS (sacctmgr defaultqos=), else the cluster's default.
+func (c *Controller) defaultQOS(account, user string) string {
+	if g, ok := c.partitions.view().grants[account+"/"+user]; ok && g.Default != "" {
+		return g.Default
+	}
+	return config.DefaultQOS
+}
+
+// checkAssocQOS refuses a QOS the job's association may not use, as
+// slurmctld refuses it ("Invalid qos specification"). Clusters without
+// associations, or with no QOS of their own, have no lists to check.
+func (c *Controller) checkAssocQOS(cfg *config.Cluster, account, user, qos string) error {
+	if len(cfg.Accounts) == 0 || noQOSDefined(cfg) {
+		return nil
+	}
+	g, ok := c.partitions.view().grants[account+"/"+user]
+	if !ok || g.Allows(qos) {
+		return nil
+	}
+	return invalid("--qos", qos, "invalid qos specification (association %s/%s may use %s)", account, user, strings.Join(g.Allowed, ","))
+}

@@ -2,6 +2,7 @@ package rest_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -55,6 +56,19 @@ func TestSlurmDBWrites(t *testing.T) {
 	if r["priority"].(map[string]any)["number"] != 7.0 || !slices.Equal(toStrings(r["flags"]), []string{"DENY_LIMIT"}) {
 		t.Errorf("gpuq: %s", q.body)
 	}
+	// GET answers the limits in force, in the shape POST takes them; an
+	// unset one is INFINITE, as slurmrestd sends it.
+	max := r["limits"].(map[string]any)["max"].(map[string]any)
+	at := func(m map[string]any, path ...string) map[string]any {
+		for _, k := range path {
+			m = m[k].(map[string]any)
+		}
+		return m
+	}
+	if w, u, g := at(max, "wall_clock", "per", "job"), at(max, "jobs", "active_jobs", "per", "user"), at(max, "active_jobs", "count"); w["number"] != 30.0 || w["set"] != true ||
+		u["number"] != 2.0 || g["infinite"] != true || g["set"] != false {
+		t.Errorf("gpuq's limits: MaxWall %v, MaxJobsPerUser %v, GrpJobs %v", w, u, g)
+	}
 	cl, err := client.Dial(context.Background(), c.ctrl.Addr(), alice)
 	if err != nil {
 		t.Fatal(err)
@@ -68,6 +82,22 @@ func TestSlurmDBWrites(t *testing.T) {
 		return q.GetName() == "gpuq" && q.GetLimits() == "MaxJobs=2 MaxWall=00:30:00"
 	}) {
 		t.Errorf("the controller's QOS after POST qos/: %v", tab.GetQos())
+	}
+	// A TRES limit set through sacctmgr's service reads back with the
+	// TRES's id.
+	rootCl, err := client.Dial(context.Background(), c.ctrl.Addr(), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rootCl.Close()
+	if _, err := rootCl.ChangeAssoc(context.Background(), &pb.AssocChangeRequest{Action: "modify", Entity: "qos", Names: []string{"gpuq"},
+		Set: []string{"GrpTRES=gres/gpu=4,cpu=8"}}); err != nil {
+		t.Fatal(err)
+	}
+	q = c.do(t, "GET", db+"qos/gpuq", alice, nil)
+	total := rows(q, "qos")[0]["limits"].(map[string]any)["max"].(map[string]any)["tres"].(map[string]any)["total"]
+	if got := fmt.Sprint(total); got != "[map[count:8 id:1 type:cpu] map[count:4 id:1001 name:gpu type:gres]]" {
+		t.Errorf("gpuq's GrpTRES: %s", got)
 	}
 	if a := post(root, "qos/", `{"qos":[{"name":"gpuq","flags":["NO_RESERVE"]}]}`); a.code != http.StatusBadRequest || !strings.Contains(a.errorText(), "NO_RESERVE") {
 		t.Errorf("an unknown flag: %d %s", a.code, a.body)

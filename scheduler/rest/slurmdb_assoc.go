@@ -68,6 +68,7 @@ type qosRec struct {
 		List []string `json:"list"`
 		Mode []string `json:"mode"`
 	} `json:"preempt"`
+	Limits *qosLimits `json:"limits"`
 }
 
 type accountsResp struct {
@@ -134,15 +135,22 @@ type assocFilter struct{ accounts, users []string }
 // every account's and only their own user associations, as Accounting's
 // shares do; ids number them in that order, the root first.
 func (h *Handler) assocs(c *call, cfg *config.Cluster, f assocFilter) []*assoc {
-	qos := make([]string, 0, len(cfg.QOS))
-	for _, q := range cfg.QOS {
-		qos = append(qos, q.Name)
-	}
+	grants := cfg.AssocQOS(cfg.Root())
 	out := []*assoc{}
 	id := int32(1)
 	add := func(a *assoc) {
-		a.ID, a.Cluster, a.QOS, a.Flags = id, h.b.ClusterName, qos, []string{}
-		a.Default.QOS = config.DefaultQOS
+		g, ok := grants[a.Account]
+		if a.User != "" {
+			g, ok = grants[a.Account+"/"+a.User]
+		}
+		if !ok {
+			g = config.QOSGrant{Allowed: cfg.Root()}
+		}
+		a.ID, a.Cluster, a.QOS, a.Flags = id, h.b.ClusterName, append([]string{}, g.Allowed...), []string{}
+		a.Default.QOS = g.Default
+		if a.Default.QOS == "" {
+			a.Default.QOS = config.DefaultQOS
+		}
 		id++
 		if len(f.accounts) > 0 && !slices.Contains(f.accounts, a.Account) {
 			return
@@ -260,7 +268,8 @@ func qosList(cfg *config.Cluster, name string) []*qosRec {
 		if name != "" && q.Name != name {
 			continue
 		}
-		r := &qosRec{ID: int32(i + 1), Name: q.Name, Description: q.Name, Priority: num(int64(q.Priority)), Flags: []string{}}
+		r := &qosRec{ID: int32(i + 1), Name: q.Name, Description: q.Name, Priority: num(int64(q.Priority)), Flags: []string{},
+			Limits: newQOSLimits(cfg, q)}
 		r.Preempt.List, r.Preempt.Mode = append([]string{}, q.Preempt...), []string{}
 		if m := strings.ToUpper(q.PreemptMode); m != "" && slices.Contains([]string{"DISABLED", "SUSPEND", "REQUEUE", "CANCEL", "GANG"}, m) {
 			r.Preempt.Mode = []string{m}

@@ -41,6 +41,10 @@ func acctmgrEntity(w string) (string, bool) {
 		return "assoc", true
 	case "transaction", "transactions", "txn":
 		return "txn", true
+	case "cluster", "clusters":
+		return "cluster", true
+	case "tres":
+		return "tres", true
 	}
 	return "", false
 }
@@ -92,8 +96,8 @@ func parseAcctmgr(words []string) (acctmgrArgs, error) {
 		return a, fmt.Errorf("invalid command %q: want add, modify, delete or show", rest[0])
 	}
 	entity, ok := acctmgrEntity(rest[1])
-	if !ok || (verb != "show" && (entity == "assoc" || entity == "txn")) {
-		return a, fmt.Errorf("%s %s: not served (Parity's sacctmgr serves account, user, qos; show also association and transaction)", rest[0], rest[1])
+	if !ok || (verb != "show" && (entity == "assoc" || entity == "txn" || entity == "cluster" || entity == "tres")) {
+		return a, fmt.Errorf("%s %s: not served (Parity's sacctmgr serves account, user, qos; show also association, cluster, tres and transaction)", rest[0], rest[1])
 	}
 	a.verb, a.entity = verb, entity
 	return a, a.words(rest[2:])
@@ -149,7 +153,7 @@ seeds it on the first start):
   add qos NAME [Priority=N] [Flags=DenyOnLimit] [Preempt=Q,..] [PreemptMode=M] [GraceTime=T] [LIMIT=V...]
   modify account|user|qos NAME [where COND...] set KEY=VALUE...
   delete|remove account|user|qos NAME [where Account=A]
-  show|list account|user|association|qos|transaction [NAME] [where COND...] [format=F,...] [withassoc] [tree]
+  show|list account|user|association|qos|cluster|tres|transaction [NAME] [where COND...] [format=F,...] [withassoc] [tree]
 LIMIT is GrpTRES, MaxTRES, MaxTRESPerNode, MaxTRESPU, MaxTRESPA, MaxJobs(PU), MaxJobsPA,
 MaxSubmitJobs(PU), MaxSubmitPA, GrpJobs, GrpSubmitJobs or MaxWall (-1 clears). Changes are
 for admins; everyone may show. Without -i sacctmgr asks before committing.`,
@@ -232,7 +236,11 @@ func acctmgrFail(cmd *cobra.Command, a *acctmgrArgs, err error) error {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Unauthenticated:
 		return &exitError{code: 1, err: fmt.Errorf("sacctmgr: %s", msg)}
 	}
-	fmt.Fprintln(w, " "+strings.TrimPrefix(msg, " "))
+	if strings.HasPrefix(msg, "sacctmgr: error: ") || strings.HasPrefix(msg, "You gave a bad") {
+		fmt.Fprintln(w, msg) // Slurm prints these two at the line's start
+	} else {
+		fmt.Fprintln(w, " "+strings.TrimPrefix(msg, " "))
+	}
 	return &exitError{code: 1, err: fmt.Errorf("sacctmgr: %s", msg), printed: true}
 }
 

@@ -85,11 +85,12 @@ func fillUnset(dst *policy.LimitSet, src policy.LimitSet) {
 // assocRow is one association's columns.
 func assocRow(tab *pb.AssocTable, a *pb.AssocAccount, user string, share string) map[string]string {
 	lim := inherited(tab, a.GetName(), user != "")
-	var qos []string
-	for _, q := range tab.GetQos() {
-		qos = append(qos, q.GetName())
+	qos, defQOS := assocQOS(tab, a, user)
+	if user != "" {
+		own, _ := policy.ParseLimitSet(userOf(a, user).GetLimits(), wallOf)
+		fillUnset(&own, lim)
+		lim = own
 	}
-	slices.Sort(qos)
 	parent := ""
 	if user == "" && a != rootAccount {
 		parent = orText(a.GetParent(), "root")
@@ -107,8 +108,48 @@ func assocRow(tab *pb.AssocTable, a *pb.AssocAccount, user string, share string)
 		"MaxTRES": policy.LimitValue(lim, "MaxTRES"), "MaxTRESPerNode": policy.LimitValue(lim, "MaxTRESPerNode"),
 		"MaxSubmit": policy.LimitValue(lim, "MaxSubmitJobs"), "MaxWall": policy.LimitValue(lim, "MaxWall"),
 		"GrpCPUs": tres("GrpTRES", "cpu"), "GrpNodes": tres("GrpTRES", "node"), "GrpMem": tres("GrpTRES", "mem"),
-		"MaxCPUs": tres("MaxTRES", "cpu"), "MaxNodes": tres("MaxTRES", "node"), "QOS": strings.Join(qos, ","),
+		"MaxCPUs": tres("MaxTRES", "cpu"), "MaxNodes": tres("MaxTRES", "node"), "QOS": strings.Join(qos, ","), "Def QOS": defQOS,
 		"Descr": orText(a.GetDescription(), a.GetName()), "Org": orText(a.GetOrganization(), orText(a.GetParent(), a.GetName()))}
+}
+
+// assocQOS is an association's allowed QOS (by name, as sacctmgr lists
+// them) and default, resolved as the controller resolves them: the
+// user's own, else the account's, else the nearest account above with
+// one, else root's.
+func assocQOS(tab *pb.AssocTable, a *pb.AssocAccount, user string) ([]string, string) {
+	var list []string
+	def := ""
+	if u := userOf(a, user); u != nil {
+		list, def = u.GetQos(), u.GetDefaultQos()
+	}
+	seen := map[string]bool{}
+	for x := a; x != nil && !seen[x.GetName()]; x = accountOf(tab, x.GetParent()) {
+		seen[x.GetName()] = true
+		if len(list) == 0 {
+			list = x.GetQos()
+		}
+		if def == "" {
+			def = x.GetDefaultQos()
+		}
+	}
+	if len(list) == 0 {
+		list = tab.GetRootQos()
+	}
+	list = slices.Clone(list)
+	slices.Sort(list)
+	return list, def
+}
+
+func userOf(a *pb.AssocAccount, name string) *pb.AssocUser {
+	if name == "" {
+		return nil
+	}
+	for _, u := range a.GetUsers() {
+		if u.GetName() == name {
+			return u
+		}
+	}
+	return nil
 }
 
 func shareText(v float64, parent bool) string {
@@ -267,4 +308,40 @@ func txnEntity(e string) string {
 		return "Partition"
 	}
 	return e
+}
+
+// slurmRPC is the protocol version sacctmgr show cluster prints for a
+// Slurm 22.05 controller, the release Parity's answers follow.
+const slurmRPC = "9728"
+
+// clusterRows is sacctmgr show cluster: the one cluster, with the
+// controller's address and the root association's share and QOS.
+func clusterRows(tab *pb.AssocTable, f acctFilter) []map[string]string {
+	if !in(f.names, tab.GetCluster()) {
+		return nil
+	}
+	qos, def := assocQOS(tab, rootAccount, "")
+	port := ""
+	if p := tab.GetControlPort(); p > 0 {
+		port = strconv.Itoa(int(p))
+	}
+	return []map[string]string{{"Cluster": tab.GetCluster(), "ControlHost": tab.GetControlHost(), "ControlPort": port,
+		"RPC": slurmRPC, "Share": "1", "QOS": strings.Join(qos, ","), "Def QOS": def}}
+}
+
+// tresRows is sacctmgr show tres, where type= and names (the TRES name,
+// or TYPE/NAME) narrowing it.
+func tresRows(tab *pb.AssocTable, f acctFilter) []map[string]string {
+	var out []map[string]string
+	for _, t := range tab.GetTres() {
+		full := t.GetType()
+		if t.GetName() != "" {
+			full += "/" + t.GetName()
+		}
+		if !in(f.types, t.GetType()) || (len(f.names) > 0 && !slices.Contains(f.names, t.GetName()) && !slices.Contains(f.names, full)) {
+			continue
+		}
+		out = append(out, map[string]string{"Type": t.GetType(), "Name": t.GetName(), "ID": strconv.Itoa(int(t.GetId()))})
+	}
+	return out
 }

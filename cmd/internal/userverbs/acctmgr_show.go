@@ -44,7 +44,13 @@ var acctCols = []acctCol{
 	{"MaxJobsPU", 9, []string{"maxjobspu", "maxjobsperuser"}}, {"MaxSubmitPU", 11, []string{"maxsubmitpu", "maxsubmitjobsperuser"}},
 	{"MaxTRESPA", 13, []string{"maxtrespa", "maxtresperaccount"}}, {"MaxJobsPA", 9, []string{"maxjobspa", "maxjobsperaccount"}},
 	{"MaxSubmitPA", 11, []string{"maxsubmitpa", "maxsubmitjobsperaccount"}}, {"MinTRES", 13, []string{"mintres"}},
+	{"ControlHost", 15, []string{"controlhost"}}, {"ControlPort", 12, []string{"controlport"}}, {"RPC", 5, []string{"rpc"}},
+	{"Type", 8, []string{"type"}}, {"ID", 6, []string{"id"}},
 }
+
+// entityWidths are the columns whose default width differs by entity
+// (show tres's Name is 15 wide).
+var entityWidths = map[string]map[string]int{"tres": {"Name": 15}}
 
 // acctDefaults are sacctmgr show's default formats per entity.
 var acctDefaults = map[string]string{
@@ -53,6 +59,8 @@ var acctDefaults = map[string]string{
 	"user":              "User,DefAcct,Admin",
 	"user withassoc":    "User,DefAcct,Admin,Cluster,Account,Partition,Share,Priority,MaxJobs,MaxNodes,MaxCPUs,MaxSubmit,MaxWall,MaxCPUMins,QOS,DefQOS",
 	"assoc":             "Cluster,Account,User,Partition,Share,Priority,GrpJobs,GrpTRES,GrpSubmit,GrpWall,GrpTRESMins,MaxJobs,MaxTRES,MaxTRESPerNode,MaxSubmit,MaxWall,MaxTRESMins,QOS,DefQOS,GrpTRESRunMin",
+	"cluster":           "Cluster,ControlHost,ControlPort,RPC,Share,GrpJobs,GrpTRES,GrpSubmit,MaxJobs,MaxTRES,MaxSubmit,MaxWall,QOS,DefQOS",
+	"tres":              "Type,Name,ID",
 	"qos":               "Name,Priority,GraceTime,Preempt,PreemptExemptTime,PreemptMode,Flags%40,UsageThres,UsageFactor,GrpTRES,GrpTRESMins,GrpTRESRunMin,GrpJobs,GrpSubmit,GrpWall,MaxTRES,MaxTRESPerNode,MaxTRESMins,MaxWall,MaxTRESPU,MaxJobsPU,MaxSubmitPU,MaxTRESPA,MaxJobsPA,MaxSubmitPA,MinTRES",
 }
 
@@ -118,6 +126,11 @@ func runAcctmgrShow(cmd *cobra.Command, s *session, a *acctmgrArgs) error {
 		fmt.Fprintln(cmd.OutOrStdout(), " "+err.Error())
 		return &exitError{code: 1, err: err, printed: true}
 	}
+	for i, c := range cols {
+		if w, ok := entityWidths[a.entity][c.header]; ok && !strings.Contains(format[i], "%") {
+			cols[i].width = w
+		}
+	}
 	rows, err := acctRows(tab, a)
 	if err != nil {
 		return usageError("sacctmgr", "%v", err)
@@ -175,6 +188,8 @@ func acctRows(tab *pb.AssocTable, a *acctmgrArgs) ([]map[string]string, error) {
 		case "user", "users":
 			f.users = strings.Split(v, ",")
 		case "cluster", "clusters":
+		case "type", "types":
+			f.types = strings.Split(v, ",")
 		default:
 			return nil, fmt.Errorf("unknown condition %s", w)
 		}
@@ -182,6 +197,10 @@ func acctRows(tab *pb.AssocTable, a *acctmgrArgs) ([]map[string]string, error) {
 	switch a.entity {
 	case "qos":
 		return qosRows(tab, f), nil
+	case "cluster":
+		return clusterRows(tab, f), nil
+	case "tres":
+		return tresRows(tab, f), nil
 	case "account":
 		return accountRows(tab, f, a.withAssoc), nil
 	case "user":
@@ -190,7 +209,7 @@ func acctRows(tab *pb.AssocTable, a *acctmgrArgs) ([]map[string]string, error) {
 	return assocRows(tab, f, a.tree), nil
 }
 
-type acctFilter struct{ names, accounts, users []string }
+type acctFilter struct{ names, accounts, users, types []string }
 
 func in(list []string, v string) bool { return len(list) == 0 || slices.Contains(list, v) }
 

@@ -155,6 +155,8 @@ var limitNames = []struct {
 	{[]string{"fairshare", "shares"}, "Fairshare", ""},
 	{[]string{"parent"}, "Parent", ""},
 	{[]string{"description", "descr", "organization", "org", "defaultaccount", "defaultacct", "account", "accounts"}, "", ""},
+	{[]string{"qos"}, "QOS", ""},
+	{[]string{"defaultqos", "defqos"}, "DefQOS", ""},
 	{[]string{"priority"}, "", "Priority"},
 	{[]string{"flags"}, "", "Flags"},
 	{[]string{"preempt"}, "", "Preempt"},
@@ -178,7 +180,15 @@ func summarySettings(set []string, qos bool) [][2]string {
 			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
+	// By name, but DefQOS right after QOS (the anchor: "QOS = q2", then
+	// "DefQOS = q2").
+	rank := func(n string) string {
+		if n == "DefQOS" {
+			return "QOS~"
+		}
+		return n
+	}
+	slices.SortStableFunc(out, func(a, b [2]string) int { return strings.Compare(rank(a[0]), rank(b[0])) })
 	return out
 }
 

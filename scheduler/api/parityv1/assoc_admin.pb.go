@@ -154,9 +154,17 @@ type AssocTable struct {
 	Accounts []*AssocAccount        `protobuf:"bytes,1,rep,name=accounts,proto3" json:"accounts,omitempty"`
 	Qos      []*AssocQOS            `protobuf:"bytes,2,rep,name=qos,proto3" json:"qos,omitempty"`
 	// admins and operators, for sacctmgr show user's Admin column.
-	Admins        []string `protobuf:"bytes,3,rep,name=admins,proto3" json:"admins,omitempty"`
-	Operators     []string `protobuf:"bytes,4,rep,name=operators,proto3" json:"operators,omitempty"`
-	Cluster       string   `protobuf:"bytes,5,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	Admins    []string `protobuf:"bytes,3,rep,name=admins,proto3" json:"admins,omitempty"`
+	Operators []string `protobuf:"bytes,4,rep,name=operators,proto3" json:"operators,omitempty"`
+	Cluster   string   `protobuf:"bytes,5,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	// root_qos is the root association's QOS list, which an account or
+	// user association without a list of its own inherits.
+	RootQos []string `protobuf:"bytes,6,rep,name=root_qos,json=rootQos,proto3" json:"root_qos,omitempty"`
+	// control_host and control_port are where the controller listens, and
+	// tres the TRES it accounts (sacctmgr show cluster, show tres).
+	ControlHost   string       `protobuf:"bytes,7,opt,name=control_host,json=controlHost,proto3" json:"control_host,omitempty"`
+	ControlPort   int32        `protobuf:"varint,8,opt,name=control_port,json=controlPort,proto3" json:"control_port,omitempty"`
+	Tres          []*AssocTRES `protobuf:"bytes,9,rep,name=tres,proto3" json:"tres,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -226,22 +234,116 @@ func (x *AssocTable) GetCluster() string {
 	return ""
 }
 
-type AssocAccount struct {
+func (x *AssocTable) GetRootQos() []string {
+	if x != nil {
+		return x.RootQos
+	}
+	return nil
+}
+
+func (x *AssocTable) GetControlHost() string {
+	if x != nil {
+		return x.ControlHost
+	}
+	return ""
+}
+
+func (x *AssocTable) GetControlPort() int32 {
+	if x != nil {
+		return x.ControlPort
+	}
+	return 0
+}
+
+func (x *AssocTable) GetTres() []*AssocTRES {
+	if x != nil {
+		return x.Tres
+	}
+	return nil
+}
+
+// AssocTRES is one trackable resource with Slurm's type, name and id
+// (cpu 1, mem 2, ..., gres/gpu 1001, gres/gpu:TYPE from 1002).
+type AssocTRES struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Parent        string                 `protobuf:"bytes,2,opt,name=parent,proto3" json:"parent,omitempty"` // "" = under root
-	Shares        float64                `protobuf:"fixed64,3,opt,name=shares,proto3" json:"shares,omitempty"`
-	Limits        string                 `protobuf:"bytes,4,opt,name=limits,proto3" json:"limits,omitempty"`
-	Users         []*AssocUser           `protobuf:"bytes,5,rep,name=users,proto3" json:"users,omitempty"`
-	Description   string                 `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"`
-	Organization  string                 `protobuf:"bytes,7,opt,name=organization,proto3" json:"organization,omitempty"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Id            int32                  `protobuf:"varint,3,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AssocTRES) Reset() {
+	*x = AssocTRES{}
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AssocTRES) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AssocTRES) ProtoMessage() {}
+
+func (x *AssocTRES) ProtoReflect() protoreflect.Message {
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AssocTRES.ProtoReflect.Descriptor instead.
+func (*AssocTRES) Descriptor() ([]byte, []int) {
+	return file_parity_v1_assoc_admin_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *AssocTRES) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *AssocTRES) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AssocTRES) GetId() int32 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+type AssocAccount struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Name         string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Parent       string                 `protobuf:"bytes,2,opt,name=parent,proto3" json:"parent,omitempty"` // "" = under root
+	Shares       float64                `protobuf:"fixed64,3,opt,name=shares,proto3" json:"shares,omitempty"`
+	Limits       string                 `protobuf:"bytes,4,opt,name=limits,proto3" json:"limits,omitempty"`
+	Users        []*AssocUser           `protobuf:"bytes,5,rep,name=users,proto3" json:"users,omitempty"`
+	Description  string                 `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"`
+	Organization string                 `protobuf:"bytes,7,opt,name=organization,proto3" json:"organization,omitempty"`
+	// qos is the association's allowed QOS (empty: its parent's);
+	// default_qos the QOS a job naming none gets ("": its parent's).
+	Qos           []string `protobuf:"bytes,8,rep,name=qos,proto3" json:"qos,omitempty"`
+	DefaultQos    string   `protobuf:"bytes,9,opt,name=default_qos,json=defaultQos,proto3" json:"default_qos,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AssocAccount) Reset() {
 	*x = AssocAccount{}
-	mi := &file_parity_v1_assoc_admin_proto_msgTypes[4]
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -253,7 +355,7 @@ func (x *AssocAccount) String() string {
 func (*AssocAccount) ProtoMessage() {}
 
 func (x *AssocAccount) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_assoc_admin_proto_msgTypes[4]
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -266,7 +368,7 @@ func (x *AssocAccount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssocAccount.ProtoReflect.Descriptor instead.
 func (*AssocAccount) Descriptor() ([]byte, []int) {
-	return file_parity_v1_assoc_admin_proto_rawDescGZIP(), []int{4}
+	return file_parity_v1_assoc_admin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *AssocAccount) GetName() string {
@@ -318,19 +420,38 @@ func (x *AssocAccount) GetOrganization() string {
 	return ""
 }
 
+func (x *AssocAccount) GetQos() []string {
+	if x != nil {
+		return x.Qos
+	}
+	return nil
+}
+
+func (x *AssocAccount) GetDefaultQos() string {
+	if x != nil {
+		return x.DefaultQos
+	}
+	return ""
+}
+
 type AssocUser struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Shares        float64                `protobuf:"fixed64,2,opt,name=shares,proto3" json:"shares,omitempty"`
-	SharesParent  bool                   `protobuf:"varint,3,opt,name=shares_parent,json=sharesParent,proto3" json:"shares_parent,omitempty"` // fairshare=parent
-	Default       bool                   `protobuf:"varint,4,opt,name=default,proto3" json:"default,omitempty"`                               // the user's default account
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Name         string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Shares       float64                `protobuf:"fixed64,2,opt,name=shares,proto3" json:"shares,omitempty"`
+	SharesParent bool                   `protobuf:"varint,3,opt,name=shares_parent,json=sharesParent,proto3" json:"shares_parent,omitempty"` // fairshare=parent
+	Default      bool                   `protobuf:"varint,4,opt,name=default,proto3" json:"default,omitempty"`                               // the user's default account
+	// qos and default_qos as for an account (empty: the account's);
+	// limits the user association's own (sacctmgr settings text).
+	Qos           []string `protobuf:"bytes,5,rep,name=qos,proto3" json:"qos,omitempty"`
+	DefaultQos    string   `protobuf:"bytes,6,opt,name=default_qos,json=defaultQos,proto3" json:"default_qos,omitempty"`
+	Limits        string   `protobuf:"bytes,7,opt,name=limits,proto3" json:"limits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AssocUser) Reset() {
 	*x = AssocUser{}
-	mi := &file_parity_v1_assoc_admin_proto_msgTypes[5]
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -342,7 +463,7 @@ func (x *AssocUser) String() string {
 func (*AssocUser) ProtoMessage() {}
 
 func (x *AssocUser) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_assoc_admin_proto_msgTypes[5]
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -355,7 +476,7 @@ func (x *AssocUser) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssocUser.ProtoReflect.Descriptor instead.
 func (*AssocUser) Descriptor() ([]byte, []int) {
-	return file_parity_v1_assoc_admin_proto_rawDescGZIP(), []int{5}
+	return file_parity_v1_assoc_admin_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *AssocUser) GetName() string {
@@ -386,6 +507,27 @@ func (x *AssocUser) GetDefault() bool {
 	return false
 }
 
+func (x *AssocUser) GetQos() []string {
+	if x != nil {
+		return x.Qos
+	}
+	return nil
+}
+
+func (x *AssocUser) GetDefaultQos() string {
+	if x != nil {
+		return x.DefaultQos
+	}
+	return ""
+}
+
+func (x *AssocUser) GetLimits() string {
+	if x != nil {
+		return x.Limits
+	}
+	return ""
+}
+
 type AssocQOS struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	Name           string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -402,7 +544,7 @@ type AssocQOS struct {
 
 func (x *AssocQOS) Reset() {
 	*x = AssocQOS{}
-	mi := &file_parity_v1_assoc_admin_proto_msgTypes[6]
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -414,7 +556,7 @@ func (x *AssocQOS) String() string {
 func (*AssocQOS) ProtoMessage() {}
 
 func (x *AssocQOS) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_assoc_admin_proto_msgTypes[6]
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -427,7 +569,7 @@ func (x *AssocQOS) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssocQOS.ProtoReflect.Descriptor instead.
 func (*AssocQOS) Descriptor() ([]byte, []int) {
-	return file_parity_v1_assoc_admin_proto_rawDescGZIP(), []int{6}
+	return file_parity_v1_assoc_admin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *AssocQOS) GetName() string {
@@ -505,7 +647,7 @@ type AssocChangeRequest struct {
 
 func (x *AssocChangeRequest) Reset() {
 	*x = AssocChangeRequest{}
-	mi := &file_parity_v1_assoc_admin_proto_msgTypes[7]
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -517,7 +659,7 @@ func (x *AssocChangeRequest) String() string {
 func (*AssocChangeRequest) ProtoMessage() {}
 
 func (x *AssocChangeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_assoc_admin_proto_msgTypes[7]
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -530,7 +672,7 @@ func (x *AssocChangeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssocChangeRequest.ProtoReflect.Descriptor instead.
 func (*AssocChangeRequest) Descriptor() ([]byte, []int) {
-	return file_parity_v1_assoc_admin_proto_rawDescGZIP(), []int{7}
+	return file_parity_v1_assoc_admin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *AssocChangeRequest) GetAction() string {
@@ -586,7 +728,7 @@ type AssocChangeResponse struct {
 
 func (x *AssocChangeResponse) Reset() {
 	*x = AssocChangeResponse{}
-	mi := &file_parity_v1_assoc_admin_proto_msgTypes[8]
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -598,7 +740,7 @@ func (x *AssocChangeResponse) String() string {
 func (*AssocChangeResponse) ProtoMessage() {}
 
 func (x *AssocChangeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_parity_v1_assoc_admin_proto_msgTypes[8]
+	mi := &file_parity_v1_assoc_admin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -611,7 +753,7 @@ func (x *AssocChangeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssocChangeResponse.ProtoReflect.Descriptor instead.
 func (*AssocChangeResponse) Descriptor() ([]byte, []int) {
-	return file_parity_v1_assoc_admin_proto_rawDescGZIP(), []int{8}
+	return file_parity_v1_assoc_admin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *AssocChangeResponse) GetChanged() []string {
@@ -630,14 +772,22 @@ const file_parity_v1_assoc_admin_proto_rawDesc = "" +
 	"\x04base\x18\x01 \x01(\fR\x04base\"8\n" +
 	"\x13AssocExportResponse\x12!\n" +
 	"\fcluster_yaml\x18\x01 \x01(\fR\vclusterYaml\"\x13\n" +
-	"\x11AssocTableRequest\"\xb8\x01\n" +
+	"\x11AssocTableRequest\"\xc3\x02\n" +
 	"\n" +
 	"AssocTable\x123\n" +
 	"\baccounts\x18\x01 \x03(\v2\x17.parity.v1.AssocAccountR\baccounts\x12%\n" +
 	"\x03qos\x18\x02 \x03(\v2\x13.parity.v1.AssocQOSR\x03qos\x12\x16\n" +
 	"\x06admins\x18\x03 \x03(\tR\x06admins\x12\x1c\n" +
 	"\toperators\x18\x04 \x03(\tR\toperators\x12\x18\n" +
-	"\acluster\x18\x05 \x01(\tR\acluster\"\xdc\x01\n" +
+	"\acluster\x18\x05 \x01(\tR\acluster\x12\x19\n" +
+	"\broot_qos\x18\x06 \x03(\tR\arootQos\x12!\n" +
+	"\fcontrol_host\x18\a \x01(\tR\vcontrolHost\x12!\n" +
+	"\fcontrol_port\x18\b \x01(\x05R\vcontrolPort\x12(\n" +
+	"\x04tres\x18\t \x03(\v2\x14.parity.v1.AssocTRESR\x04tres\"C\n" +
+	"\tAssocTRES\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\x05R\x02id\"\x8f\x02\n" +
 	"\fAssocAccount\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06parent\x18\x02 \x01(\tR\x06parent\x12\x16\n" +
@@ -645,12 +795,19 @@ const file_parity_v1_assoc_admin_proto_rawDesc = "" +
 	"\x06limits\x18\x04 \x01(\tR\x06limits\x12*\n" +
 	"\x05users\x18\x05 \x03(\v2\x14.parity.v1.AssocUserR\x05users\x12 \n" +
 	"\vdescription\x18\x06 \x01(\tR\vdescription\x12\"\n" +
-	"\forganization\x18\a \x01(\tR\forganization\"v\n" +
+	"\forganization\x18\a \x01(\tR\forganization\x12\x10\n" +
+	"\x03qos\x18\b \x03(\tR\x03qos\x12\x1f\n" +
+	"\vdefault_qos\x18\t \x01(\tR\n" +
+	"defaultQos\"\xc1\x01\n" +
 	"\tAssocUser\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06shares\x18\x02 \x01(\x01R\x06shares\x12#\n" +
 	"\rshares_parent\x18\x03 \x01(\bR\fsharesParent\x12\x18\n" +
-	"\adefault\x18\x04 \x01(\bR\adefault\"\x83\x02\n" +
+	"\adefault\x18\x04 \x01(\bR\adefault\x12\x10\n" +
+	"\x03qos\x18\x05 \x03(\tR\x03qos\x12\x1f\n" +
+	"\vdefault_qos\x18\x06 \x01(\tR\n" +
+	"defaultQos\x12\x16\n" +
+	"\x06limits\x18\a \x01(\tR\x06limits\"\x83\x02\n" +
 	"\bAssocQOS\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bpriority\x18\x02 \x01(\x05R\bpriority\x12\x16\n" +
@@ -687,33 +844,35 @@ func file_parity_v1_assoc_admin_proto_rawDescGZIP() []byte {
 	return file_parity_v1_assoc_admin_proto_rawDescData
 }
 
-var file_parity_v1_assoc_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_parity_v1_assoc_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_parity_v1_assoc_admin_proto_goTypes = []any{
 	(*AssocExportRequest)(nil),  // 0: parity.v1.AssocExportRequest
 	(*AssocExportResponse)(nil), // 1: parity.v1.AssocExportResponse
 	(*AssocTableRequest)(nil),   // 2: parity.v1.AssocTableRequest
 	(*AssocTable)(nil),          // 3: parity.v1.AssocTable
-	(*AssocAccount)(nil),        // 4: parity.v1.AssocAccount
-	(*AssocUser)(nil),           // 5: parity.v1.AssocUser
-	(*AssocQOS)(nil),            // 6: parity.v1.AssocQOS
-	(*AssocChangeRequest)(nil),  // 7: parity.v1.AssocChangeRequest
-	(*AssocChangeResponse)(nil), // 8: parity.v1.AssocChangeResponse
+	(*AssocTRES)(nil),           // 4: parity.v1.AssocTRES
+	(*AssocAccount)(nil),        // 5: parity.v1.AssocAccount
+	(*AssocUser)(nil),           // 6: parity.v1.AssocUser
+	(*AssocQOS)(nil),            // 7: parity.v1.AssocQOS
+	(*AssocChangeRequest)(nil),  // 8: parity.v1.AssocChangeRequest
+	(*AssocChangeResponse)(nil), // 9: parity.v1.AssocChangeResponse
 }
 var file_parity_v1_assoc_admin_proto_depIdxs = []int32{
-	4, // 0: parity.v1.AssocTable.accounts:type_name -> parity.v1.AssocAccount
-	6, // 1: parity.v1.AssocTable.qos:type_name -> parity.v1.AssocQOS
-	5, // 2: parity.v1.AssocAccount.users:type_name -> parity.v1.AssocUser
-	2, // 3: parity.v1.AssocAdmin.Table:input_type -> parity.v1.AssocTableRequest
-	7, // 4: parity.v1.AssocAdmin.Change:input_type -> parity.v1.AssocChangeRequest
-	0, // 5: parity.v1.AssocAdmin.Export:input_type -> parity.v1.AssocExportRequest
-	3, // 6: parity.v1.AssocAdmin.Table:output_type -> parity.v1.AssocTable
-	8, // 7: parity.v1.AssocAdmin.Change:output_type -> parity.v1.AssocChangeResponse
-	1, // 8: parity.v1.AssocAdmin.Export:output_type -> parity.v1.AssocExportResponse
-	6, // [6:9] is the sub-list for method output_type
-	3, // [3:6] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	5, // 0: parity.v1.AssocTable.accounts:type_name -> parity.v1.AssocAccount
+	7, // 1: parity.v1.AssocTable.qos:type_name -> parity.v1.AssocQOS
+	4, // 2: parity.v1.AssocTable.tres:type_name -> parity.v1.AssocTRES
+	6, // 3: parity.v1.AssocAccount.users:type_name -> parity.v1.AssocUser
+	2, // 4: parity.v1.AssocAdmin.Table:input_type -> parity.v1.AssocTableRequest
+	8, // 5: parity.v1.AssocAdmin.Change:input_type -> parity.v1.AssocChangeRequest
+	0, // 6: parity.v1.AssocAdmin.Export:input_type -> parity.v1.AssocExportRequest
+	3, // 7: parity.v1.AssocAdmin.Table:output_type -> parity.v1.AssocTable
+	9, // 8: parity.v1.AssocAdmin.Change:output_type -> parity.v1.AssocChangeResponse
+	1, // 9: parity.v1.AssocAdmin.Export:output_type -> parity.v1.AssocExportResponse
+	7, // [7:10] is the sub-list for method output_type
+	4, // [4:7] is the sub-list for method input_type
+	4, // [4:4] is the sub-list for extension type_name
+	4, // [4:4] is the sub-list for extension extendee
+	0, // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_parity_v1_assoc_admin_proto_init() }
@@ -727,7 +886,7 @@ func file_parity_v1_assoc_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_parity_v1_assoc_admin_proto_rawDesc), len(file_parity_v1_assoc_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
