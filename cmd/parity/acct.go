@@ -122,8 +122,8 @@ GPUUUIDs, StartDecision and EndDecision are Parity's own fields.`,
 	f.StringVar(&o.delimiter, "delimiter", "|", "separator for --parsable/--parsable2")
 	f.BoolVarP(&o.noHeader, "noheader", "n", false, "no header")
 	f.BoolVarP(&o.helpFormat, "helpformat", "e", false, "list the --format fields")
-	f.StringVar(&o.json, "json", "", "print JSON (sacct --json; formatting options do not apply)")
-	f.Lookup("json").NoOptDefVal = "v1"
+	f.StringVar(&o.json, "json", "", "print JSON: sacct --json's data parser v0.0.44 objects, as GET /slurmdb/v0.0.44/jobs/ answers (formatting options do not apply)")
+	f.Lookup("json").NoOptDefVal = acctJSONVersion
 	return cmd
 }
 
@@ -220,8 +220,8 @@ func runAcct(cmd *cobra.Command, env acctEnv, o *acctOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.json != "" && o.json != "v1" {
-		return fmt.Errorf("--json=%q: the only data format is v1", o.json)
+	if o.json != "" && o.json != acctJSONVersion {
+		return fmt.Errorf("--json=%q: the only data parser is %s", o.json, acctJSONVersion)
 	}
 	recs, err := acctRecords(cmd, env, o, f)
 	if err != nil {
@@ -229,7 +229,7 @@ func runAcct(cmd *cobra.Command, env acctEnv, o *acctOptions) error {
 	}
 	view := accounting.View{Now: now, Loc: env.loc}
 	if o.json != "" {
-		return accounting.WriteJSON(cmd.OutOrStdout(), recs, view, "parity acct")
+		return writeAcctJSON(cmd.OutOrStdout(), recs, env.now)
 	}
 	return accounting.RenderTable(cmd.OutOrStdout(), recs, cols, view, accounting.TableOptions{
 		Parsable: o.parsable || o.parsable2, Trailing: o.parsable, Delimiter: o.delimiter, NoHeader: o.noHeader})

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/spf13/cobra"
 
 	"github.com/parityhpc/parity/scheduler/accounting"
@@ -127,24 +128,42 @@ func TestAcctFiltersAndFormats(t *testing.T) {
 	}
 }
 
+// TestAcctJSON: sacct --json prints slurmdbd's v0.0.44 jobs answer
+// (valid against slurmrestd's document, as GET /slurmdb/v0.0.44/jobs/
+// answers it): each allocation with its steps nested.
 func TestAcctJSON(t *testing.T) {
 	path := testLedger(t)
-	out, err := runAcctCmd(t, newAcctCmdWith(testAcctEnv(nil)), "--ledger", path, "--json", "-u", "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Jobs []struct {
-			JobID    uint64   `json:"job_id"`
-			GPUUUIDs []string `json:"gpu_uuids"`
-			Steps    []any
+	for _, flag := range []string{"--json", "--json=v0.0.44"} {
+		out, err := runAcctCmd(t, newAcctCmdWith(testAcctEnv(nil)), "--ledger", path, flag, "-u", "alice")
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if err := json.Unmarshal([]byte(out), &doc); err != nil {
-		t.Fatal(err)
-	}
-	if len(doc.Jobs) != 1 || doc.Jobs[0].JobID != 10 || len(doc.Jobs[0].Steps) != 1 || len(doc.Jobs[0].GPUUUIDs) != 2 {
-		t.Fatalf("JSON = %+v", doc)
+		doc, err := openapi3.NewLoader().LoadFromFile("../../scheduler/rest/contract/slurm-openapi-v0.0.44.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v map[string]any
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatal(err)
+		}
+		if err := doc.Components.Schemas["v0.0.44_openapi_slurmdbd_jobs_resp"].Value.VisitJSON(v, openapi3.MultiErrors()); err != nil {
+			t.Fatalf("sacct %s breaks v0.0.44_openapi_slurmdbd_jobs_resp: %v\n%s", flag, err, out)
+		}
+		var js struct {
+			Jobs []struct {
+				JobID int64 `json:"job_id"`
+				User  string
+				Steps []struct {
+					Step struct{ ID string }
+				}
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &js); err != nil {
+			t.Fatal(err)
+		}
+		if len(js.Jobs) != 1 || js.Jobs[0].JobID != 10 || js.Jobs[0].User != "alice" || len(js.Jobs[0].Steps) != 1 || js.Jobs[0].Steps[0].Step.ID == "" {
+			t.Fatalf("sacct %s = %+v", flag, js)
+		}
 	}
 }
 

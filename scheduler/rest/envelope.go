@@ -37,8 +37,8 @@ func (h *Handler) meta(c *call) *meta {
 
 // writeBody sends a response that embeds envelope, filled in here.
 func (h *Handler) writeBody(c *call, code int, body any) {
-	if e, ok := body.(interface{ env() *envelope }); ok {
-		env := e.env()
+	if e, ok := body.(interface{ Env() *envelope }); ok {
+		env := e.Env()
 		env.Meta = h.meta(c)
 		env.Warnings = append(c.warnings, env.Warnings...)
 		if env.Warnings == nil {
@@ -57,8 +57,6 @@ func (h *Handler) writeBody(c *call, code int, body any) {
 	c.w.WriteHeader(code)
 	c.w.Write(append(b, '\n'))
 }
-
-func (e *envelope) env() *envelope { return e }
 
 // writeError answers err in the operation's own schema: its skeleton
 // (the properties the schema requires, empty) with the envelope.

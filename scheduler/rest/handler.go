@@ -16,6 +16,7 @@ import (
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
 	"github.com/parityhpc/parity/scheduler/config"
+	"github.com/parityhpc/parity/scheduler/rest/dataparser"
 )
 
 // Prefixes the handler answers under (mount both on the controller's mux).
@@ -23,7 +24,7 @@ const (
 	SlurmPrefix   = "/slurm/"
 	SlurmDBPrefix = "/slurmdb/"
 	// DataParser is the one data parser version served.
-	DataParser = "v0.0.44"
+	DataParser = dataparser.Version
 )
 
 // DefaultMaxBody bounds a request body when Backend.MaxBody is zero: a

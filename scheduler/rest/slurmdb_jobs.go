@@ -169,27 +169,42 @@ func serveDBJob(h *Handler, c *call) (any, error) {
 // dbJobs queries the ledger (Accounting.Jobs: a user's query is narrowed
 // to themselves) and groups each allocation line with its steps.
 func (h *Handler) dbJobs(c *call, f *pb.AccountingFilter) (*dbJobsResp, error) {
-	out := &dbJobsResp{Jobs: []*dbJob{}}
-	table := h.tresTable()
-	byRun := map[string]*dbJob{}
+	g := h.newDBJobGrouper()
 	err := h.b.Accounting.Jobs(&pb.AccountingJobsRequest{Filter: f}, &collect[pb.AccountingJobsResponse]{ctx: c.ctx,
 		send: func(m *pb.AccountingJobsResponse) error {
-			for _, l := range m.GetLines() {
-				key := fmt.Sprintf("%d/%d", l.GetJobId(), l.GetRun())
-				if l.GetStep() == "" {
-					j := h.toDBJob(l, table)
-					byRun[key] = j
-					out.Jobs = append(out.Jobs, j)
-				} else if j := byRun[key]; j != nil {
-					j.Steps = append(j.Steps, toDBStep(l))
-				}
-			}
+			g.add(m.GetLines())
 			return nil
 		}})
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	return g.out, nil
+}
+
+// dbJobGrouper turns ledger lines, each allocation before its steps,
+// into v0.0.44_job records with their steps nested.
+type dbJobGrouper struct {
+	h     *Handler
+	table []tres
+	byRun map[string]*dbJob
+	out   *dbJobsResp
+}
+
+func (h *Handler) newDBJobGrouper() *dbJobGrouper {
+	return &dbJobGrouper{h: h, table: h.tresTable(), byRun: map[string]*dbJob{}, out: &dbJobsResp{Jobs: []*dbJob{}}}
+}
+
+func (g *dbJobGrouper) add(lines []*pb.LedgerLine) {
+	for _, l := range lines {
+		key := fmt.Sprintf("%d/%d", l.GetJobId(), l.GetRun())
+		if l.GetStep() == "" {
+			j := g.h.toDBJob(l, g.table)
+			g.byRun[key] = j
+			g.out.Jobs = append(g.out.Jobs, j)
+		} else if j := g.byRun[key]; j != nil {
+			j.Steps = append(j.Steps, toDBStep(l))
+		}
+	}
 }
 
 func (h *Handler) tresTable() []tres {

@@ -74,7 +74,7 @@ func (f *clientFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.controller, "controller", "", "controller address host:port (default $"+client.EnvController+" or "+client.DefaultAddr+")")
 	fl.StringVar(&f.ca, "ca", "", "PEM file of the CA that signed the controller's TLS certificate (default $"+client.EnvCA+"; unset: plain TCP)")
 	fl.StringVar(&f.token, "token", "", "API token (default $"+client.EnvToken+" or ~/.config/parity/token)")
-	fl.BoolVar(&f.json, "json", false, "print the result as JSON (stable field names) instead of Slurm's text layout")
+	fl.BoolVar(&f.json, "json", false, "print the result as JSON instead of Slurm's text layout (jobs, nodes and partitions: slurmrestd's data parser v0.0.44 objects, as squeue --json; others: stable field names)")
 }
 
 // session is one verb's connection to the controller. grpc connects

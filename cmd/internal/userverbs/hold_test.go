@@ -5,19 +5,31 @@ import (
 	"testing"
 )
 
-// holdOf reads a job's hold field through show --json.
+// holdOf reads a job's state and hold through show --json (v0.0.44:
+// hold is a boolean, the kind of hold its state_reason).
 func holdOf(t *testing.T, cl *cliCluster, env userEnv, id string) (state, hold string) {
 	t.Helper()
 	var js struct {
 		Jobs []struct {
-			State string `json:"state"`
-			Hold  string `json:"hold"`
+			State  []string `json:"job_state"`
+			Hold   bool     `json:"hold"`
+			Reason string   `json:"state_reason"`
 		} `json:"jobs"`
 	}
 	if err := json.Unmarshal([]byte(cl.ok(env, "parity", "show", "job", id, "--json")), &js); err != nil || len(js.Jobs) != 1 {
 		t.Fatalf("show job %s --json: %v", id, err)
 	}
-	return js.Jobs[0].State, js.Jobs[0].Hold
+	j := js.Jobs[0]
+	switch {
+	case !j.Hold:
+	case j.Reason == "JobHeldAdmin":
+		hold = "admin"
+	case j.Reason == "JobHeldUser":
+		hold = "user"
+	default:
+		t.Fatalf("job %s held with reason %q", id, j.Reason)
+	}
+	return j.State[0], hold
 }
 
 func TestHoldReleaseRequeue(t *testing.T) {

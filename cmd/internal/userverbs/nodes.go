@@ -138,15 +138,9 @@ func runNodes(cmd *cobra.Command, env userEnv, o *nodesOptions) error {
 	}
 	w := cmd.OutOrStdout()
 	if o.json {
-		nraw, err := format.Messages(nodes)
-		if err != nil {
-			return err
-		}
-		praw, err := format.Messages(parts)
-		if err != nil {
-			return err
-		}
-		return format.WriteJSON(w, map[string]any{"partitions": praw, "nodes": nraw})
+		// sinfo --json's own sinfo array is not in slurmrestd's document:
+		// the nodes it summarises are printed as GET nodes answers them.
+		return writeNodesJSON(s, w, nodes, info)
 	}
 	if o.gpus {
 		return format.GPUs(w, nodes, layout, o.noHeader)

@@ -101,21 +101,17 @@ func TestNodesDrainAndGPUs(t *testing.T) {
 		t.Errorf("per-GPU drain: GresDrain=%q State=%q", rec["GresDrain"], rec["State"])
 	}
 
+	// --json: GET nodes' v0.0.44 objects, the drained GPU counted.
 	var js struct {
-		Partitions []struct {
-			Name string `json:"name"`
-		} `json:"partitions"`
 		Nodes []struct {
-			Name string `json:"name"`
-			Gpus []struct {
-				State string `json:"state"`
-			} `json:"gpus"`
+			Name        string `json:"name"`
+			GresDrained string `json:"gres_drained"`
 		} `json:"nodes"`
 	}
 	if err := json.Unmarshal([]byte(cl.ok(alice, "parity", "nodes", "--json")), &js); err != nil {
 		t.Fatal(err)
 	}
-	if len(js.Partitions) != 2 || len(js.Nodes) != 2 || js.Nodes[0].Name != "n1" || js.Nodes[0].Gpus[2].State != "drain" {
+	if len(js.Nodes) != 2 || js.Nodes[0].Name != "n1" || js.Nodes[0].GresDrained != "gpu:h100:1" {
 		t.Errorf("nodes --json = %+v", js)
 	}
 	cl.fails(alice, 1, []string{"sinfo", "-p", "nosuch"}, "sinfo: error: --partition: no partition named")

@@ -124,8 +124,9 @@ func runQueue(cmd *cobra.Command, env userEnv, o *queueOptions) error {
 	}
 	format.SortJobs(jobs, o.start)
 	if o.json {
-		// The controller's records: an array's remainder stays one record.
-		return writeMessagesJSON(cmd.OutOrStdout(), "jobs", jobs)
+		// The controller's records, as GET jobs answers them: an array's
+		// remainder stays one record.
+		return writeJobsJSON(s, cmd.OutOrStdout(), jobs)
 	}
 	// Like squeue, -l prints the time above the header (with -o too); -r
 	// expands remainders after sorting, as squeue does when printing.

@@ -51,14 +51,14 @@ func TestQueueArrayTasks(t *testing.T) {
 
 	var js struct {
 		Jobs []struct {
-			ID        string `json:"id"`
-			ArrayName string `json:"arrayName"`
+			ID        int    `json:"job_id"`
+			TaskRange string `json:"array_task_string"`
 		} `json:"jobs"`
 	}
 	if err := json.Unmarshal([]byte(cl.ok(alice, "squeue", "-r", "--json")), &js); err != nil {
 		t.Fatal(err)
 	}
-	if len(js.Jobs) != 3 || js.Jobs[0].ArrayName != "1_[1-2,4-6%2]" {
+	if len(js.Jobs) != 3 || js.Jobs[0].TaskRange != "1-2,4-6%2" {
 		t.Errorf("squeue -r --json = %+v, want the three records unexpanded", js.Jobs)
 	}
 }

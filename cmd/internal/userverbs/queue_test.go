@@ -68,21 +68,20 @@ func TestSubmitAndQueueEndToEnd(t *testing.T) {
 		t.Errorf("SQUEUE_FORMAT rows = %q", rows)
 	}
 
-	// --json: stable field names, the script's arguments kept.
+	// --json: slurmrestd's v0.0.44 job objects (TestSlurmJSON checks them
+	// against the document).
 	var js struct {
 		Jobs []struct {
-			ID    string `json:"id"`
-			User  string `json:"user"`
-			State string `json:"state"`
-			Spec  struct {
-				Name string `json:"name"`
-			} `json:"spec"`
+			ID    int      `json:"job_id"`
+			User  string   `json:"user_name"`
+			State []string `json:"job_state"`
+			Name  string   `json:"name"`
 		} `json:"jobs"`
 	}
 	if err := json.Unmarshal([]byte(cl.ok(alice, "parity", "queue", "--json")), &js); err != nil {
 		t.Fatal(err)
 	}
-	if len(js.Jobs) != 2 || js.Jobs[0].ID != "1" || js.Jobs[0].Spec.Name != "train" || js.Jobs[1].State != "PENDING" {
+	if len(js.Jobs) != 2 || js.Jobs[0].ID != 1 || js.Jobs[0].Name != "train" || js.Jobs[1].State[0] != "PENDING" {
 		t.Errorf("queue --json = %+v", js)
 	}
 

@@ -133,7 +133,7 @@ func runShow(cmd *cobra.Command, env userEnv, cf *clientFlags, sf showFlags, ver
 			return usageError(verb, "node %s not found", id)
 		}
 		if cf.json {
-			return writeMessagesJSON(w, "nodes", nodes)
+			return writeNodesJSON(s, w, nodes, nil)
 		}
 		return format.ShowNodes(w, nodes, o)
 	}
@@ -151,7 +151,7 @@ func runShow(cmd *cobra.Command, env userEnv, cf *clientFlags, sf showFlags, ver
 		return usageError(verb, "invalid partition name specified: %s", id)
 	}
 	if cf.json {
-		return writeMessagesJSON(w, "partitions", parts)
+		return slurmJSON(s, info).Partitions(w, parts)
 	}
 	return format.ShowPartitions(w, parts, o)
 }
@@ -192,7 +192,7 @@ func showJobs(s *session, asJSON bool, o format.ShowOptions, w io.Writer, id str
 		}
 	}
 	if asJSON {
-		return writeMessagesJSON(w, "jobs", jobs)
+		return writeJobsJSON(s, w, jobs)
 	}
 	// The nodes name -d's GPUs, the memory a job asking for none gets (a
 	// whole node's, which TRES= shows as Slurm does) and the CPUs a node

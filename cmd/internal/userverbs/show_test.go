@@ -93,14 +93,12 @@ func TestShowAndUpdateJob(t *testing.T) {
 	cl.fails(alice, 1, []string{"scontrol", "show", "partition", "nosuch"}, "scontrol: error: invalid partition name specified: nosuch")
 	var js struct {
 		Jobs []struct {
-			ID   string `json:"id"`
-			Spec struct {
-				Comment string `json:"comment"`
-			} `json:"spec"`
+			ID      int    `json:"job_id"`
+			Comment string `json:"comment"`
 		} `json:"jobs"`
 	}
 	if err := json.Unmarshal([]byte(cl.ok(alice, "scontrol", "--json", "show", "job")), &js); err != nil || len(js.Jobs) != 1 ||
-		js.Jobs[0].Spec.Comment != "short run" {
+		js.Jobs[0].Comment != "short run" {
 		t.Errorf("show job --json = %+v, %v", js, err)
 	}
 }
