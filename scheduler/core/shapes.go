@@ -40,7 +40,8 @@ type shape struct {
 	id       int
 	typeMask []uint64 // per class: the devices of the requested type
 	// one is set per class where the devices must come from one group:
-	// the job asks it (oneParent) and its type is partitions there.
+	// the job asks it (oneParent) and its type is partitions there; nil
+	// for shapes that do not ask (most), so they allocate nothing.
 	one []bool
 	// avoid masks devices per node that this (unique) shape's job must
 	// never get; nil for every other shape.
@@ -88,12 +89,15 @@ func (p *pass) expectedStart(sh *shape) (int64, bool) {
 // many in one group.
 func (sh *shape) enough(cl *class, mask uint64) bool {
 	k, m := int(sh.need.gpus), mask&sh.typeMask[cl.id]
-	return popcount(m) >= k && (!sh.one[cl.id] || cl.mostInGroup(m) >= k)
+	return popcount(m) >= k && (!sh.oneOn(cl) || cl.mostInGroup(m) >= k)
 }
+
+// oneOn reports whether the shape's devices on cl come from one group.
+func (sh *shape) oneOn(cl *class) bool { return sh.one != nil && sh.one[cl.id] }
 
 // chooseFor picks the shape's devices among avail on a node of cl.
 func (p *pass) chooseFor(sh *shape, cl *class, avail uint64) devChoice {
-	return p.choose(cl, avail, int(sh.need.gpus), sh.one[cl.id])
+	return p.choose(cl, avail, int(sh.need.gpus), sh.oneOn(cl))
 }
 
 // staticKey caches the partition/feature/reservation bitset shared by shapes.
@@ -108,7 +112,9 @@ func (p *pass) buildShape(k shapeKey, j *Job) *shape {
 	c := p.c
 	sh := &shape{shapeKey: k, id: len(p.shapes)}
 	sh.typeMask = make([]uint64, len(c.classes))
-	sh.one = make([]bool, len(c.classes))
+	if k.oneParent {
+		sh.one = make([]bool, len(c.classes))
+	}
 	base, err := p.staticSet(staticKey{part: k.part, constraint: k.constraint, resv: k.resv})
 	if err != "" {
 		sh.static, sh.staticDetail = ReasonBadConstraints, err
@@ -119,7 +125,9 @@ func (p *pass) buildShape(k shapeKey, j *Job) *shape {
 	for _, cl := range c.classes {
 		tm := cl.typeMask(k.need.gpuType)
 		sh.typeMask[cl.id] = tm
-		sh.one[cl.id] = k.oneParent && tm != 0 && tm&^cl.partMask == 0
+		if sh.one != nil {
+			sh.one[cl.id] = tm != 0 && tm&^cl.partMask == 0
+		}
 		if cl.cpus >= k.need.cpus && cl.shape.MemoryMB >= k.need.mem && sh.enough(cl, tm) {
 			capOK.or(cl.nodes)
 		}
