@@ -10,6 +10,7 @@ import (
 	gm "github.com/onsi/gomega"
 
 	"github.com/parityhpc/parity/gres"
+	"github.com/parityhpc/parity/scheduler/api"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/client"
 	"github.com/parityhpc/parity/vendors"
@@ -24,7 +25,7 @@ const AreaPartition = "partition"
 // repartitionSpecs change a GPU's partitions.
 func repartitionSpecs() []specDef {
 	return []specDef{
-		{Area: AreaPartition, ID: "partition/reconfigure", Name: "an operator re-partitions a GPU (drained at once, split once its job ends); the new slices are scheduled without an agent restart", GPUs: true, Run: specPartitionReconfigure},
+		{Area: AreaPartition, ID: "partition/reconfigure", Name: "an operator re-partitions a GPU (drained at once, split once its job ends, or at once with force, requeueing it); the new slices are scheduled without an agent restart", GPUs: true, Run: specPartitionReconfigure},
 	}
 }
 
@@ -44,8 +45,14 @@ func (e *Env) liveSlices(node, gpu string) (types, uuids []string, state string)
 
 // repartition asks for layout on the GPU (by its UUID).
 func (e *Env) repartition(node, gpu string, layout []string) error {
-	_, err := e.Admin.UpdateNodes(e.Ctx, &pb.UpdateNodeRequest{Nodes: node, State: "PARTITION", Devices: []string{gpu}, Partitions: layout})
-	e.Evidence("action", fmt.Sprintf("re-partition %s GPU %s to %s: %s", node, gpu, strings.Join(layout, "+"), boolWord(err == nil, "accepted", client.Message(err))), nil)
+	return e.repartitionForce(node, gpu, layout, false)
+}
+
+// repartitionForce is repartition, with force stopping the GPU's jobs.
+func (e *Env) repartitionForce(node, gpu string, layout []string, force bool) error {
+	_, err := e.Admin.UpdateNodes(e.Ctx, &pb.UpdateNodeRequest{Nodes: node, State: "PARTITION", Devices: []string{gpu}, Partitions: layout, Force: force})
+	e.Evidence("action", fmt.Sprintf("re-partition %s GPU %s to %s%s: %s", node, gpu, layoutName(layout), boolWord(force, " (force)", ""),
+		boolWord(err == nil, "accepted", client.Message(err))), nil)
 	return err
 }
 
@@ -85,7 +92,8 @@ func nextLayout(s splitNode, before []string) []string {
 // holds is taken at once and drains the GPU, but waits for the job: the
 // layout stays and the job runs on until it ends. Then the GPU takes the
 // new layout (its slices new devices the controller schedules, without
-// an agent restart), and goes back to its old layout at the end.
+// an agent restart), and goes back to its old layout at the end, forced
+// while a job holds it: that job is requeued at once.
 func specPartitionReconfigure(e *Env) {
 	if !slices.Contains(e.Vendor.Info.Capabilities, vendors.CapRepartition) {
 		g.Skip(fmt.Sprintf("%s's driver does not re-partition GPUs (no %s capability)", e.Vendor.Name, vendors.CapRepartition))
@@ -102,8 +110,9 @@ func specPartitionReconfigure(e *Env) {
 		e.Cancel(sf.id)
 		e.Failf("re-partition GPU %s to %s while job %d holds its slice %s: %s", gpu, layoutName(next), sf.id, sf.slice.UUID, client.Message(err))
 	}
+	restored := false
 	defer func() {
-		if e.repartition(sf.s.node, gpu, before) == nil && !e.awaitLayout(sf.s.node, gpu, before) {
+		if !restored && e.repartition(sf.s.node, gpu, before) == nil && !e.awaitLayout(sf.s.node, gpu, before) {
 			e.Errorf("GPU %s did not return to its layout %s", gpu, layoutName(before))
 		}
 	}()
@@ -128,35 +137,48 @@ func specPartitionReconfigure(e *Env) {
 	e.Expect(fresh).To(gm.BeTrue(), "the new slices %v are new devices (old %v)", uuids, oldUUIDs)
 	if len(next) == 0 {
 		e.Observe("new_slices_scheduled", strconv.FormatBool(e.wholeGPUScheduled(sf.s.node, gpu)))
-		return
+	} else {
+		e.newSlicesScheduled(sf.s.node, next, types, uuids)
 	}
-	// Every slice of the new type on the node in one job: only with the
-	// new slices can it be made up, so they are given and it runs.
-	typ := next[0]
-	n := 0
-	for _, d := range e.NodeRecord(sf.s.node).GetGpus() {
-		if d.GetParent() != "" && d.GetType() == typ && d.GetState() == "idle" {
-			n++
-		}
-	}
-	id := e.submitGRES("repartition-use", sf.s.node, gres.Flags{GRES: fmt.Sprintf("gpu:%s:%d", typ, n)}, "true")
-	j := e.WaitEnded(id)
-	got := AllocOn(j, sf.s.node).GetDevices()
-	used := 0
-	for k, u := range uuids {
-		if types[k] == typ && slices.Contains(got, u) {
-			used++
-		}
-	}
-	e.Expect(j.GetState()).To(gm.Equal("COMPLETED"), describeJob(j))
-	e.Expect(used).To(gm.Equal(count(next, typ)), "new %s slices among the %d given to job %d: %v", typ, n, id, got)
-	e.Observe("new_slices_scheduled", strconv.FormatBool(j.GetState() == "COMPLETED" && used == count(next, typ)))
+	restored = true
+	e.forcedBack(sf.s.node, gpu, next, before)
 }
 
-// wholeGPUScheduled asks for every idle whole GPU of the node in one job:
-// it can be made up only with the GPU made whole again, so that GPU is
-// among those given and the job runs.
-func (e *Env) wholeGPUScheduled(node, gpu string) bool {
+// forcedBack re-partitions the GPU back to before with force while a job
+// holds what it has now (next): the job is requeued without waiting for
+// it to end, and the GPU takes the layout.
+func (e *Env) forcedBack(node, gpu string, next, before []string) {
+	req := fmt.Sprintf("gpu:%d", e.idleWhole(node))
+	if len(next) > 0 {
+		req = fmt.Sprintf("gpu:%s:%d", next[0], e.idleOfType(node, next[0]))
+	}
+	spec := e.Spec(JobShape{Name: "repartition-forced", CPUs: 1, Requeue: true, Nodelist: []string{node}, Script: sliceFaultScript})
+	jr, err := gres.ParseFlags(gres.Flags{GRES: req}, 1)
+	if err != nil {
+		e.Failf("request %s: %v", req, err)
+	}
+	spec.Gres = api.GRESToProto(jr)
+	id := e.SubmitSpec(spec)
+	defer func() { e.Cancel(id); e.WaitEnded(id) }()
+	held := e.WaitRunning(id)
+	if !slices.ContainsFunc(AllocOn(held, node).GetDevices(), func(u string) bool { return u == gpu || e.parentOf(node, u) == gpu }) {
+		e.Failf("job %d asked for %s and holds %v, nothing of GPU %s", id, req, AllocOn(held, node).GetDevices(), gpu)
+	}
+	if err := e.repartitionForce(node, gpu, before, true); err != nil {
+		e.Failf("forced re-partition of GPU %s back to %s: %s", gpu, layoutName(before), client.Message(err))
+	}
+	back := e.awaitLayout(node, gpu, before)
+	j := e.Job(id)
+	requeued := j.GetRestarts() >= 1
+	e.Evidence("log", fmt.Sprintf("forced back to %s while job %d held the GPU: %s; the job %s, restarts %d", layoutName(before), id,
+		boolWord(back, "done", "not done"), j.GetState(), j.GetRestarts()), nil)
+	e.Expect(back).To(gm.BeTrue(), "GPU %s back to %s with force while job %d held it", gpu, layoutName(before), id)
+	e.Expect(requeued).To(gm.BeTrue(), "job %d requeued by the forced re-partition: %s", id, describeJob(j))
+	e.Observe("forced_requeues_holder", strconv.FormatBool(back && requeued))
+}
+
+// idleWhole counts the node's idle whole GPUs that are not split.
+func (e *Env) idleWhole(node string) int {
 	rec := e.NodeRecord(node).GetGpus()
 	split := map[string]bool{}
 	for _, d := range rec {
@@ -170,6 +192,54 @@ func (e *Env) wholeGPUScheduled(node, gpu string) bool {
 			n++
 		}
 	}
+	return n
+}
+
+// idleOfType counts the node's idle partitions of typ.
+func (e *Env) idleOfType(node, typ string) int {
+	n := 0
+	for _, d := range e.NodeRecord(node).GetGpus() {
+		if d.GetParent() != "" && d.GetType() == typ && d.GetState() == "idle" {
+			n++
+		}
+	}
+	return n
+}
+
+// parentOf is the whole GPU of a partition on the node ("" for a GPU).
+func (e *Env) parentOf(node, uuid string) string {
+	for _, d := range e.NodeRecord(node).GetGpus() {
+		if d.GetUuid() == uuid {
+			return d.GetParent()
+		}
+	}
+	return ""
+}
+
+// newSlicesScheduled asks for every idle slice of the new type on the
+// node in one job: only with the new slices can it be made up, so they
+// are given and it runs.
+func (e *Env) newSlicesScheduled(node string, next, types, uuids []string) {
+	typ := next[0]
+	id := e.submitGRES("repartition-use", node, gres.Flags{GRES: fmt.Sprintf("gpu:%s:%d", typ, e.idleOfType(node, typ))}, "true")
+	j := e.WaitEnded(id)
+	got := AllocOn(j, node).GetDevices()
+	used := 0
+	for k, u := range uuids {
+		if types[k] == typ && slices.Contains(got, u) {
+			used++
+		}
+	}
+	e.Expect(j.GetState()).To(gm.Equal("COMPLETED"), describeJob(j))
+	e.Expect(used).To(gm.Equal(count(next, typ)), "new %s slices among those given to job %d: %v", typ, id, got)
+	e.Observe("new_slices_scheduled", strconv.FormatBool(j.GetState() == "COMPLETED" && used == count(next, typ)))
+}
+
+// wholeGPUScheduled asks for every idle whole GPU of the node in one job:
+// it can be made up only with the GPU made whole again, so that GPU is
+// among those given and the job runs.
+func (e *Env) wholeGPUScheduled(node, gpu string) bool {
+	n := e.idleWhole(node)
 	id := e.submitGRES("repartition-whole", node, gres.Flags{GRES: fmt.Sprintf("gpu:%d", n)}, "true")
 	j := e.WaitEnded(id)
 	got := AllocOn(j, node).GetDevices()
