@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/parityhpc/parity/labs/labfile"
@@ -47,6 +49,12 @@ func controllerYAML(lab *labfile.Lab, stateDir string, admins, users []string, c
 		// where one without QOS ignores it (as Slurm without accounting).
 		b.WriteString("  preemptType: qos\n  preemptMode: cancel\n")
 		fmt.Fprintf(&b, "qos:\n  - name: normal\n  - name: %s\n    priority: 100\n    preempt: [normal]\n", PreemptQOS)
+	}
+	if ws := lab.Priority.Weights(); len(ws) > 0 {
+		b.WriteString("priority:\n  weights:\n")
+		for _, name := range slices.Sorted(maps.Keys(ws)) {
+			fmt.Fprintf(&b, "    %s: %v\n", name, ws[name])
+		}
 	}
 	us := strings.Join(quoteAll(users), ", ")
 	exempt := ""

@@ -74,3 +74,35 @@ func TestControllerYAMLNoAccounts(t *testing.T) {
 		}
 	}
 }
+
+// TestControllerYAMLPriorityWeights: a lab's priority weights reach the
+// controller's configuration (the compat lab's are all 0, as the anchor's
+// slurm.conf sets no PriorityWeight*); a lab without them keeps the
+// controller's defaults.
+func TestControllerYAMLPriorityWeights(t *testing.T) {
+	for _, tc := range []struct {
+		name, priority string
+		wantJobSize    float64
+	}{
+		{"all zero", "priority: {age: 0, fairshare: 0, jobSize: 0, partition: 0, qos: 0}\n", 0},
+		{"one set", "priority: {jobSize: 7}\n", 7},
+		{"none", "", 1000},
+	} {
+		lab, err := labfile.Parse("t.yaml", []byte("name: t\n"+tc.priority+"nodes:\n  - names: n1\n    template: cpu\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		text := controllerYAML(lab, dir, []string{"root"}, []string{"root"}, configChoices{})
+		cfg, err := config.Parse(filepath.Join(dir, "cluster.yaml"), []byte(text))
+		if err != nil {
+			t.Fatalf("%s: parse the lab's config: %v\n%s", tc.name, err, text)
+		}
+		if got := cfg.Priority.JobSize; got != tc.wantJobSize {
+			t.Errorf("%s: job-size weight %v, want %v", tc.name, got, tc.wantJobSize)
+		}
+		if tc.name == "all zero" && cfg.Priority.Age+cfg.Priority.FairShare+cfg.Priority.Partition+cfg.Priority.QOS != 0 {
+			t.Errorf("%s: weights %+v, want all 0", tc.name, cfg.Priority)
+		}
+	}
+}

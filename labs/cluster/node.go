@@ -97,6 +97,7 @@ func buildNodeAt(ctx context.Context, lab *labfile.Lab, dir, name string, extra 
 		if err != nil {
 			return nil, n, err
 		}
+		tmpl.Layout = n.Layout(tmpl.Layout)
 		// The spool is the agent's to make (launch.New), and Down's to remove.
 		root, _ := nodeDirs(dir, n.Name)
 		if err := os.MkdirAll(root, 0o755); err != nil {

@@ -28,6 +28,10 @@ type Lab struct {
 	Partitions []Partition `yaml:"partitions"`
 	Switches   []Switch    `yaml:"switches"`
 	Faults     []Fault     `yaml:"faults"`
+	// Priority, when set, replaces the controller's multifactor weights
+	// (a lab shaped as a Slurm whose slurm.conf sets no PriorityWeight*
+	// gives every weight 0).
+	Priority *Priority `yaml:"priority,omitempty"`
 }
 
 // NodeSet is a group of nodes, named by a hostlist, built from one template.
@@ -35,7 +39,15 @@ type NodeSet struct {
 	Names    string   `yaml:"names"`
 	Template string   `yaml:"template"`
 	Features []string `yaml:"features"`
-	line     int
+	// Sockets, CoresPerSocket, ThreadsPerCore and MemoryMB, when set,
+	// replace the template's CPUs and memory (the GPUs stay the
+	// template's), so a lab can take the shape of a slurm.conf's nodes
+	// (CPUs=16 Sockets=2 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=64000).
+	Sockets        int   `yaml:"sockets,omitempty"`
+	CoresPerSocket int   `yaml:"coresPerSocket,omitempty"`
+	ThreadsPerCore int   `yaml:"threadsPerCore,omitempty"`
+	MemoryMB       int64 `yaml:"memoryMB,omitempty"`
+	line           int
 }
 
 // Partition groups nodes for scheduling.
@@ -87,6 +99,9 @@ func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
 func (n *NodeSet) UnmarshalYAML(v *yaml.Node) error {
 	type plain NodeSet
 	n.line = v.Line
+	if err := knownFields(v, plain{}); err != nil {
+		return err
+	}
 	return v.Decode((*plain)(n))
 }
 
@@ -148,8 +163,12 @@ func (l *Lab) validate(file string) error {
 		if err != nil || len(names) == 0 {
 			return fail(ns.line, field+".names", "%q is not a hostlist such as h100-[1-2]", ns.Names)
 		}
-		if _, err := presets.Lookup(ns.Template); err != nil {
+		tmpl, err := presets.Lookup(ns.Template)
+		if err != nil {
 			return fail(ns.line, field+".template", "%q is not a machine template (known: %s)", ns.Template, strings.Join(presets.Names(), ", "))
+		}
+		if f, err := ns.checkShape(tmpl.Layout); err != nil {
+			return fail(ns.line, field+"."+f, "%v", err)
 		}
 		for _, n := range names {
 			if known[n] {
@@ -191,6 +210,9 @@ func (l *Lab) validate(file string) error {
 		}
 		return fail(line, "switches", "%v", err)
 	}
+	if line, field, err := l.Priority.check(); err != nil {
+		return fail(line, field, "%v", err)
+	}
 	for i, f := range l.Faults {
 		field := fmt.Sprintf("faults[%d]", i)
 		if !known[f.Node] {
@@ -224,6 +246,9 @@ type Node struct {
 	Name     string
 	Template string
 	Features []string
+	// Shape is the node set's CPU and memory overrides (zero fields keep
+	// the template's); Layout applies them.
+	Shape NodeSet
 }
 
 // NodeList expands every node set, in file order.
@@ -232,7 +257,7 @@ func (l *Lab) NodeList() []Node {
 	for _, ns := range l.Nodes {
 		names, _ := jobspec.ExpandHostlist(ns.Names) // validated by Parse
 		for _, n := range names {
-			out = append(out, Node{Name: n, Template: ns.Template, Features: append([]string(nil), ns.Features...)})
+			out = append(out, Node{Name: n, Template: ns.Template, Features: append([]string(nil), ns.Features...), Shape: ns})
 		}
 	}
 	return out

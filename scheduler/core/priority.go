@@ -92,11 +92,7 @@ func (p *pass) rank(pend []pendingJob) {
 // terms, same order), so the result equals a direct call per job.
 func total(base *factorBase, age, fs float64, nice int) float64 {
 	w := base.b.Weighted
-	sum := base.wAge*age + base.wFS*fs + w.JobSize + w.Partition + w.QOS + w.TRES - float64(nice)
-	if math.IsNaN(sum) || sum < 0 {
-		return 0
-	}
-	return sum
+	return policy.Floor(base.wAge*age + base.wFS*fs + w.JobSize + w.Partition + w.QOS + w.TRES - float64(nice))
 }
 
 // unit clamps a factor to [0,1] as policy does (NaN → 0).

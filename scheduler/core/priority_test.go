@@ -94,8 +94,10 @@ func TestAgeFactor(t *testing.T) {
 			snap := snapshot(gpuNode(t, "n1", "h100"))
 			snap.Jobs = []Job{j}
 			d := decision(t, Schedule(snap, cfg, t0), 1)
-			if f := d.Factors(); math.Abs(f.Age-tc.want) > 1e-9 || math.Abs(d.Priority-7000*tc.want) > 1e-6 {
-				t.Fatalf("age factor %v, priority %v; want %v, %v", f.Age, d.Priority, tc.want, 7000*tc.want)
+			// A job that has not aged is at the floor, 1.
+			want := max(7000*tc.want, policy.MinPriority)
+			if f := d.Factors(); math.Abs(f.Age-tc.want) > 1e-9 || math.Abs(d.Priority-want) > 1e-6 {
+				t.Fatalf("age factor %v, priority %v; want %v, %v", f.Age, d.Priority, tc.want, want)
 			}
 		})
 	}

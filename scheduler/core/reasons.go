@@ -30,6 +30,13 @@ const (
 	ReasonJobArrayTaskLimit Reason = "JobArrayTaskLimit"
 )
 
+// DescNodesDown is the detail of a job waiting on Resources because fewer
+// nodes of its partition are up than it needs: Slurm 22.05's state_desc
+// then, which squeue's %r and %R and scontrol's Reason print in place of
+// "Resources" (the anchor's squeue shows it for a 4-node job with two of
+// four nodes drained).
+const DescNodesDown = "Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions"
+
 // FilterReason says why one node cannot take one job: the name of the
 // filter in the selection chain that rejected it.
 type FilterReason string

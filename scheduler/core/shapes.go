@@ -150,8 +150,9 @@ func (p *pass) buildShape(k shapeKey, j *Job) *shape {
 		// Slurm's words: squeue shows "ReqNodeNotAvail, UnavailableNodes:n4".
 		sh.static, sh.staticDetail = ReasonReqNodeNotAvail, "UnavailableNodes:"+p.unavailable(sh.all)
 	case usable < int(k.nodes):
-		sh.static = ReasonResources
-		sh.staticDetail = fmt.Sprintf("needs %d node(s) with %s; only %d of %d such node(s) are up (others down or drained)", k.nodes, describeNeed(k.need, k.exclusive), usable, total)
+		// Slurm's main scheduler words it so (reason Resources, this
+		// state_desc), and squeue and scontrol print the words.
+		sh.static, sh.staticDetail = ReasonResources, DescNodesDown
 	}
 	return sh
 }

@@ -125,7 +125,7 @@ type Breakdown struct {
 	TRES     map[string]float64
 	Weighted Weighted
 	Nice     int     // as applied, clamped to [MinNice, MaxNice]
-	Total    float64 // sum of weighted terms minus Nice, never negative
+	Total    float64 // sum of weighted terms minus Nice, at least MinPriority
 }
 
 // JobPriority computes one job's multifactor priority. fairShare is the
@@ -157,11 +157,21 @@ func JobPriority(cfg PriorityConfig, in JobFactorsInput, fairShare float64, tota
 	}
 	sum := b.Weighted.Age + b.Weighted.FairShare + b.Weighted.JobSize +
 		b.Weighted.Partition + b.Weighted.QOS + b.Weighted.TRES - float64(b.Nice)
-	if math.IsNaN(sum) || sum < 0 {
-		sum = 0
-	}
-	b.Total = sum
+	b.Total = Floor(sum)
 	return b
+}
+
+// MinPriority is the least priority a job not held gets: Slurm's
+// multifactor plugin raises a lower sum to 1, as "Priority 0 is reserved
+// for held jobs" (a cluster with every weight 0 shows each job at 1).
+const MinPriority = 1
+
+// Floor raises a priority sum below MinPriority (or NaN) to MinPriority.
+func Floor(sum float64) float64 {
+	if math.IsNaN(sum) || sum < MinPriority {
+		return MinPriority
+	}
+	return sum
 }
 
 // AgeFactor is min(1, (now − eligible)/maxAge); zero before eligibility or

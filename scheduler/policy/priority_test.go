@@ -69,10 +69,27 @@ func TestJobSizeFactor(t *testing.T) {
 			if !near(b.JobSize, tc.want) {
 				t.Fatalf("job size = %v, want %v", b.JobSize, tc.want)
 			}
-			if !near(b.Total, 100*tc.want) {
-				t.Fatalf("total = %v, want %v", b.Total, 100*tc.want)
+			if want := max(100*tc.want, MinPriority); !near(b.Total, want) {
+				t.Fatalf("total = %v, want %v", b.Total, want)
 			}
 		})
+	}
+}
+
+// TestNoWeightsIsOne: with every weight 0 (a slurm.conf that sets no
+// PriorityWeight*, as the compat anchor's) each job's priority is 1, as
+// Slurm 22.05's squeue and sprio show there: 0 is a held job's.
+func TestNoWeightsIsOne(t *testing.T) {
+	for _, nice := range []int{0, 100, -100} {
+		in := JobFactorsInput{Nodes: 4, CPUs: 4, PartitionFactor: 1, QOSFactor: 1, Nice: nice, Eligible: t0.Add(-time.Hour)}
+		b := JobPriority(PriorityConfig{}, in, 1, ClusterTotals{Nodes: 4, CPUs: 64}, t0)
+		want := 1.0
+		if nice < 0 {
+			want = float64(-nice)
+		}
+		if b.Total != want {
+			t.Errorf("nice %d: total %v, want %v", nice, b.Total, want)
+		}
 	}
 }
 
@@ -94,7 +111,7 @@ func TestPartitionQOSFairSharePassThrough(t *testing.T) {
 			if b.Partition != tc.wantP || b.QOS != tc.wantQ || b.FairShare != tc.wFS {
 				t.Fatalf("factors = %v/%v/%v, want %v/%v/%v", b.Partition, b.QOS, b.FairShare, tc.wantP, tc.wantQ, tc.wFS)
 			}
-			want := 1000*tc.wantP + 2000*tc.wantQ + 4000*tc.wFS
+			want := max(1000*tc.wantP+2000*tc.wantQ+4000*tc.wFS, MinPriority)
 			if !near(b.Total, want) {
 				t.Fatalf("total = %v, want %v", b.Total, want)
 			}
@@ -139,8 +156,8 @@ func TestNiceAndTotal(t *testing.T) {
 		{"no nice", 0, 0, 1500},
 		{"nice subtracts", 200, 200, 1300},
 		{"negative nice adds", -100, -100, 1600},
-		{"total never negative", 5000, 5000, 0},
-		{"nice clamped to range", 99999, MaxNice, 0},
+		{"total never below 1 (0 is a held job's)", 5000, 5000, 1},
+		{"nice clamped to range", 99999, MaxNice, 1},
 		{"negative nice clamped", -99999, MinNice, 1500 + 10000},
 	}
 	for _, tc := range tests {

@@ -12,10 +12,7 @@ import (
 	"time"
 
 	"github.com/parityhpc/parity/cmd/internal/userverbs"
-	"github.com/parityhpc/parity/labs/cluster"
-	"github.com/parityhpc/parity/labs/labfile"
 	"github.com/parityhpc/parity/scheduler/agent/shim"
-	"github.com/parityhpc/parity/scheduler/auth"
 	"github.com/parityhpc/parity/scheduler/client/clientenv"
 )
 
@@ -37,20 +34,6 @@ func realWorld() userverbs.World {
 	return userverbs.World{Now: time.Now, Loc: time.Local, Getenv: os.Getenv, Environ: os.Environ, Getwd: os.Getwd,
 		Hostname: os.Hostname, Stdin: os.Stdin}
 }
-
-// envLab is the anchor's nodes as a lab: n[1-4] in partition gpu, each
-// with 8 H100 (the lab's machines have more CPUs and memory than the
-// anchor's 16 and 64000 MB).
-const envLab = `name: anchor
-seed: 1
-nodes:
-  - names: n[1-4]
-    template: dgx-h100
-partitions:
-  - name: gpu
-    nodes: n[1-4]
-    default: true
-`
 
 // labSide runs the verbs in this process against a lab, as root, with a
 // PATH whose srun is Parity's.
@@ -92,38 +75,8 @@ func TestEnvCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lab, err := labfile.Parse("anchor", []byte(envLab))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	dir := t.TempDir()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := cluster.Up(ctx, cluster.Options{Lab: lab, Dir: filepath.Join(dir, "lab"), Shim: []string{exe, labShimArg}, NoAccounts: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Down(context.Background())
-	tok, err := c.Token("root", auth.RoleAdmin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "bin")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(bin, "srun"), data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	side := labSide{addr: c.Addr, token: tok, path: bin + ":/usr/bin:/bin"}
+	side, dir := startAnchorLab(t, true)
+	ctx := context.Background()
 	table := NewTable()
 	only, err := regexp.Compile(*envCases)
 	if err != nil {

@@ -22,7 +22,18 @@ type State struct {
 	// Running is how many jobs (array tasks counted) run once the
 	// scheduler has placed what it can: the state is recorded then.
 	Running int
+	// Reasons are the pending reasons (squeue %r) that jobs, by name,
+	// show once the scheduler has looked at the state: Slurm's main
+	// scheduler may take a minute after a drain to word a job's reason
+	// anew, so the state is recorded only then.
+	Reasons map[string]string
+	// Backfill records the state after a backfill cycle that began once
+	// its steps were done (a state with a job waiting for nodes).
+	Backfill bool
 }
+
+// nodesDown is Slurm's reason for a job that needs more nodes than are up.
+const nodesDown = "Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions"
 
 // statusScript is every sbatch step's job: long enough to be running
 // while the state is recorded.
@@ -44,15 +55,15 @@ var States = []State{
 	}},
 	// Submitted once the others run: a scheduler that weighs job size
 	// would start the four-node job first.
-	{Name: "pending", Running: 5, Steps: [][]string{
+	{Name: "pending", Running: 5, Backfill: true, Steps: [][]string{
 		sbatch("-J", "held", "--hold", "-t", "10"),
 		sbatch("-J", "nice", "--nice=100", "-N", "4", "--gpus-per-node=8", "-t", "5"),
 	}},
-	{Name: "drained", Running: 5, Steps: [][]string{
+	{Name: "drained", Running: 5, Backfill: true, Reasons: map[string]string{"nice": nodesDown}, Steps: [][]string{
 		{"scontrol", "update", "NodeName=n1", "State=DRAIN", "Reason=fan"},
 		{"scontrol", "update", "NodeName=n4", "State=DRAIN", "Reason=maint"},
 	}},
-	{Name: "wide", Running: 6, Steps: [][]string{
+	{Name: "wide", Running: 6, Backfill: true, Reasons: map[string]string{"nice": nodesDown}, Steps: [][]string{
 		sbatch("-J", "wide", "-N", "2", "--gpus-per-node=1", "-t", "15"),
 	}},
 }
@@ -116,6 +127,7 @@ func BuildStates(ctx context.Context, s Side, dir string, poll time.Duration) ([
 	var ids []string
 	var out []StateRecord
 	for _, st := range States {
+		stepped := time.Now()
 		for _, argv := range st.Steps {
 			o, errs, code := s.Run(ctx, dir, nil, argv...)
 			if code != 0 {
@@ -128,6 +140,11 @@ func BuildStates(ctx context.Context, s Side, dir string, poll time.Duration) ([
 		}
 		if err := waitSettled(ctx, s, dir, st, poll); err != nil {
 			return out, err
+		}
+		if bw, ok := s.(backfillWaiter); ok && st.Backfill {
+			if err := bw.waitBackfill(ctx, dir, stepped); err != nil {
+				return out, fmt.Errorf("compat: state %s: %w", st.Name, err)
+			}
 		}
 		rec := StateRecord{State: st.Name, Dir: dir, IDs: slices.Clone(ids)}
 		for _, inv := range Invocations {
@@ -144,15 +161,19 @@ func BuildStates(ctx context.Context, s Side, dir string, poll time.Duration) ([
 func waitSettled(ctx context.Context, s Side, dir string, st State, poll time.Duration) error {
 	deadline := time.Now().Add(settle)
 	for {
-		o, errs, code := s.Run(ctx, dir, nil, "squeue", "-h", "-r", "-o", "%t|%r")
+		o, errs, code := s.Run(ctx, dir, nil, "squeue", "-h", "-r", "-o", "%t|%r|%j")
 		if code != 0 {
 			return fmt.Errorf("compat: state %s: squeue: exit %d: %s", st.Name, code, strings.TrimSpace(errs))
 		}
 		running, unseen := 0, false
 		for _, l := range strings.Split(strings.TrimSpace(o), "\n") {
-			t, r, _ := strings.Cut(l, "|")
-			running += map[bool]int{true: 1}[t == "R"]
-			unseen = unseen || t == "PD" && r == "None"
+			f := strings.SplitN(l, "|", 3)
+			if len(f) < 3 {
+				continue
+			}
+			running += map[bool]int{true: 1}[f[0] == "R"]
+			want, named := st.Reasons[f[2]]
+			unseen = unseen || f[0] == "PD" && (f[1] == "None" || named && f[1] != want)
 		}
 		if running == st.Running && !unseen {
 			return nil

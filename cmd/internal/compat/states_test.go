@@ -9,10 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/parityhpc/parity/labs/cluster"
-	"github.com/parityhpc/parity/labs/labfile"
-	"github.com/parityhpc/parity/scheduler/auth"
 )
 
 // recordStates records the states on a real Slurm (its SLURM_CONF) into
@@ -43,10 +39,10 @@ func TestStatusCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkRecordedCommands(t, want)
-	side := startLab(t)
+	side, dir := startAnchorLab(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	got, err := BuildStates(ctx, side, filepath.Join(t.TempDir(), "states"), 20*time.Millisecond)
+	got, err := BuildStates(ctx, side, filepath.Join(dir, "states"), 20*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,31 +114,4 @@ func record(t *testing.T, conf string) {
 		t.Fatal(err)
 	}
 	t.Logf("recorded %d states into %s", len(recs), StatesPath)
-}
-
-// startLab brings up a lab of the anchor's nodes for the test and
-// returns the side that runs the verbs against it as root.
-func startLab(t *testing.T) labSide {
-	t.Helper()
-	lab, err := labfile.Parse("anchor", []byte(envLab))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	dir := t.TempDir()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := cluster.Up(ctx, cluster.Options{Lab: lab, Dir: filepath.Join(dir, "lab"), Shim: []string{exe, labShimArg}, NoAccounts: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Down(context.Background()) })
-	tok, err := c.Token("root", auth.RoleAdmin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return labSide{addr: c.Addr, token: tok, path: "/usr/bin:/bin"}
 }

@@ -119,7 +119,7 @@ func jobColumns(e Env) map[byte]column[*pb.Job] {
 		'C': {"CPUS", func(j *pb.Job) string { return strconv.Itoa(jobCounts(j, e.NodeCPUs[Partition(j)]).cpus) }},
 		'N': {"NODELIST", NodeList},
 		'R': {"NODELIST(REASON)", ReasonOrNodes},
-		'r': {"REASON", reasonOf},
+		'r': {"REASON", reasonColumn},
 		'Q': {"PRIORITY", func(j *pb.Job) string { return strconv.FormatInt(int64(j.GetPriority()+0.5), 10) }},
 		'p': {"PRIORITY", func(j *pb.Job) string { return fmt.Sprintf("%.14f", j.GetPriority()/4294967295) }},
 		'S': {"START_TIME", func(j *pb.Job) string { return Stamp(cmpTS(beginTime(j), StartTime(j)), e.loc(), "N/A") }},
@@ -246,15 +246,35 @@ func ReasonOrNodes(j *pb.Job) string {
 }
 
 // ReasonText is the reason as squeue's %R and scontrol print it: the
-// reason, and for ReqNodeNotAvail Slurm's words for the cause
-// ("ReqNodeNotAvail, Reserved for maintenance").
+// reason, for ReqNodeNotAvail Slurm's words for the cause
+// ("ReqNodeNotAvail, Reserved for maintenance"), and for a job waiting on
+// Resources because too few of its nodes are up Slurm's description alone
+// ("Nodes required for job are DOWN, DRAINED or reserved for jobs in
+// higher priority partitions"), as slurmctld sets it as the job's
+// state_desc, which squeue prints in place of the reason.
 func ReasonText(j *pb.Job) string {
 	r := reasonOf(j)
-	if r == "ReqNodeNotAvail" && j.GetReasonDetail() != "" {
-		r += ", " + j.GetReasonDetail()
+	switch d := j.GetReasonDetail(); {
+	case r == "ReqNodeNotAvail" && d != "":
+		r += ", " + d
+	default:
+		r = reasonColumn(j)
 	}
 	return r
 }
+
+// reasonColumn is squeue's %r: the reason, or for a job waiting on
+// Resources because too few of its nodes are up, Slurm's description.
+func reasonColumn(j *pb.Job) string {
+	if r := reasonOf(j); r != "Resources" || !strings.HasPrefix(j.GetReasonDetail(), slurmNodesDownDesc) {
+		return r
+	}
+	return j.GetReasonDetail()
+}
+
+// slurmNodesDownDesc begins slurmctld's state_desc for a job whose
+// partition has fewer nodes up than it needs (core.DescNodesDown).
+const slurmNodesDownDesc = "Nodes required for job are DOWN, DRAINED"
 
 func minMemory(j *pb.Job) string {
 	s := j.GetSpec()
