@@ -127,13 +127,24 @@ func (c *Controller) nodeProto(n *node) *pb.Node {
 	if notResp {
 		p.Flags = append(p.Flags, "NOT_RESPONDING")
 	}
-	p.DisplayState = displayState(base, n.Drain, notResp || !n.registered)
+	// Slurm's backfill flags only the idle nodes of a job's plan: a node
+	// running jobs stays mixed or allocated.
+	planned := base == "IDLE" && c.st.planned[n.name]
+	if planned {
+		p.Flags = append(p.Flags, "PLANNED")
+	}
+	p.DisplayState = displayState(base, n.Drain, notResp || !n.registered, planned)
 	return p
 }
 
-// displayState derives sinfo's one-word state.
-func displayState(base string, drain, notResponding bool) string {
+// displayState derives sinfo's one-word state: a planned node (idle, held
+// for a pending job's later start) is plnd, as Slurm 22.05's sinfo shows a
+// node its backfill planned.
+func displayState(base string, drain, notResponding, planned bool) string {
 	s := map[string]string{"IDLE": "idle", "MIXED": "mix", "ALLOCATED": "alloc", "DOWN": "down", "UNKNOWN": "unk"}[base]
+	if planned {
+		s = "plnd"
+	}
 	if drain {
 		s = "drain"
 		if base == "MIXED" || base == "ALLOCATED" {

@@ -87,6 +87,7 @@ func (c *Controller) schedulePass(ctx context.Context) error {
 	return c.mutate(ctx, func() ([]write, func(), error) {
 		st := c.st
 		st.lastPass, st.lastPassDur = now, dur
+		st.planned = plannedNodes(plan, now)
 		for i := range plan.Decisions {
 			d := &plan.Decisions[i]
 			j := st.jobs[d.Job]
@@ -265,6 +266,21 @@ func (c *Controller) alternatives(snap core.Snapshot, now time.Time, plan core.P
 					out[s.Job] = append(out[s.Job], n)
 				}
 			}
+		}
+	}
+	return out
+}
+
+// plannedNodes are the nodes the plan holds for pending jobs that start
+// later than now.
+func plannedNodes(plan core.Plan, now time.Time) map[string]bool {
+	out := map[string]bool{}
+	for _, r := range plan.Reservations {
+		if !r.Start.After(now) {
+			continue
+		}
+		for _, a := range r.Nodes {
+			out[a.Node] = true
 		}
 	}
 	return out

@@ -45,6 +45,9 @@ func (c *Controller) snapshotLocked(now time.Time) core.Snapshot {
 			continue // its tasks are split off and scheduled instead
 		}
 		cj := j.Core
+		if j.task != nil {
+			cj.ArrayJob, cj.ArrayIndex = j.task.array, j.task.index
+		}
 		if d := j.suspendedTotal(now); d > 0 && cj.TimeLimit > 0 {
 			// The agent stops a suspended job's limit clock: the core
 			// projects its end that much later.

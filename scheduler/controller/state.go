@@ -118,6 +118,10 @@ type state struct {
 	// lastPass and lastPassDur describe the last scheduling pass.
 	lastPass    time.Time
 	lastPassDur time.Duration
+	// planned are the nodes the last pass holds for a pending job's later
+	// start (Slurm's backfill flags them PLANNED; sinfo shows an idle one
+	// as planned).
+	planned map[string]bool
 	// caps caches partition capacities for submit checks; cleared when an
 	// inventory changes.
 	caps map[string]partCaps

@@ -15,7 +15,8 @@ type rankItem struct {
 }
 
 // queueOrder returns the pending jobs in pass order: PriorityTier (highest
-// first), priority (highest first), submit time, job id. A stable radix
+// first), priority (highest first), submit time, job id (an array's tasks
+// by index). A stable radix
 // sort on the priority key does the bulk in linear time; the rare equal
 // priorities are ordered by submit time and id, and tiers by a stable
 // bucket pass.
@@ -34,10 +35,8 @@ func (p *pass) queueOrder() []int32 {
 		if hi-lo > 1 {
 			slices.SortFunc(items[lo:hi], func(a, b rankItem) int {
 				x, y := &p.prio[a.idx], &p.prio[b.idx]
-				if x.submit != y.submit {
-					return cmp.Compare(x.submit, y.submit)
-				}
-				return cmp.Compare(x.id, y.id)
+				return cmp.Or(cmp.Compare(x.submit, y.submit), cmp.Compare(x.array, y.array),
+					cmp.Compare(x.index, y.index), cmp.Compare(x.id, y.id))
 			})
 		}
 		lo = hi

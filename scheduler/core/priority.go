@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"math"
 	"time"
 
@@ -19,13 +20,17 @@ type prioKey struct {
 
 // jobPrio is one pending job's priority inputs that vary per job.
 type jobPrio struct {
-	base      *factorBase
-	age, fs   float64
-	nice      int
-	total     float64
-	tier      int
-	submit    int64
-	id        JobID
+	base    *factorBase
+	age, fs float64
+	nice    int
+	total   float64
+	tier    int
+	submit  int64
+	id      JobID
+	// array and index order an array's tasks (array is the job's own id
+	// for a job of its own).
+	array     JobID
+	index     int
 	pendIndex int32
 }
 
@@ -75,6 +80,7 @@ func (p *pass) rank(pend []pendingJob) {
 		jp.age = ageFactor(p.accrueFrom(j), c.now, cfg.MaxAge)
 		jp.total = total(base, jp.age, jp.fs, jp.nice)
 		jp.submit, jp.id, jp.pendIndex = unixS(j.Submit), j.ID, int32(i)
+		jp.array, jp.index = cmp.Or(j.ArrayJob, j.ID), j.ArrayIndex
 		if k.part >= 0 {
 			jp.tier = c.snap.Partitions[k.part].PriorityTier
 		}

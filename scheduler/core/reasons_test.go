@@ -121,8 +121,8 @@ func TestJobsBehindTooFewUpNodesWaitOnPriority(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.Backfill = tc.mode
 			plan := Schedule(snap, cfg, t0)
-			if d := decision(t, plan, 3); d.Reason != ReasonResources || d.Action != ActionPending {
-				t.Errorf("first job too big for the nodes up: %s/%s (%s), want pending/Resources", d.Action, d.Reason, d.Detail)
+			if d := decision(t, plan, 3); d.Reason != ReasonResources || d.Action != ActionPending || d.Detail != DescNodesDown {
+				t.Errorf("first job too big for the nodes up: %s/%s (%s), want pending/Resources (%s), as Slurm words it", d.Action, d.Reason, d.Detail, DescNodesDown)
 			}
 			if d := decision(t, plan, 2); d.Reason != ReasonPriority {
 				t.Errorf("second job of that shape: %s/%s (%s), want Priority", d.Action, d.Reason, d.Detail)

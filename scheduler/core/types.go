@@ -124,7 +124,13 @@ const (
 // Nodes 0 = 1 (or what --gpus needs), Tasks 0 = one per node, CPUsPerTask 0 = 1,
 // TimeLimit 0 = the partition's DefaultTime (else MaxTime, else unlimited).
 type Job struct {
-	ID                 JobID
+	ID JobID
+	// ArrayJob and ArrayIndex name an array task's array and index (0 and
+	// 0 for a job of its own): the queue orders tasks of equal priority by
+	// index, as Slurm starts them, whatever ids they were split off with
+	// (the last task keeps the array's own id).
+	ArrayJob           JobID
+	ArrayIndex         int
 	Name               string
 	User, Account, QOS string
 	// Partition is the partition a running job runs in, and a pending

@@ -205,6 +205,11 @@ func endTime(j *pb.Job, loc *time.Location) string {
 		limit := time.Duration(j.GetTimeLimitSeconds()+j.GetSuspendedSeconds()) * time.Second
 		return st.AsTime().Add(limit).In(loc).Format(TimeLayout)
 	}
+	// A pending job the scheduler has planned ends its limit after the
+	// planned start, as Slurm's backfill sets its end time.
+	if st := j.GetExpectedStart(); st != nil && j.GetState() == "PENDING" && j.GetTimeLimitSeconds() > 0 {
+		return st.AsTime().Add(time.Duration(j.GetTimeLimitSeconds()) * time.Second).In(loc).Format(TimeLayout)
+	}
 	return "Unknown"
 }
 

@@ -290,9 +290,10 @@ func endTimeCode(e Env) func(*pb.Job) string {
 		if j.GetEndTime() == nil && beginTime(j) != nil {
 			return "NONE"
 		}
-		if j.GetEndTime() == nil && j.GetState() == "RUNNING" {
+		if j.GetEndTime() == nil && (j.GetState() == "RUNNING" || j.GetState() == "PENDING") {
 			// Slurm sets a running job's end to its start plus its
-			// limit (squeue -o %e on the anchor).
+			// limit, and a planned pending job's to its planned start
+			// plus its limit (squeue -o %e on the anchor).
 			if t := endTime(j, e.loc()); t != "Unknown" {
 				return t
 			}

@@ -67,10 +67,13 @@ func TestShowJob(t *testing.T) {
 	if len(recs) != 2 {
 		t.Fatalf("%d records:\n%s", len(recs), b.String())
 	}
+	// A planned pending job ends its limit after its planned start, as
+	// the anchor's scontrol shows one (StartTime=15:18:14
+	// EndTime=15:25:14 for -t 7).
 	want := []map[string]string{
 		{"JobId": "12", "JobName": "train-llm-big", "UserId": "alice(N/A)", "GroupId": "N/A(N/A)", "MCS_label": "N/A", "Priority": "1500", "Account": "physics", "QOS": "normal",
 			"JobState": "PENDING", "Reason": "Resources", "Dependency": "(null)", "ExitCode": "0:0", "RunTime": "00:00:00",
-			"TimeLimit": "01:00:00", "StartTime": "2025-06-02T12:00:00", "EndTime": "Unknown", "Partition": "gpu", "NodeList": "",
+			"TimeLimit": "01:00:00", "StartTime": "2025-06-02T12:00:00", "EndTime": "2025-06-02T13:00:00", "Partition": "gpu", "NodeList": "",
 			"NumNodes": "1-1", "NumCPUs": "32", "NumTasks": "4", "CPUs/Task": "8", "TRES": "cpu=32,mem=64G,node=1,billing=32",
 			"MinMemoryNode": "64G", "StdOut": "/home/alice/logs/train-llm-big-12.out",
 			"StdErr": "/home/alice/logs/train-llm-big-12.out", "StdIn": "/dev/null", "TresPerNode": "gres:gpu:h100:4"},

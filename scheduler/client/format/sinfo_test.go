@@ -166,6 +166,9 @@ func TestSlurmNodeState(t *testing.T) {
 		{"fail", &pb.Node{State: "IDLE", Flags: []string{"FAIL"}}, 0x2002},
 		{"maint", &pb.Node{State: "IDLE", Flags: []string{"MAINT"}}, 0x8002},
 		{"reserved", &pb.Node{State: "IDLE", Flags: []string{"RESERVED"}}, 0x22},
+		// Above mixed, so sinfo lists a planned group before a mixed one
+		// (the anchor's sinfo with a 4-node job planned).
+		{"planned", &pb.Node{State: "IDLE", Flags: []string{"PLANNED"}, DisplayState: "plnd"}, 0x200002},
 	}
 	for _, c := range cases {
 		mustEqual(t, c.name, slurmNodeState(c.n), c.want)
@@ -202,6 +205,7 @@ func TestSinfoMatchesSlurm(t *testing.T) {
 	mixed := &pb.Node{State: "MIXED", AllocCpus: 4,
 		Inventory: &pb.Inventory{Host: &pb.Host{Sockets: 2, Cores: 16, Cpus: "0-15"}}}
 	drained := &pb.Node{State: "IDLE", Flags: []string{"DRAIN"}, Reason: "bad fan"}
+	planned := func() *pb.Node { return &pb.Node{State: "IDLE", Flags: []string{"PLANNED"}, DisplayState: "plnd"} }
 	// Lines as Slurm 22.05 printed them, less their trailing blanks.
 	cases := []struct {
 		name   string
@@ -218,6 +222,10 @@ func TestSinfoMatchesSlurm(t *testing.T) {
 			"gpu*         up   infinite      1  drain n4\n" +
 			"gpu*         up   infinite      1    mix n1\n" +
 			"gpu*         up   infinite      2   idle n[2-3]\n"},
+		{"planned before mixed", []*pb.Node{mixed, {State: "MIXED", AllocCpus: 1}, planned(), planned()}, SinfoDefault, SinfoOptions{}, "" +
+			"PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n" +
+			"gpu*         up   infinite      2   plnd n[3-4]\n" +
+			"gpu*         up   infinite      2    mix n[1-2]\n"},
 		{"-N", []*pb.Node{idle()}, SinfoNodes, SinfoOptions{PerNode: true}, "" +
 			"NODELIST   NODES PARTITION STATE\n" +
 			"n1             1      gpu* idle\n"},

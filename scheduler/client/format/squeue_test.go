@@ -53,7 +53,9 @@ func TestSqueueCodes(t *testing.T) {
 	}{
 		{"%i|%T|%l|%L|%C|%D", 1, "7|RUNNING|1-01:00:00|22:59:30|32|2"},
 		{"%i|%T|%l|%L|%C|%b", 0, "12|PENDING|1:00:00|1:00:00|32|gres:gpu:h100:4"},
-		{"%S|%V|%e", 0, "2025-06-02T12:00:00|2025-06-02T09:00:00|N/A"},
+		// A planned pending job's %e is its planned start plus its
+		// limit, as the anchor's squeue prints it.
+		{"%S|%V|%e", 0, "2025-06-02T12:00:00|2025-06-02T09:00:00|2025-06-02T13:00:00"},
 		{"%S", 1, "2025-06-02T08:59:30"},
 		{"%E|%f|%m|%r|%N", 2, "afterok:12(unfulfilled)|(null)|0|JobHeldUser|"},
 		{"%m|%a|%q|%Q|%y", 0, "64G|physics|normal|1500|0"},
@@ -188,10 +190,19 @@ func TestReasonText(t *testing.T) {
 		{"ReqNodeNotAvail", "Reserved for maintenance", "(ReqNodeNotAvail, Reserved for maintenance)", "ReqNodeNotAvail,_Reserved_for_maintenance"},
 		{"ReqNodeNotAvail", "UnavailableNodes:n4", "(ReqNodeNotAvail, UnavailableNodes:n4)", "ReqNodeNotAvail,_UnavailableNodes:n4"},
 		{"Resources", "needs 4 node(s)", "(Resources)", "Resources"},
+		// Too few nodes up: slurmctld's state_desc, as the anchor's
+		// squeue and scontrol print it for a 4-node job with two of four
+		// nodes drained.
+		{"Resources", "Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions",
+			"(Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions)",
+			"Nodes_required_for_job_are_DOWN,_DRAINED_or_reserved_for_jobs_in_higher_priority_partitions"},
 		{"", "", "(None)", "None"},
 	} {
 		j := &pb.Job{Id: 5, State: "PENDING", Reason: c.reason, ReasonDetail: c.detail, Spec: &pb.JobSpec{Name: "x"}}
 		mustEqual(t, c.reason+" %R", ReasonOrNodes(j), c.squeue)
+		if want := strings.Trim(c.squeue, "()"); !strings.HasPrefix(c.reason, "ReqNodeNotAvail") {
+			mustEqual(t, c.reason+" %r", reasonColumn(j), want)
+		}
 		var b strings.Builder
 		if err := ShowJobs(&b, []*pb.Job{j}, ShowOptions{Env: env}); err != nil {
 			t.Fatal(err)

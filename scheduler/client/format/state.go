@@ -142,6 +142,9 @@ var slurmBaseStates = map[string]int{
 var slurmStateFlags = map[string]int{
 	"RESERVED": 0x20, "DRAIN": 0x200, "COMPLETING": 0x400, "NOT_RESPONDING": 0x800,
 	"NO_RESPOND": 0x800, "FAIL": 0x2000, "MAINT": 0x8000,
+	// NODE_STATE_PLANNED: a node backfill holds for a pending job; the bit
+	// sorts a planned group before a mixed one, as the anchor's sinfo.
+	"PLANNED": 0x200000,
 }
 
 // slurmNodeState is the node's state as Slurm's node_state number: base
