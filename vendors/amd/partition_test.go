@@ -51,7 +51,7 @@ func othersFiles(inv gres.Inventory, gpu string) map[string][]gres.DeviceFile {
 
 func TestRepartitionSwitchesOneGPUsMode(t *testing.T) {
 	ctx := context.Background()
-	m, d := newSwitchable(t, amdsim.Config{Seed: 3, GPUs: 4, Host: smallHost(1)})
+	m, d := newSwitchable(t, amdsim.Config{Seed: 3, GPUs: 3, Host: smallHost(1)})
 	before := discover(t, d)
 	gpu := before.Devices[2].UUID
 	others := othersFiles(before, gpu)
@@ -107,7 +107,7 @@ func TestRepartitionSwitchesOneGPUsMode(t *testing.T) {
 
 func TestRepartitionLowersTheMemoryModeItNeedsTo(t *testing.T) {
 	ctx := context.Background()
-	m, d := newSwitchable(t, amdsim.Config{Seed: 4, GPUs: 4, Host: smallHost(4), ComputePartition: "cpx", MemoryPartition: "nps4"})
+	m, d := newSwitchable(t, amdsim.Config{Seed: 4, GPUs: 2, Host: smallHost(2), ComputePartition: "cpx", MemoryPartition: "nps4"})
 	gpu := discover(t, d).Devices[1].UUID
 	if err := d.Repartition(ctx, gpu, []string{"dpx"}); err != nil {
 		t.Fatalf("Repartition dpx from CPX/NPS4: %v", err)
