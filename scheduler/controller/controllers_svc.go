@@ -28,6 +28,15 @@ func (c *Controller) controllerStatus() *pb.ControllerStatus {
 		return &pb.ControllerStatus{Address: addr, Role: "Single", Leader: addr, Voters: []string{addr}, Serving: true}
 	}
 	st := c.repl.node.Status()
+	if len(st.Voters) == 1 && st.Voters[0] == st.Addr {
+		// Alone, its configured name may be ":6817" or a port 0 the OS
+		// chose: show where it listens.
+		addr := c.Addr()
+		if st.Leader == st.Addr {
+			st.Leader = addr
+		}
+		st.Addr, st.Voters = addr, []string{addr}
+	}
 	return &pb.ControllerStatus{Address: st.Addr, Role: st.Role, Leader: st.Leader, Term: st.Term, LastIndex: st.LastIndex,
 		AppliedIndex: st.AppliedIndex, CommitIndex: st.CommitIndex, LastContactMs: st.LastContact.Milliseconds(),
 		Voters: st.Voters, Serving: c.repl.serving.Load()}

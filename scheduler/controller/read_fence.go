@@ -106,3 +106,10 @@ func (f *commitFence) waitLocked(ctx context.Context, seen uint64) error {
 	}
 	return nil
 }
+
+// waited reports whether a call waits on the fence now (tests).
+func (f *commitFence) waited() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.wake != nil
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -53,6 +54,9 @@ type replication struct {
 	term  atomic.Uint64
 	reads readCheck
 	fsm   *storeFSM
+	// served is closed the first time this controller serves.
+	served     chan struct{}
+	servedOnce sync.Once
 }
 
 // replicaBroken is why this controller's store stopped applying the
@@ -71,13 +75,18 @@ func (c *Controller) replicaBroken() error {
 // the API: always when it runs alone.
 func (c *Controller) serving() bool { return c.repl == nil || c.repl.serving.Load() }
 
-// startReplica joins the controllers' raft group (Start, when the
-// configuration lists several controllers).
+// startReplica joins the controllers' raft group (Start). A controller
+// configured alone is a group of one voter, named by its configured
+// address (stable across restarts, even when the port is the OS's
+// choice): the same code path, and a group others can join.
 func (c *Controller) startReplica(ctx context.Context, tlsCfg *tls.Config) error {
 	peers := c.cfg.Controller.Peers
 	self := c.opts.Advertise
 	if self == "" {
 		self = c.cfg.Controller.Listen
+	}
+	if len(peers) == 0 {
+		peers = []string{self}
 	}
 	if !slices.Contains(peers, self) {
 		return fmt.Errorf("controller: this controller's address %q is not in controllers: %v (pass --advertise with its entry)", self, peers)
@@ -92,14 +101,41 @@ func (c *Controller) startReplica(ctx context.Context, tlsCfg *tls.Config) error
 	if err != nil {
 		return fmt.Errorf("controller: %w", err)
 	}
-	c.repl = &replication{node: node, self: self, fsm: fsm}
+	c.repl = &replication{node: node, self: self, fsm: fsm, served: make(chan struct{})}
 	c.repl.reads = readCheck{node: node, term: c.repl.term.Load}
 	fsm.stop = func() { go node.Close() }
 	c.store.replicate = func(entry []byte) error { return node.Apply(entry, replicaCommitTimeout) }
 	c.wg.Add(1)
 	go func() { defer c.wg.Done(); c.followLeadership(ctx) }()
-	c.log.Info("controller replicating", "self", self, "controllers", peers)
+	if len(peers) > 1 {
+		c.log.Info("controller replicating", "self", self, "controllers", peers)
+		return nil
+	}
+	if err := c.awaitServing(ctx); err != nil {
+		node.Close()
+		return err
+	}
 	return nil
+}
+
+// aloneElectionWait bounds how long a controller alone waits to elect
+// itself (its log's fsync, then one entry of its own): far more than
+// either takes, so that a stuck disk is an error at start, not a hang.
+const aloneElectionWait = 30 * time.Second
+
+// awaitServing waits, for a controller configured alone, until it leads
+// and serves, so that Start returns ready as it did before replication.
+func (c *Controller) awaitServing(ctx context.Context) error {
+	t := time.NewTimer(aloneElectionWait)
+	defer t.Stop()
+	select {
+	case <-c.repl.served:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return fmt.Errorf("controller: alone, but not leading after %s (is its state directory's disk stuck?)", aloneElectionWait)
+	}
 }
 
 // followLeadership serves while this controller leads.
@@ -152,6 +188,7 @@ func (c *Controller) startServing() error {
 		return err
 	}
 	c.repl.serving.Store(true)
+	c.repl.servedOnce.Do(func() { close(c.repl.served) })
 	c.metrics.leadership(true)
 	c.log.Info("controller leading", "self", c.repl.self, "jobs", jobs, "took", time.Since(start))
 	c.trigger()

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
@@ -46,6 +47,11 @@ type trio struct {
 	setup func(*trio)
 	// trailing is raft's TrailingLogs for the controllers (0: default).
 	trailing uint64
+	// n is how many controllers (0: three).
+	n int
+	// cfgs overrides cfg for some controllers (one added later, whose
+	// list names itself).
+	cfgs map[string]*config.Cluster
 }
 
 func startTrio(t testing.TB) *trio { return startTrioWith(t, "") }
@@ -66,7 +72,7 @@ func startTrioTimed(t testing.TB, extra string, timing replica.Timing) *trio {
 func startTrioOf(t testing.TB, tr *trio, extra string) *trio {
 	t.Helper()
 	tr.t, tr.cs, tr.dirs, tr.lis = t, map[string]*Controller{}, map[string]string{}, map[string]net.Listener{}
-	for range 3 {
+	for range cmp.Or(tr.n, 3) {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
@@ -118,7 +124,11 @@ func (tr *trio) start(a string) {
 	if timing == (replica.Timing{}) {
 		timing = fastTiming
 	}
-	opts := Options{Config: tr.cfg, Listener: lis, Advertise: a, StateDir: tr.dirs[a], MetricsAddr: "off",
+	cfg := tr.cfg
+	if c, ok := tr.cfgs[a]; ok {
+		cfg = c
+	}
+	opts := Options{Config: cfg, Listener: lis, Advertise: a, StateDir: tr.dirs[a], MetricsAddr: "off",
 		NoScheduler: true, ReplicaTiming: timing, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if tr.inmem != nil {
 		opts.ReplicaTransport = tr.connectInmem(a)

@@ -319,12 +319,10 @@ func (c *Controller) Start(ctx context.Context) error {
 	pb.RegisterControllersServer(c.grpc, &controllersService{c: c})
 	pb.RegisterAssocAdminServer(c.grpc, &assocAdminService{c: c})
 	ctx, c.cancel = context.WithCancel(ctx)
-	if len(c.cfg.Controller.Peers) > 1 {
-		if err := c.startReplica(ctx, tlsCfg); err != nil {
-			c.cancel()
-			c.mux.close()
-			return err
-		}
+	if err := c.startReplica(ctx, tlsCfg); err != nil {
+		c.cancel()
+		c.mux.close()
+		return err
 	}
 	c.wg.Add(4)
 	go func() { defer c.wg.Done(); c.writer() }()

@@ -101,7 +101,7 @@ func Start(cfg Config, fsm raft.FSM) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, trans: trans, leader: make(chan bool, 16), closed: make(chan struct{})}
 	rc.NotifyCh = n.leader
-	if err := bootstrap(cfg, rc, logs, stable, snaps, trans); err != nil {
+	if err := bootstrap(cfg, rc, fsm, logs, stable, snaps, trans); err != nil {
 		closeStores()
 		return nil, err
 	}
@@ -117,6 +117,10 @@ func Start(cfg Config, fsm raft.FSM) (*Node, error) {
 			c.Close()
 		}
 		return errors.Join(err, closeStores())
+	}
+	if err := n.electAlone(); err != nil {
+		n.Close()
+		return nil, err
 	}
 	return n, nil
 }
@@ -173,13 +177,13 @@ func openStores(cfg Config, rc *raft.Config) (raft.LogStore, raft.StableStore, r
 
 // bootstrap writes the first configuration into an empty log; a log that
 // has one keeps it (membership changes since are in the log).
-func bootstrap(cfg Config, rc *raft.Config, logs raft.LogStore, stable raft.StableStore, snaps raft.SnapshotStore, trans raft.Transport) error {
+func bootstrap(cfg Config, rc *raft.Config, fsm raft.FSM, logs raft.LogStore, stable raft.StableStore, snaps raft.SnapshotStore, trans raft.Transport) error {
 	has, err := raft.HasExistingState(logs, stable, snaps)
 	if err != nil {
 		return fmt.Errorf("replica: read log: %w", err)
 	}
 	if has {
-		return nil
+		return renameAlone(cfg, rc, fsm, logs, stable, snaps, trans)
 	}
 	peers := cfg.Peers
 	if len(peers) == 0 {
