@@ -104,6 +104,9 @@ func controllerStatus(ctx context.Context, out io.Writer, f *controllerFlags) er
 		if commit > 0 {
 			lag = fmt.Sprint(commit - min(commit, s.GetAppliedIndex()))
 		}
+		if s.GetBroken() != "" {
+			lag = "stopped: " + s.GetBroken()
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", r.addr, s.GetRole(), yesNo(s.GetServing()), cmp.Or(s.GetLeader(), "-"),
 			s.GetTerm(), s.GetLastIndex(), s.GetAppliedIndex(), lag)
 	}

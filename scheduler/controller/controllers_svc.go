@@ -39,7 +39,7 @@ func (c *Controller) controllerStatus() *pb.ControllerStatus {
 	}
 	return &pb.ControllerStatus{Address: st.Addr, Role: st.Role, Leader: st.Leader, Term: st.Term, LastIndex: st.LastIndex,
 		AppliedIndex: st.AppliedIndex, CommitIndex: st.CommitIndex, LastContactMs: st.LastContact.Milliseconds(),
-		Voters: st.Voters, Serving: c.repl.serving.Load()}
+		Voters: st.Voters, Serving: c.repl.serving.Load(), Broken: errText(c.replicaBroken())}
 }
 
 func (s *controllersService) Join(ctx context.Context, r *pb.ControllerChange) (*pb.ControllerStatus, error) {
@@ -67,4 +67,12 @@ func (s *controllersService) change(ctx context.Context, verb, addr string, do f
 	}
 	s.c.log.Info("controller membership changed", "verb", verb, "address", addr, "by", id.User)
 	return s.c.controllerStatus(), nil
+}
+
+// errText is err's message, "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

@@ -366,6 +366,6 @@ func (s *store) replace(r io.Reader) error {
 	if err != nil {
 		return err
 	}
-	s.db = fresh.db
+	s.db, s.file = fresh.db, fresh.file
 	return nil
 }

@@ -85,3 +85,56 @@ func TestAFollowerWhoseDiskFillsIsRefusedAndRebuiltFromASnapshot(t *testing.T) {
 		}
 	}
 }
+
+// A follower whose state directory is removed under it (an operator's
+// slip, a lost mount) stops at the next entry and says why in its status,
+// instead of writing on to a deleted file whose contents the next start
+// would not find; the other two keep acknowledging. Restored with the
+// cluster key and restarted, it is sent the leader's snapshot.
+func TestAFollowerWhoseStateDirectoryIsRemovedStopsAndIsRebuilt(t *testing.T) {
+	tr := startTrioOf(t, &trio{trailing: 4}, "")
+	lead := tr.leader()
+	f := tr.addrs[0]
+	if f == lead {
+		f = tr.addrs[1]
+	}
+	ctx := context.Background()
+	cl := tr.client(strings.Join(tr.addrs, ","), "alice", auth.RoleUser)
+	key, err := os.ReadFile(filepath.Join(tr.dirs[f], "cluster.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(tr.dirs[f]); err != nil {
+		t.Fatal(err)
+	}
+	var ids []uint64
+	for i := range 10 {
+		id, err := cl.Submit(ctx, gpuJob(fmt.Sprintf("j%d", i), 1))
+		if err != nil {
+			t.Fatalf("submission %d with a follower's state directory gone: %v", i, err)
+		}
+		ids = append(ids, id)
+	}
+	gone := tr.cs[f]
+	eventually(t, func() bool { return gone.controllerStatus().GetBroken() != "" }, "the follower whose directory went still applies the log")
+	if st := gone.controllerStatus(); !strings.Contains(st.GetBroken(), "state directory was removed") {
+		t.Fatalf("the follower's status says %q, want the removed directory named", st.GetBroken())
+	}
+	if err := tr.cs[lead].repl.node.Snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	tr.crash(f)
+	if err := os.MkdirAll(tr.dirs[f], 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tr.dirs[f], "cluster.key"), key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tr.start(f)
+	back := tr.cs[f]
+	want := tr.cs[lead].repl.node.Status().SnapshotIndex
+	eventually(t, func() bool { return back.repl.node.Status().AppliedIndex >= want }, "the restored follower never installed the snapshot")
+	for _, id := range ids {
+		eventually(t, func() bool { _, err := storedJob(back.store, id); return err == nil }, fmt.Sprintf("the restored follower lacks job %d", id))
+	}
+}

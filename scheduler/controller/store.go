@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync/atomic"
 	"time"
@@ -62,6 +63,11 @@ type store struct {
 	// (a full disk, a lost directory) before anything is written, on a
 	// follower too.
 	failWrite atomic.Pointer[func() error]
+	// file is the state file as opened: a write first checks that its
+	// path still names it, since removing the state directory under an
+	// open file goes unnoticed otherwise (writes go on to a deleted inode
+	// and are lost at the next start).
+	file os.FileInfo
 }
 
 func openStore(dir string) (*store, error) {
@@ -86,7 +92,26 @@ func openStore(dir string) (*store, error) {
 		db.Close()
 		return nil, fmt.Errorf("%w: init %s: %w", ErrStore, path, err)
 	}
-	return &store{db: db}, nil
+	file, err := os.Stat(path)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%w: %w", ErrStore, err)
+	}
+	return &store{db: db, file: file}, nil
+}
+
+// errStateGone says the state file was removed or replaced under the
+// running controller.
+var errStateGone = errors.New("the state directory was removed or its state file replaced under the running controller")
+
+// present checks that the state file's path still names the open file.
+func (s *store) present() error {
+	path := s.db.Path()
+	now, err := os.Stat(path)
+	if err != nil || !os.SameFile(now, s.file) {
+		return fmt.Errorf("%w: %s: %w (restore the directory, with cluster.key, and restart: the others send it a snapshot)", ErrStore, path, errStateGone)
+	}
+	return nil
 }
 
 func (s *store) close() error { return s.db.Close() }
@@ -115,6 +140,9 @@ func (s *store) apply(ws []write) error {
 		if err := (*fail)(); err != nil {
 			return fmt.Errorf("%w: commit: %w", ErrStore, err)
 		}
+	}
+	if err := s.present(); err != nil {
+		return err
 	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		var b *bolt.Bucket

@@ -61,7 +61,7 @@ func (*ControllerStatusRequest) Descriptor() ([]byte, []int) {
 type ControllerStatus struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
 	Address      string                 `protobuf:"bytes,1,opt,name=address,proto3" json:"address,omitempty"`
-	Role         string                 `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"`     // "Leader", "Follower", "Candidate"; "Single" without replication
+	Role         string                 `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"`     // "Leader", "Follower", "Candidate", "Shutdown" (its replica stopped)
 	Leader       string                 `protobuf:"bytes,3,opt,name=leader,proto3" json:"leader,omitempty"` // the leader's address as this controller knows it
 	Term         uint64                 `protobuf:"varint,4,opt,name=term,proto3" json:"term,omitempty"`
 	LastIndex    uint64                 `protobuf:"varint,5,opt,name=last_index,json=lastIndex,proto3" json:"last_index,omitempty"`
@@ -72,7 +72,10 @@ type ControllerStatus struct {
 	Voters        []string `protobuf:"bytes,9,rep,name=voters,proto3" json:"voters,omitempty"`
 	// serving: this controller applies commands and answers the API (the
 	// leader once it has caught up with the log).
-	Serving       bool `protobuf:"varint,10,opt,name=serving,proto3" json:"serving,omitempty"`
+	Serving bool `protobuf:"varint,10,opt,name=serving,proto3" json:"serving,omitempty"`
+	// broken is why this controller's store stopped applying the log (its
+	// disk full, its state directory removed); empty while it is whole.
+	Broken        string `protobuf:"bytes,11,opt,name=broken,proto3" json:"broken,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -177,6 +180,13 @@ func (x *ControllerStatus) GetServing() bool {
 	return false
 }
 
+func (x *ControllerStatus) GetBroken() string {
+	if x != nil {
+		return x.Broken
+	}
+	return ""
+}
+
 type ControllerChange struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Address       string                 `protobuf:"bytes,1,opt,name=address,proto3" json:"address,omitempty"` // the controller to add or remove, host:port
@@ -226,7 +236,7 @@ var File_parity_v1_controllers_proto protoreflect.FileDescriptor
 const file_parity_v1_controllers_proto_rawDesc = "" +
 	"\n" +
 	"\x1bparity/v1/controllers.proto\x12\tparity.v1\"\x19\n" +
-	"\x17ControllerStatusRequest\"\xad\x02\n" +
+	"\x17ControllerStatusRequest\"\xc5\x02\n" +
 	"\x10ControllerStatus\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x12\n" +
 	"\x04role\x18\x02 \x01(\tR\x04role\x12\x16\n" +
@@ -239,7 +249,8 @@ const file_parity_v1_controllers_proto_rawDesc = "" +
 	"\x0flast_contact_ms\x18\b \x01(\x03R\rlastContactMs\x12\x16\n" +
 	"\x06voters\x18\t \x03(\tR\x06voters\x12\x18\n" +
 	"\aserving\x18\n" +
-	" \x01(\bR\aserving\",\n" +
+	" \x01(\bR\aserving\x12\x16\n" +
+	"\x06broken\x18\v \x01(\tR\x06broken\",\n" +
 	"\x10ControllerChange\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress2\xdd\x01\n" +
 	"\vControllers\x12I\n" +
