@@ -41,7 +41,9 @@ func benchControllerLogged(b *testing.B, log *slog.Logger) *harness {
 }
 
 // BenchmarkSubmitDurable measures acknowledged, fsync'd submissions over
-// the gRPC API from many concurrent clients (target ≥ 10,000/s). The
+// the gRPC API from many concurrent clients to one controller (target ≥
+// 10,000/s): a raft group of one voter, so each group commit is fsynced
+// to the raft log, then to the store. The
 // "logged" case writes the controller's info log (a line per job) to a
 // file, as a real controller does to its log.
 func BenchmarkSubmitDurable(b *testing.B) {

@@ -62,24 +62,3 @@ func BenchmarkGetJobReplicated(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "reads/s")
 }
-
-func BenchmarkSubmitDurableSingleVoter(b *testing.B) {
-	tr := startTrioOf(b, &trio{n: 1}, "maxJobCount: 2000000\n")
-	tr.leader()
-	cl := tr.client(strings.Join(tr.addrs, ","), "alice", auth.RoleUser)
-	spec := benchSpec()
-	b.SetParallelism(max(1, 256/runtime.GOMAXPROCS(0)))
-	b.ResetTimer()
-	start, cpu0 := time.Now(), cpuTime()
-	b.RunParallel(func(pb *testing.PB) {
-		ctx := context.Background()
-		for pb.Next() {
-			if _, err := cl.Submit(ctx, spec); err != nil {
-				b.Error(err)
-				return
-			}
-		}
-	})
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "submits/s")
-	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/submit")
-}
