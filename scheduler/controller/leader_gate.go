@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/parityhpc/parity/scheduler/api"
+	"github.com/parityhpc/parity/scheduler/api/jsonapi"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/rest"
 )
@@ -116,7 +117,11 @@ func (c *Controller) leaderHTTP(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if err := c.restGate(w); err != nil {
+		method := ""
+		if r.URL.Path == jsonapi.SubmitPath {
+			method = pb.Jobs_Submit_FullMethodName // the same Submit, fenced by its commit
+		}
+		if err := c.gateFor(w, method); err != nil {
 			writeAPIError(w, http.StatusServiceUnavailable, err)
 			return
 		}
@@ -130,13 +135,17 @@ func isSlurmPath(p string) bool {
 
 // restGate is nil while this controller serves; otherwise the refusal
 // (codes.Unavailable), with the leader's address and Retry-After set on w.
-func (c *Controller) restGate(w http.ResponseWriter) error {
+func (c *Controller) restGate(w http.ResponseWriter) error { return c.gateFor(w, "") }
+
+// gateFor is restGate for a call that is the gRPC method named (its
+// leader check, or none, as over gRPC).
+func (c *Controller) gateFor(w http.ResponseWriter, method string) error {
 	if c.serving() {
 		// The REST gate has no request context: the check is bounded
 		// here (raft answers or steps down within a lease anyway).
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		err := c.confirmLeading(ctx, "")
+		err := c.confirmLeading(ctx, method)
 		if err != nil {
 			if leader := c.leader(); leader != "" && leader != c.repl.self {
 				w.Header().Set(LeaderHeader, leader)
