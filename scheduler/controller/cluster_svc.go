@@ -38,8 +38,9 @@ func (s *clusterService) Info(ctx context.Context, _ *pb.InfoRequest) (*pb.Clust
 		}
 	}
 	nodeState := map[string]*pb.Node{}
+	partsOf := c.partitionsByNode()
 	for _, name := range c.st.names {
-		p := c.nodeProto(c.st.nodes[name])
+		p := c.nodeProtoIn(c.st.nodes[name], partsOf[name])
 		nodeState[name] = p
 		out.NodesByState[p.GetDisplayState()]++
 	}

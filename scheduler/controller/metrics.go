@@ -106,8 +106,9 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		}
 		jobs[key{j.State, r}]++
 	}
+	partsOf := c.partitionsByNode()
 	for _, name := range c.st.names {
-		p := c.nodeProto(c.st.nodes[name])
+		p := c.nodeProtoIn(c.st.nodes[name], partsOf[name])
 		nodes[p.GetDisplayState()]++
 		if p.GetRegistered() {
 			for _, g := range p.GetGpus() {

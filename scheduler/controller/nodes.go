@@ -71,9 +71,30 @@ func (c *Controller) nodeUsage(n *node) (cpus int, mem int64, held map[string]co
 
 // nodeProto renders a node for the API (c.mu held).
 func (c *Controller) nodeProto(n *node) *pb.Node {
+	return c.nodeProtoIn(n, c.pcfg().PartitionsOf(n.name))
+}
+
+// partitionsByNode is each node's partitions, in one pass over the
+// partitions: a listing of every node asks PartitionsOf, a walk of every
+// partition's nodes, once per node, which is quadratic in the cluster
+// (10k nodes: 100M comparisons a listing).
+func (c *Controller) partitionsByNode() map[string][]string {
+	out := map[string][]string{}
+	for _, p := range c.pcfg().Partitions {
+		for _, n := range p.NodeNames {
+			if ps := out[n]; len(ps) == 0 || ps[len(ps)-1] != p.Name {
+				out[n] = append(ps, p.Name)
+			}
+		}
+	}
+	return out
+}
+
+// nodeProtoIn renders a node in the partitions given (c.mu held).
+func (c *Controller) nodeProtoIn(n *node, partitions []string) *pb.Node {
 	now := c.now()
 	p := &pb.Node{Name: n.name, Reason: n.Reason, ReasonUser: n.ReasonUser, ReasonTime: api.Timestamp(n.ReasonTime),
-		Features: n.spec.Features, Partitions: c.pcfg().PartitionsOf(n.name), Registered: n.registered,
+		Features: n.spec.Features, Partitions: partitions, Registered: n.registered,
 		LastHeartbeat: api.Timestamp(n.lastHeartbeat)}
 	cpus, mem, held := c.nodeUsage(n)
 	if n.hasShape {

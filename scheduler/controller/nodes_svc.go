@@ -48,23 +48,27 @@ func (s *nodesService) list(req *pb.ListNodesRequest) (*pb.ListNodesResponse, er
 			want[n] = true
 		}
 	}
-	var part []string
+	var part map[string]bool
 	if req.GetPartition() != "" {
 		p, ok := c.pcfg().Partition(req.GetPartition())
 		if !ok {
 			return nil, status.Errorf(codes.InvalidArgument, "partition=%s: invalid partition name specified", req.GetPartition())
 		}
-		part = p.NodeNames
+		part = make(map[string]bool, len(p.NodeNames))
+		for _, n := range p.NodeNames {
+			part[n] = true
+		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := &pb.ListNodesResponse{}
+	partsOf := c.partitionsByNode()
 	for _, name := range c.st.names {
-		if want != nil && !want[name] || part != nil && !slices.Contains(part, name) {
+		if want != nil && !want[name] || part != nil && !part[name] {
 			continue
 		}
 		n := c.st.nodes[name]
-		p := c.nodeProto(n)
+		p := c.nodeProtoIn(n, partsOf[name])
 		if len(req.GetStates()) > 0 && !stateMatches(p, req.GetStates()) {
 			continue
 		}

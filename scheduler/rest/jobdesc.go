@@ -106,11 +106,10 @@ func (n *noValIn) UnmarshalJSON(b []byte) error {
 // a name outside the schema is an error; one Parity does not honour is a
 // warning, or an error when strict (a change that would be left undone).
 func decodeObject(c *call, raw []byte, where string, known map[string]bool, v any, strict bool) error {
-	if err := decodeStrict(raw, where, new(map[string]json.RawMessage)); err != nil {
+	var props map[string]json.RawMessage
+	if err := decodeStrict(raw, where, &props); err != nil {
 		return err
 	}
-	var props map[string]json.RawMessage
-	json.Unmarshal(raw, &props) // checked just above
 	honoured := jsonNames(v)
 	names := make([]string, 0, len(props))
 	for k := range props {
@@ -128,7 +127,11 @@ func decodeObject(c *call, raw []byte, where string, known map[string]bool, v an
 			return status.Errorf(codes.InvalidArgument, "%s: field %q is not a property of the schema", where, k)
 		}
 	}
-	// Property by property, so an error names the property it is in.
+	// The whole object at once; when that fails, property by property,
+	// so the error names the property it is in.
+	if json.Unmarshal(raw, v) == nil {
+		return nil
+	}
 	fields := reflect.ValueOf(v).Elem()
 	for i := range fields.NumField() {
 		name, _, _ := strings.Cut(fields.Type().Field(i).Tag.Get("json"), ",")
