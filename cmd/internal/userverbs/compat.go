@@ -232,6 +232,11 @@ func dispatchScontrol(cmd *cobra.Command, env userEnv, a scontrolArgs) error {
 			return usageError("scontrol", "%s takes no arguments, not %q", a.command, a.args)
 		}
 		return runReconfigure(cmd, env, &a.client)
+	case "ping":
+		if len(a.args) > 0 {
+			return &exitError{code: 1, err: fmt.Errorf("scontrol: ping takes no arguments, not %q", a.args), slurmText: "too many arguments for keyword:ping"}
+		}
+		return runPing(cmd, env, &a.client)
 	case "hold", "uhold":
 		return scontrolJobs(cmd, env, a, need, ids(), func(bool) jobAction { return holdAction })
 	case "release":
@@ -243,7 +248,7 @@ func dispatchScontrol(cmd *cobra.Command, env userEnv, a scontrolArgs) error {
 	case "resume":
 		return scontrolJobs(cmd, env, a, need, ids(), func(bool) jobAction { return resumeAction })
 	}
-	return usageError("scontrol", "invalid keyword: %s (Parity serves show, update, create, delete, reconfigure, hold, uhold, release, requeue, requeuehold, suspend, resume)", a.command)
+	return usageError("scontrol", "invalid keyword: %s (Parity serves show, update, create, delete, reconfigure, ping, hold, uhold, release, requeue, requeuehold, suspend, resume)", a.command)
 }
 
 // isResvEntity reports whether an scontrol entity word names reservations.
