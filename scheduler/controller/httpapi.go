@@ -51,7 +51,7 @@ func (c *Controller) httpAPI() http.Handler {
 		Reservations: &reservationsService{c: c}, Accounting: &accountingService{c: c}, Config: c.cfg,
 		AssocAdmin: &assocAdminService{c: c}, State: c.pcfg,
 		Authenticate: c.authn.Authenticate, ClusterName: c.cfg.Name, Version: c.opts.Version, Now: c.now, Logger: c.log,
-		Gate: c.restGate, ReportsDir: c.opts.ReportsDir})
+		Gate: c.gateFor, ReportsDir: c.opts.ReportsDir})
 	mux.Handle(rest.SlurmPrefix, slurm)
 	mux.Handle(rest.ParityPrefix, slurm)
 	mux.Handle(rest.SlurmDBPrefix, slurm)

@@ -109,7 +109,7 @@ func (c *Controller) leaderStream() grpc.StreamServerInterceptor {
 
 // leaderHTTP refuses HTTP calls while this controller does not serve,
 // with 503, the leader's address in LeaderHeader and the API's error body.
-// slurmrestd's paths are left to the REST handler, whose gate (restGate)
+// slurmrestd's paths are left to the REST handler, whose gate (gateFor)
 // refuses them in Slurm's own envelope, as slurmrestd clients parse it.
 func (c *Controller) leaderHTTP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -133,12 +133,10 @@ func isSlurmPath(p string) bool {
 	return strings.HasPrefix(p, rest.SlurmPrefix) || strings.HasPrefix(p, rest.SlurmDBPrefix) || strings.HasPrefix(p, rest.ParityPrefix)
 }
 
-// restGate is nil while this controller serves; otherwise the refusal
-// (codes.Unavailable), with the leader's address and Retry-After set on w.
-func (c *Controller) restGate(w http.ResponseWriter) error { return c.gateFor(w, "") }
-
-// gateFor is restGate for a call that is the gRPC method named (its
-// leader check, or none, as over gRPC).
+// gateFor is nil while this controller serves a call that is the gRPC
+// method named (after its leader check, or none, as over gRPC);
+// otherwise the refusal (codes.Unavailable), with the leader's address
+// and Retry-After set on w.
 func (c *Controller) gateFor(w http.ResponseWriter, method string) error {
 	if c.serving() {
 		// The REST gate has no request context: the check is bounded

@@ -61,10 +61,13 @@ type Backend struct {
 	Now          func() time.Time
 	Logger       *slog.Logger
 	MaxBody      int64
-	// Gate, when set, is asked before every operation: an error refuses
-	// it in Slurm's envelope (a follower controller answers Unavailable
-	// and puts the leader's address on w's headers).
-	Gate func(w http.ResponseWriter) error
+	// Gate, when set, is asked before every operation, with the full
+	// gRPC method it runs as ("" for none): an error refuses it in
+	// Slurm's envelope (a follower controller answers Unavailable and
+	// puts the leader's address on w's headers). A leader confirms it
+	// still leads as it does for that method over gRPC: a submission's
+	// commit fences it, so job/submit skips the check, as gRPC's Submit.
+	Gate func(w http.ResponseWriter, method string) error
 	// ReportsDir is where conformance reports are kept, for
 	// /parity/v1/conformance/latest ("": it says how to configure it).
 	ReportsDir string
@@ -165,7 +168,11 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, ops []*operat
 	}
 	c := &call{r: r, w: w, op: op}
 	if h.b.Gate != nil {
-		if err := h.b.Gate(w); err != nil {
+		method := ""
+		if op != nil {
+			method = op.grpc
+		}
+		if err := h.b.Gate(w, method); err != nil {
 			h.writeError(c, skeletonOf(op), err)
 			return
 		}
