@@ -113,16 +113,19 @@ func (c *Controller) leaderStream() grpc.StreamServerInterceptor {
 // refuses them in Slurm's own envelope, as slurmrestd clients parse it.
 func (c *Controller) leaderHTTP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if isSlurmPath(r.URL.Path) {
-			next.ServeHTTP(w, r)
-			return
+		restPath := isSlurmPath(r.URL.Path)
+		if !restPath {
+			method := ""
+			if r.URL.Path == jsonapi.SubmitPath {
+				method = pb.Jobs_Submit_FullMethodName // the same Submit, fenced by its commit
+			}
+			if err := c.gateFor(w, method); err != nil {
+				writeAPIError(w, http.StatusServiceUnavailable, err)
+				return
+			}
 		}
-		method := ""
-		if r.URL.Path == jsonapi.SubmitPath {
-			method = pb.Jobs_Submit_FullMethodName // the same Submit, fenced by its commit
-		}
-		if err := c.gateFor(w, method); err != nil {
-			writeAPIError(w, http.StatusServiceUnavailable, err)
+		if isRead(r) && c.repl != nil {
+			c.serveSettled(next, w, r, restPath)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -136,8 +139,13 @@ func isSlurmPath(p string) bool {
 // gateFor is nil while this controller serves a call that is the gRPC
 // method named (after its leader check, or none, as over gRPC);
 // otherwise the refusal (codes.Unavailable), with the leader's address
-// and Retry-After set on w.
+// and Retry-After set on w. A read served again after a roll-back
+// (http_fence.go) is refused with why.
 func (c *Controller) gateFor(w http.ResponseWriter, method string) error {
+	if rw, ok := w.(*refusedWriter); ok {
+		w.Header().Set("Retry-After", "1")
+		return rw.refusal
+	}
 	if c.serving() {
 		// The REST gate has no request context: the check is bounded
 		// here (raft answers or steps down within a lease anyway).
