@@ -52,7 +52,7 @@ func (w *settledWriter) Flush() {
 }
 
 // refusedWriter carries a read's refusal to the gate of the request
-// served again (restGate answers it).
+// served again (gateFor answers it).
 type refusedWriter struct {
 	http.ResponseWriter
 	refusal error
