@@ -14,12 +14,12 @@ import (
 
 type eventsOptions struct {
 	clientFlags
-	job                string
-	node, since, until string
-	kinds              []string
-	limit              int
-	format             string
-	noHeader           bool
+	job                     string
+	node, gpu, since, until string
+	kinds                   []string
+	limit                   int
+	format                  string
+	noHeader                bool
 }
 
 func newEventsCmdWith(env userEnv) *cobra.Command {
@@ -29,7 +29,7 @@ func newEventsCmdWith(env userEnv) *cobra.Command {
 		Short: "Read the decision log: starts, preemptions, requeues, drains, resumes, reclaims",
 		Long: `Read the controller's decision log, oldest first: every start, end,
 cancellation, preemption, requeue, hold, drain, resume, down and reclamation
-with who or what decided it and why. Filter by job, node, kind and time;
+with who or what decided it and why. Filter by job, node, GPU, kind and time;
 --since and --until take Slurm times (2025-06-02T09:00, now, today, ...) or
 a duration meaning that long ago (90m, 2h, 3d is not a Go duration: use 72h).
 --limit N shows the newest N, newest first. Users see node events and their
@@ -41,6 +41,7 @@ own jobs' events; operators see everything.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&o.job, "job", "j", "", "only this job's events")
 	fl.StringVarP(&o.node, "node", "N", "", "only events about this node")
+	fl.StringVar(&o.gpu, "gpu", "", "only events about this GPU (its UUID): health verdicts, drains and resumes of it, repartitions")
 	fl.StringArrayVarP(&o.kinds, "kind", "k", nil, "only these kinds (start, end, cancel, requeue, preempt, hold, release, update, drain, resume, down, reclaim, node_fail, register)")
 	fl.StringVarP(&o.since, "since", "S", "", "events at or after this time")
 	fl.StringVarP(&o.until, "until", "E", "", "events before this time")
@@ -71,7 +72,7 @@ func runEvents(cmd *cobra.Command, env userEnv, o *eventsOptions) error {
 	if err != nil {
 		return usageError("events", "%v", err)
 	}
-	req := &pb.EventsRequest{Node: o.node, Kinds: format.SplitList(o.kinds), Limit: int32(o.limit)}
+	req := &pb.EventsRequest{Node: o.node, Gpu: o.gpu, Kinds: format.SplitList(o.kinds), Limit: int32(o.limit)}
 	if o.limit < 0 {
 		return usageError("events", "--limit=%d: must not be negative", o.limit)
 	}

@@ -68,3 +68,18 @@ func TestEvents(t *testing.T) {
 	cl.fails(olga, 1, []string{"parity", "events", "--since", "yesterday-ish"}, "parity: events: --since=\"yesterday-ish\"")
 	cl.fails(olga, 1, []string{"parity", "events", "-o", "%Z"}, "parity: events: format")
 }
+
+// TestEventsByGPU: --gpu keeps the events about one device.
+func TestEventsByGPU(t *testing.T) {
+	cl := startCLICluster(t)
+	cl.register("n1", 4)
+	olga := cl.as("olga", nil)
+	cl.ok(olga, "scontrol", "update", "NodeName=n1", "State=DRAIN", "Reason=xid 79", "Devices=2")
+	cl.ok(olga, "scontrol", "update", "NodeName=n2", "State=DRAIN", "Reason=rack work")
+	if got := rows(cl.ok(olga, "parity", "events", "--gpu", "GPU-n1-2")); len(got) != 1 || !strings.Contains(got[0], " drain ") || !strings.Contains(got[0], "xid 79") {
+		t.Errorf("--gpu GPU-n1-2 = %q, want its drain alone", got)
+	}
+	if got := rows(cl.ok(olga, "parity", "events", "--gpu", "GPU-n1-0")); len(got) != 0 {
+		t.Errorf("--gpu GPU-n1-0 = %q, want none", got)
+	}
+}
