@@ -133,11 +133,12 @@ func (c *Controller) runBatch(batch []*op, ws []write) []write {
 		}
 	}
 	seq := c.fence.apply()
+	term := c.servingTerm() // the term of the memory the group was made from
 	c.mu.Unlock()
 	start := time.Now()
 	var err error
 	if len(ws) > 0 {
-		err = c.store.commit(ws)
+		err = c.store.commit(term, ws)
 	}
 	c.metrics.commit(len(batch), time.Since(start))
 	if err != nil {

@@ -59,6 +59,19 @@ type replication struct {
 	servedOnce sync.Once
 }
 
+// errStaleWrites refuses a group commit made from memory the leader held
+// before it was deposed and elected again; its waiters retry.
+var errStaleWrites = errors.New("controller: a commit made before this controller last lost the leadership")
+
+// servingTerm is the raft term whose memory this controller serves from
+// (c.mu held, as the writer holds it); 0 before it first serves.
+func (c *Controller) servingTerm() uint64 {
+	if c.repl == nil {
+		return 0
+	}
+	return c.repl.term.Load()
+}
+
 // replicaBroken is why this controller's store stopped applying the
 // log (its disk full or gone), nil while it is whole.
 func (c *Controller) replicaBroken() error {
@@ -294,7 +307,12 @@ func (f *storeFSM) Apply(l *raft.Log) any {
 	if err := f.broken.Load(); err != nil {
 		return *err
 	}
-	ws, err := decodeWrites(l.Data)
+	term, ws, err := decodeWrites(l.Data)
+	if err == nil && term != anyTerm && term != l.Term {
+		// Made from the memory of an earlier term (see replicated_codec.go):
+		// skipped by every replica alike, failed to its waiters.
+		return fmt.Errorf("%w: its writes were made in term %d and appended in term %d", errStaleWrites, term, l.Term)
+	}
 	if err == nil {
 		err = f.s.apply(ws)
 	}

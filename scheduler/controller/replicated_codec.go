@@ -7,11 +7,22 @@ import (
 )
 
 // A replicated entry is one group commit's writes, in order: a version
-// byte, the count, then per write its bucket, key and either a delete mark
-// or the value, each length-prefixed (uvarint). Writes are absolute puts
-// and deletes, so applying an entry twice leaves what applying it once
-// does, and a replica may replay entries its store already holds.
-const entryVersion = 1
+// byte, the raft term whose memory made them (uvarint; version 2), the
+// count, then per write its bucket, key and either a delete mark or the
+// value, each length-prefixed (uvarint). Writes are absolute puts and
+// deletes, so applying an entry twice leaves what applying it once does,
+// and a replica may replay entries its store already holds.
+//
+// The term fences writes (storeFSM.Apply): a leader deposed and elected
+// again reloads its memory from the store, but a group computed from its
+// memory of before could still be appended in the new term, overwriting
+// with whole records what another leader changed meanwhile. Every replica
+// skips an entry whose term is not the term of the leader that appended
+// it, alike, from the log alone.
+const (
+	entryVersionUnfenced = 1 // written before the term; applied as it stands
+	entryVersion         = 2
+)
 
 const (
 	opDelete = 0
@@ -21,13 +32,14 @@ const (
 // errEntry is an entry that does not decode (never written by this code).
 var errEntry = errors.New("controller: replicated entry")
 
-func encodeWrites(ws []write) []byte {
-	size := 1 + binary.MaxVarintLen64
+func encodeWrites(term uint64, ws []write) []byte {
+	size := 1 + 2*binary.MaxVarintLen64
 	for _, w := range ws {
 		size += 3*binary.MaxVarintLen64 + 1 + len(w.bucket) + len(w.key) + len(w.val)
 	}
 	b := make([]byte, 0, size)
 	b = append(b, entryVersion)
+	b = binary.AppendUvarint(b, term)
 	b = binary.AppendUvarint(b, uint64(len(ws)))
 	for _, w := range ws {
 		b = appendField(appendField(b, w.bucket), w.key)
@@ -44,12 +56,28 @@ func appendField(b, f []byte) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(f))), f...)
 }
 
-// decodeWrites reads an entry; the writes alias b.
-func decodeWrites(b []byte) ([]write, error) {
-	if len(b) == 0 || b[0] != entryVersion {
-		return nil, fmt.Errorf("%w: unknown version (a newer controller wrote it?)", errEntry)
+// anyTerm is the term decodeWrites gives an entry of version 1, which
+// applies in whatever term it was appended.
+const anyTerm = ^uint64(0)
+
+// decodeWrites reads an entry: the term its writes were made in (anyTerm
+// for an entry of version 1; 0 for writes of a controller that never
+// served, which no term accepts) and the writes, which alias b.
+func decodeWrites(b []byte) (uint64, []write, error) {
+	if len(b) == 0 || (b[0] != entryVersion && b[0] != entryVersionUnfenced) {
+		return 0, nil, fmt.Errorf("%w: unknown version (a newer controller wrote it?)", errEntry)
 	}
 	d := entryDecoder{b: b[1:]}
+	term := anyTerm
+	if b[0] == entryVersion {
+		term = d.uvarint()
+	}
+	ws, err := d.writes()
+	return term, ws, err
+}
+
+// writes reads the count and the writes.
+func (d *entryDecoder) writes() ([]write, error) {
 	n := d.uvarint()
 	// Every write takes at least three bytes: a count beyond that is a
 	// corrupt entry, not a reason to allocate.

@@ -118,14 +118,14 @@ func (s *store) close() error { return s.db.Close() }
 
 // commit makes one group of changes durable: replicated to a quorum when
 // there are several controllers, else written here.
-func (s *store) commit(ws []write) error {
+func (s *store) commit(term uint64, ws []write) error {
 	if s.failCommit != nil {
 		if err := s.failCommit(); err != nil {
 			return fmt.Errorf("%w: commit: %w", ErrStore, err)
 		}
 	}
 	if s.replicate != nil {
-		if err := s.replicate(encodeWrites(ws)); err != nil {
+		if err := s.replicate(encodeWrites(term, ws)); err != nil {
 			return fmt.Errorf("%w: commit: %w", ErrStore, err)
 		}
 		return nil
