@@ -25,6 +25,13 @@ import (
 var fastTiming = replica.Timing{Heartbeat: 200 * time.Millisecond, Election: 200 * time.Millisecond,
 	LeaderLease: 150 * time.Millisecond, Commit: 5 * time.Millisecond}
 
+// steadyTiming is for tests that check what the controllers say about a
+// leader, not how fast they replace it: on a loaded machine (CI, -race)
+// fastTiming's 200 ms can lapse between two checks and start an election
+// that leaves a follower naming no leader for a moment.
+var steadyTiming = replica.Timing{Heartbeat: time.Second, Election: time.Second,
+	LeaderLease: 500 * time.Millisecond, Commit: 5 * time.Millisecond}
+
 // trio is three controllers replicating over loopback TCP, each with its
 // own state directory and the same cluster key.
 type trio struct {

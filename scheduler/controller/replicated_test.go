@@ -22,7 +22,7 @@ import (
 )
 
 func TestAFollowerNamesTheLeader(t *testing.T) {
-	tr := startTrio(t)
+	tr := startTrioTimed(t, "", steadyTiming)
 	lead := tr.leader()
 	for _, a := range tr.addrs {
 		if a == lead {
