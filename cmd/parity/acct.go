@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"strings"
 	"time"
 
@@ -24,9 +25,23 @@ type acctEnv struct {
 	now    func() time.Time
 	loc    *time.Location
 	getenv func(string) string
+	// uid looks a user's numeric id up (nil: names stay names).
+	uid func(string) (string, bool)
 }
 
-func realAcctEnv() acctEnv { return acctEnv{now: time.Now, loc: time.Local, getenv: os.Getenv} }
+func realAcctEnv() acctEnv {
+	return acctEnv{now: time.Now, loc: time.Local, getenv: os.Getenv, uid: lookupUID}
+}
+
+// lookupUID is this host's uid of a user name, as sacct prints who
+// cancelled a job.
+func lookupUID(name string) (string, bool) {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return "", false
+	}
+	return u.Uid, true
+}
 
 // ledgerFlag registers --ledger, defaulting to $PARITY_LEDGER.
 func ledgerFlag(cmd *cobra.Command, env acctEnv, path *string) {
@@ -227,7 +242,7 @@ func runAcct(cmd *cobra.Command, env acctEnv, o *acctOptions) error {
 	if err != nil {
 		return err
 	}
-	view := accounting.View{Now: now, Loc: env.loc}
+	view := accounting.View{Now: now, Loc: env.loc, UID: env.uid}
 	if o.json != "" {
 		return writeAcctJSON(cmd.OutOrStdout(), recs, env.now)
 	}

@@ -107,8 +107,10 @@ func TestAcctFiltersAndFormats(t *testing.T) {
 		{"-X hides steps, -D shows both runs", []string{"-X", "-D", "-P", "-n", "-o", "JobID,Restarts,State"},
 			nil, "10|0|COMPLETED\n12|0|NODE_FAIL\n12|1|FAILED\n"},
 		{"-j since the epoch", []string{"-j", "11", "-p", "-n", "-o", "JobID,NodeList"}, nil, "11|amd01|\n"},
-		{"-s short and long names at a time", []string{"-s", "f,nf", "-S", "today", "-X", "-D", "-P", "-n", "-o", "JobID,State"},
+		{"-s short and long names at a time", []string{"-s", "f,nf", "-S", "today", "-E", "now", "-X", "-D", "-P", "-n", "-o", "JobID,State"},
 			nil, "12|NODE_FAIL\n12|FAILED\n"},
+		// With -s and no -E the window ends at -S (the anchor's sacct).
+		{"-s without -E", []string{"-s", "f,nf", "-S", "today", "-X", "-D", "-P", "-n", "-o", "JobID,State"}, nil, ""},
 		{"-A account", []string{"-A", "CHEM", "-P", "-n", "-o", "JobID"}, nil, "12\n"},
 		{"SACCT_FORMAT", []string{"-X", "-P", "-n", "-u", "alice"}, map[string]string{"SACCT_FORMAT": "JobID,AllocTRES"},
 			"10|billing=16,cpu=8,gres/gpu=2,gres/gpu:h100=2,mem=64G,node=1\n"},

@@ -18,6 +18,10 @@ var ErrBadFormat = errors.New("accounting: invalid --format")
 type View struct {
 	Now time.Time
 	Loc *time.Location
+	// UID, when set, gives a user's numeric id: sacct's State names who
+	// cancelled a job by uid ("CANCELLED by 0"); a user it does not know
+	// stays named.
+	UID func(user string) (string, bool)
 }
 
 func (v View) loc() *time.Location {
@@ -171,9 +175,15 @@ var fields = []Field{
 	{"TRESUsageInMax", -14, func(r *JobRecord, _ View) string {
 		return usageTRES(r, r.Usage.GPUUtilMax).String()
 	}},
-	{"State", 10, func(r *JobRecord, _ View) string {
+	{"State", 10, func(r *JobRecord, v View) string {
 		if r.State == StateCancelled && r.CancelledBy != "" {
-			return string(r.State) + " by " + r.CancelledBy
+			by := r.CancelledBy
+			if v.UID != nil {
+				if uid, ok := v.UID(by); ok {
+					by = uid
+				}
+			}
+			return string(r.State) + " by " + by
 		}
 		return string(r.State)
 	}},

@@ -3,6 +3,7 @@ package accounting
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -97,14 +98,14 @@ func (f *Filter) Matches(r *JobRecord) bool {
 		return false
 	}
 	if !in(f.Users, r.User) || !in(f.Accounts, r.Account) || !in(f.Partitions, r.Partition) ||
-		!in(f.QOS, r.QOS) || !in(f.Names, r.Name) || !in(f.States, r.State) {
+		!in(f.QOS, r.QOS) || !in(f.Names, r.Name) {
 		return false
 	}
-	// Whole seconds, the ledger's resolution.
-	if !f.End.IsZero() && r.Begin().Unix() > f.End.Unix() {
-		return false
-	}
-	if !f.Start.IsZero() && !r.End.IsZero() && r.End.Unix() < f.Start.Unix() {
+	if len(f.States) > 0 {
+		if !slices.ContainsFunc(f.States, func(s JobState) bool { return f.inStateDuring(r, s) }) {
+			return false
+		}
+	} else if !f.overlaps(r) {
 		return false
 	}
 	if len(f.Jobs) == 0 {
@@ -116,6 +117,33 @@ func (f *Filter) Matches(r *JobRecord) bool {
 		}
 	}
 	return false
+}
+
+// overlaps says the record's life (eligible to end) meets the window.
+// Whole seconds, the ledger's resolution.
+func (f *Filter) overlaps(r *JobRecord) bool {
+	if !f.End.IsZero() && r.Begin().Unix() > f.End.Unix() {
+		return false
+	}
+	return f.Start.IsZero() || r.End.IsZero() || r.End.Unix() >= f.Start.Unix()
+}
+
+// inStateDuring says the record was in state s during the window, as
+// slurmdbd selects for sacct -s: pending or running at some time in it,
+// or ended in state s within it. So -s R lists the jobs that ran in the
+// window whatever they ended as (the anchor's sacct -s CA,R -E now lists
+// completed jobs beside the cancelled one).
+func (f *Filter) inStateDuring(r *JobRecord, s JobState) bool {
+	before := func(t time.Time) bool { return f.End.IsZero() || t.Unix() <= f.End.Unix() }
+	after := func(t time.Time) bool { return f.Start.IsZero() || t.Unix() >= f.Start.Unix() }
+	switch s {
+	case StatePending:
+		b := r.Begin()
+		return !b.IsZero() && before(b) && (r.Start.IsZero() || after(r.Start))
+	case StateRunning:
+		return !r.Start.IsZero() && before(r.Start) && (r.End.IsZero() || after(r.End))
+	}
+	return r.State == s && !r.End.IsZero() && after(r.End) && before(r.End)
 }
 
 func in[T comparable](list []T, v T) bool {
@@ -153,7 +181,8 @@ type WindowInput struct {
 
 // ResolveWindow applies sacct's defaults: -S/-E as given (Slurm time
 // forms); without -S, jobs since midnight today, or since the epoch with
-// -j, or only those in the state at now with -s alone; -E defaults to now.
+// -j, or only those in the state at now with -s alone; -E defaults to now,
+// or with -s to the start.
 // Errors name the flag.
 func ResolveWindow(in WindowInput, now time.Time, loc *time.Location) (start, end time.Time, err error) {
 	end = now
@@ -173,6 +202,12 @@ func ResolveWindow(in WindowInput, now time.Time, loc *time.Location) (start, en
 		start = now
 	default:
 		start = midnight(now.In(loc))
+	}
+	if in.HaveStates && in.End == "" {
+		// With -s the window ends where it starts unless -E is given:
+		// the anchor's sacct -s CD -S now-2minutes lists no job that
+		// completed since, and with -E now lists them.
+		end = start
 	}
 	if end.Before(start) {
 		return start, end, fmt.Errorf("%w: --endtime %s is before --starttime %s", ErrBadFilter,

@@ -48,7 +48,14 @@ func TestFilterMatches(t *testing.T) {
 	}{
 		{"everything", Filter{}, "100 100.batch 100.extern 200_5 300"},
 		{"user", Filter{Users: []string{"alice"}}, "100 100.batch 100.extern 300"},
-		{"account and state", Filter{Accounts: []string{"chem", "physics"}, States: []JobState{StateRunning, StateCancelled}}, "200_5 300"},
+		{"account and state", Filter{Accounts: []string{"chem", "physics"}, States: []JobState{StateCancelled}}, "200_5"},
+		// -s R: the lines that ran at some time in the window, whatever
+		// they ended as, as slurmdbd selects (the anchor's sacct -s CA,R
+		// lists completed jobs); an end state: lines that ended so in it.
+		{"ran in the window", Filter{States: []JobState{StateRunning}, Start: at(10, 6), End: testNow}, "300"},
+		{"ran in a window before 200_5 started", Filter{States: []JobState{StateRunning}, Start: at(9, 0), End: at(9, 10)}, "100 100.batch 100.extern"},
+		{"completed in the window", Filter{States: []JobState{StateCompleted}, Start: at(9, 0), End: testNow}, "100 100.batch 100.extern"},
+		{"completed after the window", Filter{States: []JobState{StateCompleted}, Start: at(9, 0), End: at(9, 10)}, ""},
 		{"allocations only", Filter{AllocationsOnly: true}, "100 200_5 300"},
 		{"partition", Filter{Partitions: []string{"mi300"}}, "300"},
 		{"job id", Filter{Jobs: sel("100")}, "100 100.batch 100.extern"},
@@ -90,7 +97,9 @@ func TestResolveWindow(t *testing.T) {
 		{"default: since midnight", WindowInput{}, midnight, testNow},
 		{"-j: since the epoch", WindowInput{HaveJobs: true}, time.Unix(0, 0), testNow},
 		{"-s alone: at now", WindowInput{HaveStates: true}, testNow, testNow},
-		{"-s with -S", WindowInput{HaveStates: true, Start: "2024-03-01"}, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), testNow},
+		// The anchor's sacct: with -s, no -E means the window ends at -S.
+		{"-s with -S", WindowInput{HaveStates: true, Start: "2024-03-01"}, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)},
+		{"-s with -S and -E", WindowInput{HaveStates: true, Start: "2024-03-01", End: "now"}, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), testNow},
 		{"-S and -E", WindowInput{Start: "2024-03-01", End: "2024-03-02T12:00"}, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), time.Date(2024, 3, 2, 12, 0, 0, 0, time.UTC)},
 		{"relative", WindowInput{Start: "now-2days"}, testNow.Add(-48 * time.Hour), testNow},
 	}

@@ -113,6 +113,16 @@ func TestRenderParsable(t *testing.T) {
 	if buf.String() != want {
 		t.Errorf("--parsable2 output:\n%s\nwant:\n%s", buf.String(), want)
 	}
+	// Who cancelled, by uid where the host knows the user, as the
+	// anchor's sacct prints "CANCELLED by 0" for root.
+	buf.Reset()
+	uids := View{Now: testNow, UID: func(u string) (string, bool) { return map[string]string{"bob": "1001"}[u], u == "bob" }}
+	if err := RenderTable(&buf, recs[3:4], cols[3:4], uids, TableOptions{Parsable: true, NoHeader: true}); err != nil {
+		t.Fatal(err)
+	}
+	if buf.String() != "CANCELLED by 1001\n" {
+		t.Errorf("State with a known user = %q, want CANCELLED by 1001", buf.String())
+	}
 	buf.Reset()
 	if err := RenderTable(&buf, recs[:1], cols[:2], View{Now: testNow}, TableOptions{Parsable: true, Trailing: true, NoHeader: true, Delimiter: ";"}); err != nil {
 		t.Fatal(err)

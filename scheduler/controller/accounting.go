@@ -45,6 +45,15 @@ func (c *Controller) ledgerRecord(j *job) ledger.JobRecord {
 	if j.State == StateCompleting {
 		r.State = accounting.StateRunning
 	}
+	if r.State == accounting.StateCancelled {
+		// A cancelled job's allocation line shows 0:0 (the signal is its
+		// batch step's), as the anchor's sacct shows it.
+		r.ExitCode, r.ExitSignal = 0, 0
+	}
+	if j.task != nil {
+		// sacct names an array task by its array and index (12_3).
+		r.ArrayJobID, r.ArrayTaskID = uint64(j.task.array), uint32(j.task.index)
+	}
 	r.DerivedExitCode, r.DerivedSignal = runDerivedExit(j)
 	if j.startSeq != 0 {
 		r.StartDecision = strconv.FormatUint(j.startSeq, 10)

@@ -28,21 +28,21 @@ func whereOf(f *Filter) (string, []any) {
 	inList("partition", f.Partitions)
 	inList("qos", f.QOS)
 	inList("name", f.Names)
-	states := make([]string, len(f.States))
-	for i, s := range f.States {
-		states[i] = string(s)
-	}
-	inList("state", states)
 	if f.AllocationsOnly {
 		conds = append(conds, "step = ''")
 	}
-	if !f.Start.IsZero() {
-		conds = append(conds, "end_key >= ?")
-		args = append(args, f.Start.Unix())
-	}
-	if !f.End.IsZero() {
-		conds = append(conds, "begin_ts <= ?")
-		args = append(args, f.End.Unix())
+	if len(f.States) > 0 {
+		c, a := statesDuring(f)
+		conds, args = append(conds, c), append(args, a...)
+	} else {
+		if !f.Start.IsZero() {
+			conds = append(conds, "end_key >= ?")
+			args = append(args, f.Start.Unix())
+		}
+		if !f.End.IsZero() {
+			conds = append(conds, "begin_ts <= ?")
+			args = append(args, f.End.Unix())
+		}
 	}
 	if len(f.Jobs) > 0 {
 		var alts []string
@@ -67,6 +67,46 @@ func whereOf(f *Filter) (string, []any) {
 		return "", nil
 	}
 	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+// statesDuring is accounting.Filter's inStateDuring for every state of
+// f, or'ed: pending or running at some time in the window, or ended in
+// the state within it.
+func statesDuring(f *Filter) (string, []any) {
+	var alts []string
+	var args []any
+	// bound adds "col op t" unless t is unset (an open window side).
+	bound := func(conds []string, col, op string, t time.Time) []string {
+		if t.IsZero() {
+			return conds
+		}
+		args = append(args, t.Unix())
+		return append(conds, col+" "+op+" ?")
+	}
+	for _, st := range f.States {
+		var c []string
+		switch st {
+		case accounting.StatePending:
+			c = bound([]string{"begin_ts > 0"}, "begin_ts", "<=", f.End)
+			if !f.Start.IsZero() {
+				c = append(c, "(start = 0 OR start >= ?)")
+				args = append(args, f.Start.Unix())
+			}
+		case accounting.StateRunning:
+			c = bound([]string{"start > 0"}, "start", "<=", f.End)
+			if !f.Start.IsZero() {
+				c = append(c, `("end" = 0 OR "end" >= ?)`)
+				args = append(args, f.Start.Unix())
+			}
+		default:
+			c = []string{"state = ?", `"end" > 0`}
+			args = append(args, string(st))
+			c = bound(c, `"end"`, ">=", f.Start)
+			c = bound(c, `"end"`, "<=", f.End)
+		}
+		alts = append(alts, "("+strings.Join(c, " AND ")+")")
+	}
+	return "(" + strings.Join(alts, " OR ") + ")", args
 }
 
 // Query returns the lines f selects (see Ledger).

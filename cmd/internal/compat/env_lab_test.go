@@ -39,12 +39,18 @@ func realWorld() userverbs.World {
 // PATH whose srun is Parity's.
 type labSide struct {
 	addr, token, path string
+	// parity is a built cmd/parity that runs the verbs living there
+	// (sacct as parity acct); "" when the test needs none.
+	parity string
 }
 
 func (l labSide) Run(ctx context.Context, dir string, env map[string]string, argv ...string) (string, string, int) {
 	vars := map[string]string{"USER": "root", "HOME": "/root", "PATH": l.path, clientenv.EnvController: l.addr, clientenv.EnvToken: l.token}
 	for k, v := range env {
 		vars[k] = v
+	}
+	if argv[0] == "sacct" && l.parity != "" {
+		return runParity(ctx, dir, vars, l.parity, append([]string{"acct"}, argv[1:]...))
 	}
 	w := realWorld()
 	w.Getenv = func(k string) string { return vars[k] }

@@ -30,6 +30,9 @@ type State struct {
 	// Backfill records the state after a backfill cycle that began once
 	// its steps were done (a state with a job waiting for nodes).
 	Backfill bool
+	// Accounted, when set, is also waited for: the accounting records the
+	// state's jobs as sacct shows them once they ended.
+	Accounted func(ctx context.Context, s Side, dir string) bool
 }
 
 // nodesDown is Slurm's reason for a job that needs more nodes than are up.
@@ -118,6 +121,11 @@ const settle = 90 * time.Second
 // invocations once it has settled; poll is how long to wait between
 // looks at the queue.
 func BuildStates(ctx context.Context, s Side, dir string, poll time.Duration) ([]StateRecord, error) {
+	return buildStates(ctx, s, dir, poll, States, Invocations)
+}
+
+// buildStates builds states on s in dir and records invs in each.
+func buildStates(ctx context.Context, s Side, dir string, poll time.Duration, states []State, invs []Invocation) ([]StateRecord, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("compat: %w", err)
 	}
@@ -126,7 +134,7 @@ func BuildStates(ctx context.Context, s Side, dir string, poll time.Duration) ([
 	}
 	var ids []string
 	var out []StateRecord
-	for _, st := range States {
+	for _, st := range states {
 		stepped := time.Now()
 		for _, argv := range st.Steps {
 			o, errs, code := s.Run(ctx, dir, nil, argv...)
@@ -147,7 +155,7 @@ func BuildStates(ctx context.Context, s Side, dir string, poll time.Duration) ([
 			}
 		}
 		rec := StateRecord{State: st.Name, Dir: dir, IDs: slices.Clone(ids)}
-		for _, inv := range Invocations {
+		for _, inv := range invs {
 			o, errs, code := s.Run(ctx, dir, nil, inv.Argv...)
 			rec.Outputs = append(rec.Outputs, Output{Label: inv.Label, Argv: inv.Argv, Stdout: o, Stderr: errs, Code: code})
 		}
@@ -175,7 +183,7 @@ func waitSettled(ctx context.Context, s Side, dir string, st State, poll time.Du
 			want, named := st.Reasons[f[2]]
 			unseen = unseen || f[0] == "PD" && (f[1] == "None" || named && f[1] != want)
 		}
-		if running == st.Running && !unseen {
+		if running == st.Running && !unseen && (st.Accounted == nil || st.Accounted(ctx, s, dir)) {
 			return nil
 		}
 		if time.Now().After(deadline) {

@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"regexp"
@@ -51,9 +52,10 @@ func (t *Table) AddState(slurm, parity StateRecord) {
 	t.Agree += len(cases)
 }
 
-// jobRows says the rows are jobs, keyed by their first column (JOBID).
+// jobRows says the rows are jobs, keyed by their first column (JOBID,
+// sacct's JobID).
 func jobRows(rows []map[string]string) bool {
-	return len(rows) > 0 && strings.HasPrefix(rows[0]["header"], "JOBID")
+	return len(rows) > 0 && strings.HasPrefix(strings.ToUpper(rows[0]["header"]), "JOBID")
 }
 
 // rowKeys names each row: the header "1", a job row by its job id, any
@@ -64,7 +66,7 @@ func rowKeys(rows []map[string]string) []string {
 	for i, r := range rows {
 		out[i] = strconv.Itoa(i + 1)
 		if job && i > 0 {
-			if id := r["JOBID"]; id != "" {
+			if id := cmp.Or(r["JOBID"], r["JobID"]); id != "" {
 				out[i] = id
 			} else if l, ok := r["line"]; ok {
 				out[i], _, _ = strings.Cut(l, " ")
@@ -98,7 +100,7 @@ func parseColumns(o Output, r StateRecord) []map[string]string {
 		}
 		return vals
 	}
-	if slices.Contains(o.Argv, "-o") {
+	if splitsOnBars(o.Argv) {
 		sep = func(s string) []string {
 			parts := strings.Split(s, "|")
 			for i := range parts {
@@ -109,7 +111,15 @@ func parseColumns(o Output, r StateRecord) []map[string]string {
 	}
 	var lines []string
 	for _, l := range strings.Split(o.Stdout, "\n") {
-		if strings.TrimSpace(l) != "" && !dateLine.MatchString(strings.TrimSpace(l)) {
+		t := strings.TrimSpace(l)
+		if rule.MatchString(t) && !splitsOnBars(o.Argv) {
+			// sacct's rule gives each column's span: a value with
+			// blanks (CANCELLED by 0) stays in its column.
+			spans := ruleSpans(l)
+			sep = func(s string) []string { return cutSpans(s, spans) }
+			continue
+		}
+		if t != "" && !dateLine.MatchString(t) {
 			lines = append(lines, l)
 		}
 	}
@@ -128,7 +138,7 @@ func parseColumns(o Output, r StateRecord) []map[string]string {
 	rows := []map[string]string{{"header": strings.Join(head, " ")}}
 	for _, l := range lines[1:] {
 		vals := sep(l)
-		if !slices.Contains(o.Argv, "-o") {
+		if !splitsOnBars(o.Argv) {
 			vals = last(vals, len(head))
 			if len(vals) == len(head)-1 {
 				vals = append(vals, "") // an empty last column (sprio -l TRES)
@@ -147,12 +157,52 @@ func parseColumns(o Output, r StateRecord) []map[string]string {
 	return rows
 }
 
+// rule is the line of dashes sacct prints under its header.
+var rule = regexp.MustCompile(`^-+( +-+)*$`)
+
+// ruleSpans are the [start, end) of each run of dashes in a rule line.
+func ruleSpans(rule string) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(rule); {
+		if rule[i] != '-' {
+			i++
+			continue
+		}
+		j := i
+		for j < len(rule) && rule[j] == '-' {
+			j++
+		}
+		out = append(out, [2]int{i, j})
+		i = j
+	}
+	return out
+}
+
+// cutSpans cuts a line into the spans' columns, trimmed.
+func cutSpans(line string, spans [][2]int) []string {
+	out := make([]string, len(spans))
+	for i, sp := range spans {
+		a, b := min(sp[0], len(line)), min(sp[1], len(line))
+		out[i] = strings.TrimSpace(line[a:b])
+	}
+	return out
+}
+
+// splitsOnBars says the invocation prints '|'-separated columns: squeue,
+// sinfo and sprio given -o, sacct given -p or -P.
+func splitsOnBars(argv []string) bool {
+	if argv[0] == "sacct" {
+		return slices.ContainsFunc(argv, func(a string) bool { return a == "-p" || a == "-P" || a == "--parsable" || a == "--parsable2" })
+	}
+	return slices.Contains(argv, "-o")
+}
+
 // duration is an elapsed time or time left as squeue prints it.
 var duration = regexp.MustCompile(`^(\d+-)?(\d+:)?\d+:\d\d$`)
 
 // elapsed are the columns that count the seconds since a job started:
 // they differ by when each side was looked at.
-var elapsed = map[string]bool{"TIME": true, "TIME_LEFT": true}
+var elapsed = map[string]bool{"TIME": true, "TIME_LEFT": true, "Elapsed": true}
 
 // normaliseCell makes one value comparable: the directory becomes $CWD,
 // times $TIME, elapsed times $ELAPSED and, in the job id columns, the
@@ -166,7 +216,7 @@ func normaliseCell(head, v string, r StateRecord) string {
 		return "$ELAPSED"
 	}
 	switch {
-	case strings.Contains(head, "JOBID") || strings.HasPrefix(head, "ARRAY_JOB_ID"):
+	case strings.Contains(strings.ToUpper(head), "JOBID") || strings.HasPrefix(head, "ARRAY_JOB_ID"):
 		return jobID(v, r.IDs)
 	case head == "" || head == "DEPENDENCY":
 		for i, id := range r.IDs {
@@ -176,9 +226,9 @@ func normaliseCell(head, v string, r StateRecord) string {
 	return v
 }
 
-// arrayTask is a job id with an array task's or tasks' after it: 12_3,
-// 12_[1-3].
-var arrayTask = regexp.MustCompile(`^(\d+)(_\S+)?$`)
+// arrayTask is a job id with an array task's or tasks' or a step's after it: 12_3,
+// 12_[1-3], 12.batch, 12_3.batch.
+var arrayTask = regexp.MustCompile(`^(\d+)([_.]\S+)?$`)
 
 // jobID names a job id column's value by the sbatch step that got it.
 func jobID(v string, ids []string) string {

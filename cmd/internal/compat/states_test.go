@@ -28,7 +28,7 @@ var labStates = flag.String("lab-states", "", "write the lab's outputs of the st
 // that no longer differs. It needs root (lab agents run the jobs).
 func TestStatusCorpus(t *testing.T) {
 	if *recordStates != "" {
-		record(t, *recordStates)
+		recordOn(t, *recordStates, StatesPath, States, Invocations)
 		return
 	}
 	if os.Geteuid() != 0 {
@@ -38,7 +38,7 @@ func TestStatusCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkRecordedCommands(t, want)
+	checkRecorded(t, StatesPath, want, States, Invocations)
 	side, dir := startAnchorLab(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -51,6 +51,14 @@ func TestStatusCorpus(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	compareStates(t, want, got, StatesDifferencesPath)
+}
+
+// compareStates compares recorded and built states field by field and
+// fails on a mismatch the differences file does not list, or a listed
+// one that no longer differs.
+func compareStates(t *testing.T, want, got []StateRecord, differences string) {
+	t.Helper()
 	table := NewTable()
 	for i := range want {
 		table.AddState(want[i], got[i])
@@ -59,7 +67,7 @@ func TestStatusCorpus(t *testing.T) {
 	table.Write(&b)
 	table.WriteByCommand(&b)
 	t.Log("\n" + b.String())
-	diffs, err := LoadDifferences(StatesDifferencesPath)
+	diffs, err := LoadDifferences(differences)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,47 +79,56 @@ func TestStatusCorpus(t *testing.T) {
 		t.Errorf("undocumented: %s", m)
 	}
 	for _, k := range stale {
-		t.Errorf("%s lists %s, which no longer differs", StatesDifferencesPath, k)
+		t.Errorf("%s lists %s, which no longer differs", differences, k)
 	}
 }
 
-// checkRecordedCommands fails when the recording is of other states or
+// checkRecorded fails when the recording at path is of other states or
 // commands than the code's: re-record then.
-func checkRecordedCommands(t *testing.T, recs []StateRecord) {
+func checkRecorded(t *testing.T, path string, recs []StateRecord, states []State, invs []Invocation) {
 	t.Helper()
-	if len(recs) != len(States) {
-		t.Fatalf("%s holds %d states, the code defines %d: re-record (-record-states)", StatesPath, len(recs), len(States))
+	if len(recs) != len(states) {
+		t.Fatalf("%s holds %d states, the code defines %d: re-record", path, len(recs), len(states))
 	}
 	for i, r := range recs {
-		if r.State != States[i].Name || len(r.Outputs) != len(Invocations) {
-			t.Fatalf("%s state %d is %q with %d outputs, the code's %q with %d: re-record", StatesPath, i, r.State, len(r.Outputs), States[i].Name, len(Invocations))
+		if r.State != states[i].Name || len(r.Outputs) != len(invs) {
+			t.Fatalf("%s state %d is %q with %d outputs, the code's %q with %d: re-record", path, i, r.State, len(r.Outputs), states[i].Name, len(invs))
 		}
 		for j, o := range r.Outputs {
-			if !slices.Equal(o.Argv, Invocations[j].Argv) {
-				t.Fatalf("%s state %s ran %q, the code runs %q: re-record", StatesPath, r.State, o.Argv, Invocations[j].Argv)
+			if !slices.Equal(o.Argv, invs[j].Argv) {
+				t.Fatalf("%s state %s ran %q, the code runs %q: re-record", path, r.State, o.Argv, invs[j].Argv)
 			}
 		}
 	}
 }
 
-func record(t *testing.T, conf string) {
+// recordOn records states on a real Slurm into path, then cancels
+// their jobs and resumes the nodes the states drain.
+func recordOn(t *testing.T, conf, path string, states []State, invs []Invocation) {
 	s := Slurm{Conf: conf}
 	ctx := context.Background()
 	dir := filepath.Join(os.TempDir(), "parity-states")
-	recs, err := BuildStates(ctx, s, dir, time.Second)
+	recs, err := buildStates(ctx, s, dir, time.Second, states, invs)
 	defer func() {
 		for _, r := range recs {
 			for _, id := range r.IDs {
 				s.Run(ctx, dir, nil, "scancel", id)
 			}
 		}
-		s.Run(ctx, dir, nil, "scontrol", "update", "NodeName=n1,n4", "State=RESUME")
+		for _, st := range states {
+			for _, argv := range st.Steps {
+				if slices.Contains(argv, "State=DRAIN") {
+					s.Run(ctx, dir, nil, "scontrol", "update", "NodeName=n1,n4", "State=RESUME")
+					return
+				}
+			}
+		}
 	}()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := SaveStates(StatesPath, recs); err != nil {
+	if err := SaveStates(path, recs); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("recorded %d states into %s", len(recs), StatesPath)
+	t.Logf("recorded %d states into %s", len(recs), path)
 }
