@@ -46,14 +46,21 @@
 //     does, by the INFO ioctl on the control node (HL_INFO_DEVICE_UTILIZATION,
 //     HL_INFO_DRAM_USAGE; include/uapi/drm/habanalabs_accel.h, and
 //     habanalabs_ioctl.c, which serves INFO on the control node): meter.go.
+//   - ECC error counts: the driver counts every event the firmware reports
+//     per event id (INFO op HL_INFO_HW_EVENTS_AGGREGATE, since the driver
+//     loaded, as dcgm-exporter's volatile counters are); the ASIC's ECC
+//     events are the *_SERR (corrected) and *_DERR (uncorrectable) ids of
+//     drivers/accel/habanalabs/include/gaudi{,2}/gaudi{,2}_async_events.h:
+//     ecc.go.
 //
 // Where the public material is silent (assumptions, marked where used):
 // no sysfs attribute holds a card serial or UUID (hl-smi reads them from
 // firmware through the control node), so a card's UUID derives from the
 // host's /etc/machine-id and its PCI address — stable across restarts,
 // but it follows the slot, not the card; the PCIe switch is the root port
-// the card hangs off; ECC counters are not read (reported as not
-// measured). The INFO ioctl path is written from the uapi header and has
-// not met a card: on the simulator, whose nodes cannot answer ioctls, the
-// adapter reads gaudisim's stand-in files instead (--sim only).
+// the card hangs off; Gaudi 3's event ids are not in the upstream kernel,
+// so its ECC counts are reported as not measured. The INFO ioctl path is
+// written from the uapi header and has not met a card: on the simulator,
+// whose nodes cannot answer ioctls, the adapter reads gaudisim's stand-in
+// files instead (--sim only).
 package main

@@ -67,6 +67,7 @@ type card struct {
 	accel    int // n of accel<n>
 	moduleID int
 	hwmon    string
+	ecc      *eccEvents // the family's ECC events; nil: not measured
 }
 
 type preparedEntry struct {
@@ -211,7 +212,7 @@ func (d *Driver) readCard(n int) (gres.Device, family, card, error) {
 		PCIeSwitch: pcieSwitch(d.root, n),
 		Attributes: map[string]string{"module_id": strconv.FormatInt(module, 10), "accel": fmt.Sprintf("accel%d", n),
 			"device_type": typ, "driver_ver": s["driver_ver"], "firmware": s["cpucp_ver"]}}
-	return dev, fam, card{accel: n, moduleID: int(module), hwmon: hwmonDir(d.root, n)}, nil
+	return dev, fam, card{accel: n, moduleID: int(module), hwmon: hwmonDir(d.root, n), ecc: fam.ecc}, nil
 }
 
 // deviceFiles are a card's compute and control nodes, with the numbers

@@ -18,12 +18,15 @@ type family struct {
 	// card to each peer, at portGbps each.
 	portsPerPeer int
 	portGbps     float64
+	// ecc classifies the driver's event counters (ecc.go); nil where no
+	// public event table exists, and ECC is then not measured.
+	ecc *eccEvents
 }
 
 var (
-	gaudi1 = family{"gaudi", "Intel Gaudi HL-205", 32 << 30, 1, 100}
-	gaudi2 = family{"gaudi2", "Intel Gaudi 2 HL-225", 96 << 30, 3, 100}
-	gaudi3 = family{"gaudi3", "Intel Gaudi 3 HL-325L", 128 << 30, 3, 200}
+	gaudi1 = family{"gaudi", "Intel Gaudi HL-205", 32 << 30, 1, 100, gaudi1ECC}
+	gaudi2 = family{"gaudi2", "Intel Gaudi 2 HL-225", 96 << 30, 3, 100, gaudi2ECC}
+	gaudi3 = family{"gaudi3", "Intel Gaudi 3 HL-325L", 128 << 30, 3, 200, nil}
 )
 
 // families maps the device_type strings of sysfs.c to a generation. The

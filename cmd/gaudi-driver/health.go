@@ -11,10 +11,11 @@ import (
 
 // Sample reads each card's hwmon temperature and power and, through the
 // driver's INFO ioctl on the control node (sysfs has neither), its
-// utilisation and HBM use; the agent exports them under dcgm-exporter's
-// names (DCGM_FI_DEV_GPU_TEMP, _POWER_USAGE, _GPU_UTIL, _FB_USED/_FB_FREE).
-// ECC counters this adapter does not read ("ras"). What it cannot read is
-// named in Missing, never reported as zero.
+// utilisation, HBM use and ECC error counts (ecc.go); the agent exports
+// them under dcgm-exporter's names (DCGM_FI_DEV_GPU_TEMP, _POWER_USAGE,
+// _GPU_UTIL, _FB_USED/_FB_FREE, _ECC_SBE_VOL_TOTAL/_ECC_DBE_VOL_TOTAL).
+// What it cannot read (ECC on a Gaudi 3, whose event ids are not public)
+// is named in Missing, never reported as zero.
 func (d *Driver) Sample(ctx context.Context) ([]gres.Sample, error) {
 	inv, cards, err := d.current(ctx)
 	if err != nil {
@@ -23,7 +24,8 @@ func (d *Driver) Sample(ctx context.Context) ([]gres.Sample, error) {
 	out := make([]gres.Sample, 0, len(inv.Devices))
 	for _, dev := range inv.Devices {
 		c := cards[dev.UUID]
-		s := gres.Sample{UUID: dev.UUID, Time: d.now(), Missing: []string{"ras"}, MemoryTotalBytes: dev.MemoryBytes}
+		s := gres.Sample{UUID: dev.UUID, Time: d.now(), MemoryTotalBytes: dev.MemoryBytes}
+		d.sampleECC(c, dev, &s)
 		if util, used, err := d.meter.read(c, dev); err == nil {
 			s.UtilizationPct, s.MemoryUsedBytes = util, used
 		} else {
@@ -44,6 +46,21 @@ func (d *Driver) Sample(ctx context.Context) ([]gres.Sample, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// sampleECC sets a card's ECC counts, or names them not measured ("ras").
+func (d *Driver) sampleECC(c card, dev gres.Device, s *gres.Sample) {
+	if c.ecc == nil {
+		s.Missing = append(s.Missing, "ras")
+		return
+	}
+	counters, err := d.meter.events(c, dev, c.ecc.size)
+	if err != nil {
+		s.Missing = append(s.Missing, "ras")
+		d.log.Debug("gaudi: event counters unreadable", "uuid", dev.UUID, "err", err)
+		return
+	}
+	s.CorrectedErrors, s.UncorrectedErrors = c.ecc.count(counters)
 }
 
 // ErrNeedsQual is returned for diagnostic levels above 1, which need

@@ -24,14 +24,16 @@ driver protocol (vendors/plugin), reading the habanalabs driver's sysfs and
 
 Usage:
   gaudi-driver [serve] --socket PATH [--root DIR] [--sim] [--seed N] [--cards N] [--numa-cpus L;L] [--device-nodes] [--poll D]
-  gaudi-driver inject --root DIR --card N --fault hard-reset|needs-reset|disabled|operational|remove|load [--util PCT]
+  gaudi-driver inject --root DIR --card N --fault hard-reset|needs-reset|disabled|operational|remove|load|ecc-ce|ecc-ue [--util PCT]
 
 serve --sim generates a simulated HLS-2 board under --root unless a tree is
 already there (so identities and counters survive restarts); --sim without
 --root uses a temporary directory removed at exit. inject changes one card
 of a simulated tree (N is its accel index) as the driver would; a running
 adapter's health watcher reports it at the next poll. load sets what the
-INFO ioctl would report as the card's utilisation (--util, percent).
+INFO ioctl would report as the card's utilisation (--util, percent);
+ecc-ce and ecc-ue count one corrected or uncorrectable HBM ECC event in the
+driver's event counters, which the adapter reports as ECC errors.
 
 An agent attaches the adapter from its config file (parity agent --config):
 
@@ -182,7 +184,7 @@ func runInject(args []string, stderr io.Writer) error {
 	fs := newFlags("inject", stderr)
 	root := fs.String("root", "", "the simulated tree (the adapter's --root; required)")
 	n := fs.Int("card", 0, "the card's accel index")
-	fault := fs.String("fault", "hard-reset", "hard-reset, needs-reset, disabled, operational, remove or load")
+	fault := fs.String("fault", "hard-reset", "hard-reset, needs-reset, disabled, operational, remove, load, ecc-ce or ecc-ue")
 	util := fs.Int("util", 0, "with --fault load: the card's utilisation in percent")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -208,6 +210,25 @@ func runInject(args []string, stderr io.Writer) error {
 		return m.Remove(*n)
 	case "load":
 		return m.SetLoad(*n, *util, 0)
+	case "ecc-ce", "ecc-ue":
+		return injectECC(m, *root, *n, *fault == "ecc-ue")
 	}
-	return fmt.Errorf("--fault %q is not hard-reset, needs-reset, disabled, operational, remove or load", *fault)
+	return fmt.Errorf("--fault %q is not hard-reset, needs-reset, disabled, operational, remove, load, ecc-ce or ecc-ue", *fault)
+}
+
+// injectECC raises the card's family's example HBM ECC event (ecc.go).
+func injectECC(m *gaudisim.Machine, root string, n int, uncorrectable bool) error {
+	typ, err := readAttr(root, n, "device_type")
+	if err != nil {
+		return err
+	}
+	ecc := families[typ].ecc
+	if ecc == nil {
+		return fmt.Errorf("accel%d is a %q card, whose ECC events the adapter does not know", n, typ)
+	}
+	id := ecc.example[0]
+	if uncorrectable {
+		id = ecc.example[1]
+	}
+	return m.RaiseEvent(n, id)
 }

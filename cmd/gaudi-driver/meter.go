@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -15,9 +16,13 @@ import (
 	"github.com/parityhpc/parity/gres"
 )
 
-// meter reads what sysfs does not hold: a card's utilisation and HBM use.
+// meter reads what sysfs does not hold: a card's utilisation and HBM use,
+// and its event counters (ecc.go).
 type meter interface {
 	read(c card, dev gres.Device) (utilPct float64, usedBytes uint64, err error)
+	// events returns up to n of the card's since-driver-load event
+	// counters, indexed by event id.
+	events(c card, dev gres.Device, n int) ([]uint32, error)
 }
 
 // The driver's INFO ioctl, which it accepts on the control node
@@ -30,6 +35,7 @@ const (
 
 	hlInfoDRAMUsage         = 2 // struct hl_info_dram_usage
 	hlInfoDeviceUtilization = 6 // struct hl_info_device_utilization
+	hlInfoHWEventsAggregate = 7 // __u32 per event id, since the driver loaded
 	utilizationPeriodMS     = 1000
 )
 
@@ -52,12 +58,9 @@ type hlUtilization struct{ Utilization, Pad uint32 }
 type ioctlMeter struct{}
 
 func (ioctlMeter) read(_ card, dev gres.Device) (float64, uint64, error) {
-	if len(dev.Files) < 2 {
-		return 0, 0, fmt.Errorf("gaudi: %s has no control node", dev.UUID)
-	}
-	f, err := os.OpenFile(dev.Files[1].Path, os.O_RDWR, 0)
+	f, err := openControl(dev)
 	if err != nil {
-		return 0, 0, fmt.Errorf("gaudi: open %s: %w", dev.Files[1].Path, err)
+		return 0, 0, err
 	}
 	defer f.Close()
 	var u hlUtilization
@@ -69,6 +72,31 @@ func (ioctlMeter) read(_ card, dev gres.Device) (float64, uint64, error) {
 		return 0, 0, err
 	}
 	return float64(u.Utilization), usedOf(dev.MemoryBytes, m.Free), nil
+}
+
+func (ioctlMeter) events(_ card, dev gres.Device, n int) ([]uint32, error) {
+	f, err := openControl(dev)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]uint32, n)
+	if err := info(f, hlInfoHWEventsAggregate, unsafe.Pointer(&buf[0]), uintptr(4*n)); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// openControl opens a card's control node, where the driver serves INFO.
+func openControl(dev gres.Device) (*os.File, error) {
+	if len(dev.Files) < 2 {
+		return nil, fmt.Errorf("gaudi: %s has no control node", dev.UUID)
+	}
+	f, err := os.OpenFile(dev.Files[1].Path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("gaudi: open %s: %w", dev.Files[1].Path, err)
+	}
+	return f, nil
 }
 
 func info(f *os.File, op uint32, out unsafe.Pointer, size uintptr) error {
@@ -120,6 +148,25 @@ func (s simMeter) read(c card, dev gres.Device) (float64, uint64, error) {
 		return 0, 0, fmt.Errorf("gaudi: %s: utilisation %d%% is not a percentage", dir, util)
 	}
 	return float64(util), usedOf(dev.MemoryBytes, free), nil
+}
+
+// events reads the simulator's stand-in for HL_INFO_HW_EVENTS_AGGREGATE,
+// the driver's array as little-endian __u32s, of which the driver would
+// copy at most the n asked for.
+func (s simMeter) events(c card, _ gres.Device, n int) ([]uint32, error) {
+	path := filepath.Join(s.root, gaudisim.MeterDir, fmt.Sprintf("accel%d", c.accel), gaudisim.EventsFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("gaudi: %w", err)
+	}
+	if len(b)%4 != 0 {
+		return nil, fmt.Errorf("gaudi: %s is %d bytes, not whole 32-bit counters", path, len(b))
+	}
+	out := make([]uint32, min(len(b)/4, n))
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return out, nil
 }
 
 func readUintFile(path string) (uint64, error) {

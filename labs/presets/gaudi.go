@@ -90,16 +90,20 @@ func (f gaudiFaults) inject(gpu int, args ...string) error {
 
 // Inject maps the lab's fault names onto the card's status attribute:
 // fatal is "Needs reset" (a fatal condition, action reset), lost takes
-// the card off the bus; the adapter's own names pass through.
+// the card off the bus; ecc-ce (or correctable) and ecc-ue count an HBM
+// ECC event in the driver's event counters; the adapter's own names pass
+// through.
 func (f gaudiFaults) Inject(gpu int, fault string) error {
 	switch fault {
 	case "fatal":
 		fault = "needs-reset"
 	case "lost":
 		fault = "remove"
-	case "needs-reset", "disabled", "hard-reset", "remove":
+	case "correctable":
+		fault = "ecc-ce"
+	case "needs-reset", "disabled", "hard-reset", "remove", "ecc-ce", "ecc-ue":
 	default:
-		return fmt.Errorf("presets: fault %q is not one of fatal, lost, needs-reset, disabled, hard-reset, remove", fault)
+		return fmt.Errorf("presets: fault %q is not one of fatal, lost, correctable, ecc-ce, ecc-ue, needs-reset, disabled, hard-reset, remove", fault)
 	}
 	return f.inject(gpu, "--fault", fault)
 }

@@ -59,12 +59,17 @@ type family struct {
 	hbm        uint64 // bytes of HBM per card
 	maxPowerMW int    // board power limit, the max_power attribute
 	idleW      int    // simulated idle power
+	// events is the ASIC's event count, the length of the driver's event
+	// counter array (GAUDI_EVENT_SIZE and GAUDI2_EVENT_SIZE of
+	// gaudi_async_events.h and gaudi2_async_events.h); 0 where no public
+	// header gives it (Gaudi 3), and no counters are simulated.
+	events int
 }
 
 var families = map[string]family{
-	"GAUDI":  {"0x1000", 32 << 30, 400_000, 90},
-	"GAUDI2": {"0x1020", 96 << 30, 600_000, 150},
-	"GAUDI3": {"0x1060", 128 << 30, 900_000, 200},
+	"GAUDI":  {"0x1000", 32 << 30, 400_000, 90, 663},
+	"GAUDI2": {"0x1020", 96 << 30, 600_000, 150, 1329},
+	"GAUDI3": {"0x1060", 128 << 30, 900_000, 200, 0},
 }
 
 func (c Config) withDefaults() (Config, family, error) {

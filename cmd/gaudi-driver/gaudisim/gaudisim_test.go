@@ -130,3 +130,40 @@ func TestConfigRefusesImpossibleBoards(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestRaiseEvent: each family's counter array has the ASIC's event count
+// (GAUDI2_EVENT_SIZE), an event increments only its own counter, and an id
+// outside the array is refused; Gaudi 3, whose count no public header
+// gives, has no array.
+func TestRaiseEvent(t *testing.T) {
+	root := t.TempDir()
+	m, err := Generate(root, Config{Cards: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := m.RaiseEvent(1, 247); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(root, MeterDir, "accel1", EventsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) != 4*1329 || b[4*247] != 3 || slices.ContainsFunc(slices.Concat(b[:4*247], b[4*247+1:]), func(c byte) bool { return c != 0 }) {
+		t.Errorf("accel1's counters: %d bytes, event 247 at %d; want 1329 counters and only 247 counted, 3 times", len(b), b[4*247])
+	}
+	for _, id := range []int{-1, 1329} {
+		if err := m.RaiseEvent(1, id); err == nil || !strings.Contains(err.Error(), itoa(id)) {
+			t.Errorf("RaiseEvent(1, %d) = %v; want the id refused by value", id, err)
+		}
+	}
+	g3 := t.TempDir()
+	m3, err := Generate(g3, Config{Family: "GAUDI3", Cards: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m3.RaiseEvent(0, 1); err == nil {
+		t.Error("RaiseEvent on a Gaudi 3 succeeded; it has no simulated counters")
+	}
+}

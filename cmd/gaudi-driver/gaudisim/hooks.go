@@ -1,6 +1,7 @@
 package gaudisim
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -121,4 +122,26 @@ func (m *Machine) SetLoad(accel int, utilPct int, usedBytes uint64) error {
 		return err
 	}
 	return writeAtomic(filepath.Join(dir, "dram_free"), strconv.FormatUint(hbm-usedBytes, 10)+"\n")
+}
+
+// RaiseEvent counts one occurrence of the ASIC's event id on a card, as the
+// driver does for every event the firmware reports (gaudi2.c
+// gaudi2_handle_eqe: events_stat_aggregate[event_type]++). Which ids are
+// ECC errors is the adapter's knowledge, not the simulator's.
+func (m *Machine) RaiseEvent(accel, id int) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, err := m.card(accel); err != nil {
+		return err
+	}
+	path := filepath.Join(m.Root, MeterDir, fmt.Sprintf("accel%d", accel), EventsFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("gaudisim: accel%d has no event counters: %w", accel, err)
+	}
+	if id < 0 || 4*id+4 > len(b) {
+		return fmt.Errorf("gaudisim: accel%d: event id %d out of range 0..%d", accel, id, len(b)/4-1)
+	}
+	binary.LittleEndian.PutUint32(b[4*id:], binary.LittleEndian.Uint32(b[4*id:])+1)
+	return writeAtomic(path, string(b))
 }

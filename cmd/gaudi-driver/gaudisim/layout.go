@@ -48,6 +48,12 @@ import (
 // MeterDir holds the simulator's stand-in for the INFO ioctl.
 const MeterDir = "var/lib/gaudisim"
 
+// EventsFile, in a card's MeterDir directory, stands in for INFO op
+// HL_INFO_HW_EVENTS_AGGREGATE (include/uapi/drm/habanalabs_accel.h): the
+// driver's array of per-event counters since it loaded, one little-endian
+// __u32 per event id, as many as the ASIC has events.
+const EventsFile = "hw_events_aggregate"
+
 var busNumbers = []int{0x19, 0x1a, 0x33, 0x34, 0x9a, 0x9b, 0xb3, 0xb4}
 
 // Card describes one generated card.
@@ -126,6 +132,9 @@ func (m *Machine) writeCard(w *writer, fam family, rel string, c Card, rng *rand
 	meter := filepath.Join(MeterDir, fmt.Sprintf("accel%d", c.Accel))
 	w.file(filepath.Join(meter, "utilization"), "0\n")
 	w.file(filepath.Join(meter, "dram_free"), strconv.FormatUint(fam.hbm, 10)+"\n")
+	if fam.events > 0 {
+		w.file(filepath.Join(meter, EventsFile), string(make([]byte, 4*fam.events)))
+	}
 
 	accel := fmt.Sprintf("accel%d", c.Accel)
 	accelDir := filepath.Join(rel, "accel", accel)
