@@ -16,7 +16,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/parityhpc/parity/cmd/internal/agentcmd"
 	"github.com/parityhpc/parity/conformance"
+	"github.com/parityhpc/parity/labs/cluster"
 	"github.com/parityhpc/parity/reports"
 )
 
@@ -25,6 +27,19 @@ import (
 // conformance probe (`conform probe`) and the child runs of the tests
 // below re-execute it that way.
 func TestMain(m *testing.M) {
+	// Copied as parity-agent beside a copy of itself (leanLabBinaries), it
+	// is that binary: the agent command without the simulators.
+	if filepath.Base(os.Args[0]) == cluster.LeanAgent {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		cmd := agentcmd.New(agentcmd.Options{Version: version, ShimArgs: []string{"shim"}})
+		cmd.SetArgs(os.Args[1:])
+		err := cmd.ExecuteContext(ctx)
+		stop()
+		if err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if len(os.Args) > 1 && !strings.HasPrefix(os.Args[1], "-") {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		code := runWithLabVerbs(ctx, os.Args[1:], os.Stdout, os.Stderr)

@@ -197,7 +197,7 @@ func TestLabUpProcessesRunsJobsAndLabDownLeavesNothing(t *testing.T) {
 		t.Skip("jobs run as root, the lab's exported identity")
 	}
 	dir := filepath.Join(t.TempDir(), "lab")
-	up := parityChild(t, "lab", "up", "default", "--processes", "--dir", dir)
+	up := exec.Command(leanLabBinaries(t), "lab", "up", "default", "--processes", "--dir", dir)
 	env, stderr := startLabChild(t, up, "Lab default is up")
 	defer up.Process.Kill()
 
@@ -207,9 +207,20 @@ func TestLabUpProcessesRunsJobsAndLabDownLeavesNothing(t *testing.T) {
 	}
 	for name, pid := range pids {
 		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		argv := strings.Split(string(cmdline), "\x00")
 		verb := strings.SplitN(name, "-", 2)[0]
-		if pid == up.Process.Pid || !procAlive(pid) || !strings.Contains(string(cmdline), "\x00"+verb+"\x00") {
-			t.Errorf("%s: pid %d (lab %d) runs %q; want a live `parity %s` of its own", name, pid, up.Process.Pid, cmdline, verb)
+		// CPU-only nodes run the lean agent over a config file; the GPU
+		// nodes' simulators live in `parity agent`.
+		want := "parity " + verb
+		if strings.HasPrefix(name, "agent-cpu-") {
+			want = cluster.LeanAgent
+		}
+		runs := "parity " + argv[min(1, len(argv)-1)]
+		if filepath.Base(argv[0]) == cluster.LeanAgent {
+			runs = cluster.LeanAgent
+		}
+		if pid == up.Process.Pid || !procAlive(pid) || runs != want || (want == cluster.LeanAgent && !slices.Contains(argv, "--config")) {
+			t.Errorf("%s: pid %d (lab %d) runs %q; want a live `%s` of its own", name, pid, up.Process.Pid, cmdline, want)
 		}
 	}
 
@@ -230,6 +241,12 @@ func TestLabUpProcessesRunsJobsAndLabDownLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	parity("submit", "--wait", script)
+	// A job on a parity-agent node.
+	cpuOut := filepath.Join(outside, "cpu.out")
+	parity("submit", "--wait", "--partition=cpu", "-o", cpuOut, "--wrap", "echo $SLURMD_NODENAME")
+	if out, err := os.ReadFile(cpuOut); err != nil || !strings.HasPrefix(string(out), "cpu-") {
+		t.Errorf("the CPU job wrote %q (%v); want it run on a cpu node, by parity-agent", out, err)
+	}
 	out, err := os.ReadFile(filepath.Join(outside, "gpu.out"))
 	if err != nil || !strings.Contains(string(out), "CUDA_VISIBLE_DEVICES=0,1\n") || !strings.Contains(string(out), "SLURMD_NODENAME=h100-") {
 		t.Errorf("the GPU job wrote %q (%v); want CUDA_VISIBLE_DEVICES=0,1 on an h100 node", out, err)
@@ -270,6 +287,32 @@ func TestLabUpProcessesRunsJobsAndLabDownLeavesNothing(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "logs", "controller.log")); err != nil {
 		t.Errorf("the controller's log after lab down: %v", err)
 	}
+}
+
+// leanLabBinaries copies the test binary as parity and, beside it,
+// parity-agent (TestMain runs the agent command alone under that name), as
+// `make build` lays them out, and returns the parity copy's path.
+func leanLabBinaries(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"parity", cluster.LeanAgent} {
+		dst := filepath.Join(dir, name)
+		if err := os.Link(exe, dst); err == nil {
+			continue
+		}
+		b, err := os.ReadFile(exe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "parity")
 }
 
 // startLabChild starts `parity lab up`, reads its output until the line

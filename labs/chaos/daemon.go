@@ -22,6 +22,9 @@ import (
 type daemon struct {
 	name string
 	pid  int
+	// exe is the binary it runs when the lab started it by an absolute
+	// path (a process lab's parity-agent nodes); "" means the lab's parity.
+	exe  string
 	args []string // without argv[0]
 	env  []string
 	// done is closed once this harness reaped the process; nil for an
@@ -53,7 +56,11 @@ func adopt(dir, name string) (*daemon, error) {
 	if len(argv) < 2 {
 		return nil, fmt.Errorf("chaos: %s (pid %d): command line %q", name, pid, cmdline)
 	}
-	return &daemon{name: name, pid: pid, args: argv[1:], env: splitNUL(environ)}, nil
+	d := &daemon{name: name, pid: pid, args: argv[1:], env: splitNUL(environ)}
+	if filepath.IsAbs(argv[0]) {
+		d.exe = argv[0]
+	}
+	return d, nil
 }
 
 func splitNUL(b []byte) []string {
@@ -80,7 +87,7 @@ func spawn(dir, exe, name string, args, env []string) (*daemon, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("chaos: start %s: %w", name, err)
 	}
-	d := &daemon{name: name, pid: cmd.Process.Pid, args: args, env: env, done: make(chan struct{})}
+	d := &daemon{name: name, pid: cmd.Process.Pid, exe: exe, args: args, env: env, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(d.done) }()
 	pidFile := filepath.Join(dir, cluster.RunDir, name+".pid")
 	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(d.pid)+"\n"), 0o644); err != nil {

@@ -268,7 +268,11 @@ func (l *lab) agent(node string) (*daemon, error) { return adopt(l.dir, "agent-"
 
 // restartAgent starts an agent again as it was started.
 func (l *lab) restartAgent(old *daemon) (*daemon, error) {
-	d, err := spawn(l.dir, l.exe, old.name, old.args, old.env)
+	exe := l.exe
+	if old.exe != "" {
+		exe = old.exe // the binary the lab ran it with (parity-agent on some nodes)
+	}
+	d, err := spawn(l.dir, exe, old.name, old.args, old.env)
 	if d != nil {
 		l.mu.Lock()
 		l.extra = append(l.extra, d)

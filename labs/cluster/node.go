@@ -89,25 +89,35 @@ type nodeBuild struct {
 // buildNodeAt is buildNode with the lab instance's clock, adapter finder
 // and logger.
 func buildNodeAt(ctx context.Context, lab *labfile.Lab, dir, name string, extra map[string]presets.Template, b nodeBuild) (*presets.Machine, labfile.Node, error) {
+	tmpl, opts, n, err := nodeTemplate(lab, dir, name, extra, b)
+	if err != nil {
+		return nil, n, err
+	}
+	m, err := BuildMachine(ctx, tmpl, opts, b.log)
+	return m, n, err
+}
+
+// nodeTemplate is the template lab node name is built from and the
+// options that build it under dir.
+func nodeTemplate(lab *labfile.Lab, dir, name string, extra map[string]presets.Template, b nodeBuild) (presets.Template, presets.Options, labfile.Node, error) {
 	for i, n := range lab.NodeList() {
 		if n.Name != name {
 			continue
 		}
 		tmpl, err := LookupTemplate(n.Template, extra)
 		if err != nil {
-			return nil, n, err
+			return tmpl, presets.Options{}, n, err
 		}
 		tmpl.Layout = n.Layout(tmpl.Layout)
 		// The spool is the agent's to make (launch.New), and Down's to remove.
 		root, _ := nodeDirs(dir, n.Name)
 		if err := os.MkdirAll(root, 0o755); err != nil {
-			return nil, n, err
+			return tmpl, presets.Options{}, n, err
 		}
-		m, err := BuildMachine(ctx, tmpl, presets.Options{Root: root, Seed: lab.Seed + int64(i), Hostname: n.Name, HealthPoll: FaultPoll,
-			Now: b.now, FindAdapter: b.finder.find}, b.log)
-		return m, n, err
+		return tmpl, presets.Options{Root: root, Seed: lab.Seed + int64(i), Hostname: n.Name, HealthPoll: FaultPoll,
+			Now: b.now, FindAdapter: b.finder.find}, n, nil
 	}
-	return nil, labfile.Node{}, fmt.Errorf("cluster: lab %s has no node %q", lab.Name, name)
+	return presets.Template{}, presets.Options{}, labfile.Node{}, fmt.Errorf("cluster: lab %s has no node %q", lab.Name, name)
 }
 
 // SimNode builds, for an agent running as its own process, the drivers of

@@ -18,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/parityhpc/parity/labs/labfile"
+	"github.com/parityhpc/parity/labs/presets"
 	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
 	"github.com/parityhpc/parity/scheduler/client"
@@ -44,8 +45,10 @@ type ProcOptions struct {
 }
 
 // Procs is a lab whose controller and agents run as child processes
-// (`parity controller`, one `parity agent --sim-lab DIR` per node), each
-// with a pid file under DIR/run and a log under DIR/logs.
+// (`parity controller`, one agent per node: `parity-agent --config FILE`
+// where the node's machine needs no simulator inside the agent, else
+// `parity agent --sim-lab DIR`), each with a pid file under DIR/run and a
+// log under DIR/logs.
 type Procs struct {
 	Lab *labfile.Lab
 	Dir string
@@ -63,6 +66,10 @@ type Procs struct {
 	exe      string
 	mu       sync.Mutex
 	children []*child // the agents
+	// lean is the parity-agent binary ("" when the lab has none);
+	// machines are the nodes' machines the lab built for it.
+	lean     string
+	machines []*presets.Machine
 	// ctls are the controllers' processes, by ctlAddrs' order (a killed
 	// one stays until restarted); lis their listeners until spawned.
 	ctls     []*child
@@ -119,8 +126,11 @@ func UpProcesses(ctx context.Context, opts ProcOptions) (*Procs, error) {
 		p.Down(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	if p.lean = findLeanAgent(exe); p.lean == "" {
+		log.Info("no " + LeanAgent + " beside " + exe + " (make build puts it there): every node's agent runs as `parity agent --sim-lab`")
+	}
 	for _, n := range opts.Lab.NodeList() {
-		if err := p.startAgent(exe, n.Name, opts.NoIsolation || !p.Isolation); err != nil {
+		if err := p.startAgent(ctx, exe, n.Name, opts.NoIsolation || !p.Isolation); err != nil {
 			p.Down(context.WithoutCancel(ctx))
 			return nil, err
 		}
@@ -165,19 +175,38 @@ func (p *Procs) writeFiles(admins, users []string, n int) error {
 	return err
 }
 
-func (p *Procs) startAgent(exe, node string, noIsolation bool) error {
+// startAgent starts node's agent: parity-agent over a config file where
+// the lab has that binary and the node's machine is files and adapter
+// processes (the lab builds it, as a site's node is set up before its
+// agent starts), else `parity agent --sim-lab`, which builds the node's
+// simulated machine inside the agent (NVML and amdgpu fakes are
+// in-process, and parity-agent carries no simulators).
+func (p *Procs) startAgent(ctx context.Context, exe, node string, noIsolation bool) error {
 	tok, err := auth.Sign(p.key, auth.Claims{User: "agent:" + node, Role: auth.RoleAgent, Node: node, IssuedAt: time.Now()})
 	if err != nil {
 		return err
 	}
+	bin := exe
 	args := []string{"agent", "--controller", p.Addr, "--node", node, "--spool", NodeSpool(p.Dir, node),
 		"--cgroup-root", p.CgroupRoot, "--metrics-addr", "off", "--sim-lab", p.Dir, "--sim-node", node,
 		"--kill-wait", "2s", "--sample-interval", "1s"}
 	if noIsolation {
 		args = append(args, "--no-isolation")
 	}
+	if p.lean != "" {
+		ln, ok, err := p.buildLeanNode(ctx, node, !noIsolation)
+		if err != nil {
+			return err
+		}
+		if ok {
+			p.mu.Lock()
+			p.machines = append(p.machines, ln.machine)
+			p.mu.Unlock()
+			bin, args = p.lean, p.leanAgentArgs(node, ln.config, noIsolation)
+		}
+	}
 	// The token goes in the environment, not on a command line anyone can read.
-	c, err := p.spawn(exe, "agent-"+node, []string{client.EnvToken + "=" + tok}, nil, args...)
+	c, err := p.spawn(bin, "agent-"+node, []string{client.EnvToken + "=" + tok}, nil, args...)
 	if err != nil {
 		return err
 	}
@@ -253,6 +282,15 @@ func (p *Procs) Down(ctx context.Context) error {
 		os.Remove(filepath.Join(p.Dir, RunDir, c.name+".pid"))
 	}
 	closeAll(p.lis)
+	// The machines the lab built for parity-agent nodes: their adapters
+	// stop after the agents that attached them.
+	p.mu.Lock()
+	machines := p.machines
+	p.machines = nil
+	p.mu.Unlock()
+	for _, m := range machines {
+		errs = append(errs, m.Close())
+	}
 	errs = append(errs, RemoveCgroups(p.CgroupRoot))
 	errs = append(errs, RemoveRuntimeDir(p.Dir))
 	return errors.Join(errs...)

@@ -104,6 +104,14 @@ type Template struct {
 	adapterEmpty func(ctx context.Context, opts Options) (*AdapterRun, error)
 }
 
+// InProcess reports whether the machine's accelerator is simulated inside
+// the process that builds it (an NVML or amdgpu fake behind the in-tree
+// driver), so an agent serving it must carry the simulators; a CPU-only
+// machine, or one whose accelerator is an out-of-tree adapter's process,
+// is files under its root and sockets, which a plain agent reads from its
+// config file.
+func (t Template) InProcess() bool { return t.accel != nil }
+
 // Build creates the machine's files under opts.Root and its drivers.
 func (t Template) Build(ctx context.Context, opts Options) (*Machine, error) {
 	if opts.Root == "" {
