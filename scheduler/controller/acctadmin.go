@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -47,18 +48,19 @@ func (s *assocAdminService) Change(ctx context.Context, req *pb.AssocChangeReque
 	c := s.c
 	id := caller(ctx)
 	action, entity := strings.ToLower(req.GetAction()), strings.ToLower(req.GetEntity())
-	if !id.Admin() {
-		return nil, status.Errorf(codes.PermissionDenied, "Access/permission denied: sacctmgr %s %s needs an admin (%s is not)", action, entity, id.User)
+	if err := authorizeChange(id, action, entity, req.GetSet()); err != nil {
+		return nil, err
 	}
 	var changed []string
 	err := c.mutate(ctx, func() ([]write, func(), error) {
 		cur := c.pcfg()
-		rec := &acctRecord{Accounts: cloneAccounts(cur.Accounts), QOS: cloneQOS(cur.QOS), RootQOS: slices.Clone(cur.Root())}
+		rec := &acctRecord{Accounts: cloneAccounts(cur.Accounts), QOS: cloneQOS(cur.QOS), RootQOS: slices.Clone(cur.Root()),
+			AdminLevels: maps.Clone(c.partitions.view().levels)}
 		ch, err := newAcctChange(rec, req.GetNames(), req.GetWhere(), req.GetSet())
 		if err != nil {
 			return nil, nil, err
 		}
-		ch.inUse, ch.cluster = c.acctInUseLocked, cur.Name
+		ch.inUse, ch.cluster, ch.staff = c.acctInUseLocked, cur.Name, cur.IsOperator
 		if err := ch.run(action, entity); err != nil {
 			return nil, nil, err
 		}
@@ -71,6 +73,9 @@ func (s *assocAdminService) Change(ctx context.Context, req *pb.AssocChangeReque
 			return nil, nil, err
 		}
 		before, after := acctDiff(entity, ch.changed, cur.Accounts, cur.QOS, rec)
+		if ch.levels {
+			before, after = levelDiff(ch.changed, c.partitions.view().levels, rec.AdminLevels)
+		}
 		if err := c.setAccounting(rec); err != nil {
 			return nil, nil, status.Errorf(codes.InvalidArgument, "%v", err)
 		}
@@ -105,6 +110,19 @@ func (c *Controller) acctInUseLocked(assoc, qos string) error {
 		}
 	}
 	return nil
+}
+
+// levelDiff is an AdminLevel change's before and after: the named users'
+// run-time levels ("" where the file's applied).
+func levelDiff(users []string, before, after map[string]string) (string, string) {
+	pick := func(m map[string]string) map[string]string {
+		out := map[string]string{}
+		for _, u := range users {
+			out[u] = m[u]
+		}
+		return out
+	}
+	return jsonText(pick(before)), jsonText(pick(after))
 }
 
 // acctDiff is the changed entities before and after, as JSON: accounts

@@ -41,17 +41,22 @@ func TestAccountingChangesAtRunTime(t *testing.T) {
 	ctx := context.Background()
 	h.register("n1", 4)
 	alice, olga, root, dave := h.as("alice", auth.RoleUser), h.as("olga", auth.RoleOperator), h.as("root", auth.RoleAdmin), h.as("dave", auth.RoleUser)
-	for _, cl := range []*client.Client{alice, olga} {
-		_, err := cl.ChangeAssoc(ctx, &pb.AssocChangeRequest{Action: "add", Entity: "account", Names: []string{"x"}})
-		if status.Code(err) != codes.PermissionDenied {
-			t.Errorf("a non-admin's add account: %v, want PermissionDenied", err)
-		}
+	// A user changes nothing; an operator (olga) changes accounts and
+	// users but not QOS, as in Slurm 22.05.
+	_, err := alice.ChangeAssoc(ctx, &pb.AssocChangeRequest{Action: "add", Entity: "account", Names: []string{"x"}})
+	if status.Code(err) != codes.PermissionDenied {
+		t.Errorf("a user's add account: %v, want PermissionDenied", err)
+	}
+	_, err = olga.ChangeAssoc(ctx, &pb.AssocChangeRequest{Action: "add", Entity: "qos", Names: []string{"x"}})
+	if status.Code(err) != codes.PermissionDenied {
+		t.Errorf("an operator's add qos: %v, want PermissionDenied", err)
 	}
 	if _, err := dave.Submit(ctx, gpuJob("early", 1)); status.Code(err) != codes.InvalidArgument {
 		t.Fatalf("dave, in no account, submitted: %v", err)
 	}
 	// A dry run says what would change and changes nothing.
-	got, err := root.ChangeAssoc(ctx, &pb.AssocChangeRequest{Action: "add", Entity: "account", Names: []string{"chem"}, DryRun: true})
+	var got []string
+	got, err = root.ChangeAssoc(ctx, &pb.AssocChangeRequest{Action: "add", Entity: "account", Names: []string{"chem"}, DryRun: true})
 	if err != nil || !slices.Equal(got, []string{"chem"}) {
 		t.Fatalf("dry run: %v %v", got, err)
 	}

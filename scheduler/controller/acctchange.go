@@ -23,6 +23,8 @@ type acctChange struct {
 	inUse   func(account, qos string) error // a live job's refusal, or nil
 	cluster string                          // for messages, as Slurm names it
 	grants  map[string]config.QOSGrant      // user associations' QOS, built on first use
+	staff   func(user string) bool          // an admin or operator in force
+	levels  bool                            // AdminLevel= was set
 }
 
 // newAcctChange reads the request's settings: Key=value words, keys in

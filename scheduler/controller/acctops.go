@@ -239,12 +239,18 @@ func (ch *acctChange) modifyUsers() error {
 	if len(ch.set) == 0 {
 		return status.Error(codes.InvalidArgument, "You didn't give me anything to set")
 	}
-	def := ""
+	def, level := "", ""
 	var assoc []setting
 	for _, kv := range ch.set {
 		switch {
 		case kv.k == "defaultaccount" || kv.k == "defaultacct":
 			def = kv.v
+		case kv.k == "adminlevel":
+			l, err := parseLevel(kv.v)
+			if err != nil {
+				return err
+			}
+			level = l
 		case kv.k == "fairshare" || kv.k == "shares":
 			if _, _, err := shares(kv.v, true); err != nil {
 				return err
@@ -260,6 +266,10 @@ func (ch *acctChange) modifyUsers() error {
 		if err := ch.modifyDefault(def); err != nil {
 			return err
 		}
+	}
+	if level != "" {
+		ch.levels = true
+		ch.setLevels(level, ch.staff)
 	}
 	if len(assoc) == 0 {
 		return nil

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -30,6 +31,9 @@ type acctRecord struct {
 	// a QOS added later is open only where sacctmgr grants it, as in
 	// Slurm. A table stored before QOS lists (nil) opens every QOS.
 	RootQOS []string `json:"rootQos,omitempty"`
+	// AdminLevels are sacctmgr's AdminLevel= per user, each replacing
+	// cluster.yaml's admins and operators for its user (acctlevel.go).
+	AdminLevels map[string]string `json:"adminLevels,omitempty"`
 }
 
 // schedConfig is the core's configuration with the limits in force.
@@ -57,7 +61,9 @@ func (c *Controller) loadAccountingLocked() error {
 		return fmt.Errorf("%w: load accounting: %w", ErrStore, err)
 	}
 	if rec == nil {
-		return c.seedAccounting()
+		// Not seeded yet: cluster.yaml's table is in force in memory
+		// until the serving controller commits it (seedAccounting).
+		return c.setAccounting(seedRecord(c.cfg))
 	}
 	if rec.RootQOS == nil {
 		rec.RootQOS = (&config.Cluster{QOS: rec.QOS}).QOSNames()
@@ -72,21 +78,32 @@ func (c *Controller) loadAccountingLocked() error {
 	return nil
 }
 
-// seedAccounting writes cluster.yaml's accounts and QOS as the first table.
-func (c *Controller) seedAccounting() error {
-	rec := seedRecord(c.cfg)
-	w, err := acctWrite(rec)
-	if err != nil {
-		return err
-	}
-	if err := c.setAccounting(rec); err != nil {
-		return fmt.Errorf("seed accounting: %w", err)
-	}
-	err = c.store.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(w.bucket).Put(w.key, w.val) })
-	if err != nil {
-		return fmt.Errorf("%w: seed accounting: %w", ErrStore, err)
-	}
-	return nil
+// seedAccounting commits cluster.yaml's table when the store has none
+// yet: as a lone controller starts, and as a replicated one begins to
+// lead. It goes through the commit path, so with several controllers the
+// leader's seed reaches every replica's store through raft (a follower
+// writes none of its own: its file's accounts may differ, and the first
+// leader's are the cluster's).
+func (c *Controller) seedAccounting(ctx context.Context) error {
+	return c.mutate(ctx, func() ([]write, func(), error) {
+		has := false
+		err := c.store.db.View(func(tx *bolt.Tx) error {
+			has = tx.Bucket(bucketAccounting).Get(keyAcctTable) != nil
+			return nil
+		})
+		if err != nil || has {
+			return nil, nil, err
+		}
+		rec := seedRecord(c.cfg)
+		w, err := acctWrite(rec)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := c.setAccounting(rec); err != nil {
+			return nil, nil, fmt.Errorf("seed accounting: %w", err)
+		}
+		return []write{w}, nil, nil
+	})
 }
 
 // seedRecord is cluster.yaml's accounting table: its accounts, QOS and
@@ -106,7 +123,8 @@ func (c *Controller) setAccounting(rec *acctRecord) error {
 	if err != nil {
 		return err
 	}
-	c.partitions.setAccounting(rec, limits)
+	admins, operators := effectiveStaff(c.cfg, rec.AdminLevels)
+	c.partitions.setAccounting(rec, limits, admins, operators)
 	return nil
 }
 

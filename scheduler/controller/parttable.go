@@ -56,6 +56,8 @@ type partView struct {
 	// grants is each association's allowed and default QOS ("account"
 	// and "account/user"), for the submit check.
 	grants map[string]config.QOSGrant
+	// levels are sacctmgr's run-time AdminLevel= per user.
+	levels map[string]string
 }
 
 // userIndex builds partView's users and assoc from the accounts.
@@ -86,16 +88,19 @@ func (t *partTable) set(base *config.Cluster, list []config.Partition) {
 	cur := t.cur.Load()
 	v := *base
 	v.Accounts, v.QOS, v.Limits, v.RootQOS = cur.cfg.Accounts, cur.cfg.QOS, cur.cfg.Limits, cur.cfg.RootQOS
+	v.Admins, v.Operators = cur.cfg.Admins, cur.cfg.Operators
 	v.Partitions = slices.Clone(list)
 	t.cur.Store(&partView{cfg: &v, core: v.CorePartitions(), assocs: cur.assocs, qos: cur.qos, limits: cur.limits,
-		users: cur.users, assoc: cur.assoc, grants: cur.grants})
+		users: cur.users, assoc: cur.assoc, grants: cur.grants, levels: cur.levels})
 }
 
 // setAccounting puts the accounting table (and the limiter built from
-// it) in force, keeping the partitions.
-func (t *partTable) setAccounting(rec *acctRecord, limits *policy.Limits) {
+// it, and the admins and operators in force) in force, keeping the
+// partitions.
+func (t *partTable) setAccounting(rec *acctRecord, limits *policy.Limits, admins, operators []string) {
 	cur := t.cur.Load()
 	v := *cur.cfg
+	v.Admins, v.Operators = admins, operators
 	accounts := rec.Accounts
 	v.Accounts, v.QOS, v.Limits, v.RootQOS = accounts, rec.QOS, limits, rec.RootQOS
 	var lim []core.Limiter
@@ -104,7 +109,7 @@ func (t *partTable) setAccounting(rec *acctRecord, limits *policy.Limits) {
 	}
 	users, assoc := userIndex(accounts)
 	t.cur.Store(&partView{cfg: &v, core: cur.core, assocs: v.Associations(), qos: v.CoreQOS(), limits: lim, users: users, assoc: assoc,
-		grants: v.AssocQOS(rec.RootQOS)})
+		grants: v.AssocQOS(rec.RootQOS), levels: rec.AdminLevels})
 }
 
 func (t *partTable) view() *partView { return t.cur.Load() }

@@ -201,6 +201,9 @@ func (c *Controller) startServing() error {
 		return err
 	}
 	c.repl.serving.Store(true)
+	if err := c.seedAccounting(context.Background()); err != nil {
+		c.log.Error("leading, but the accounting table could not be seeded; the next leader tries again", "err", err)
+	}
 	c.repl.servedOnce.Do(func() { close(c.repl.served) })
 	c.metrics.leadership(true)
 	c.log.Info("controller leading", "self", c.repl.self, "jobs", jobs, "took", time.Since(start))

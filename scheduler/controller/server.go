@@ -228,11 +228,14 @@ func (c *Controller) stateDir() string {
 // KeyFile returns where the cluster key is kept.
 func (c *Controller) Key() auth.Key { return c.key }
 
+// roleOf is the role the admins and operators in force grant a user
+// (cluster.yaml's, as sacctmgr's AdminLevel= changes them at run time).
 func (c *Controller) roleOf(user string) auth.Role {
+	cfg := c.pcfg()
 	switch {
-	case c.cfg.IsAdmin(user):
+	case cfg.IsAdmin(user):
 		return auth.RoleAdmin
-	case c.cfg.IsOperator(user):
+	case cfg.IsOperator(user):
 		return auth.RoleOperator
 	}
 	return auth.RoleUser
@@ -327,6 +330,12 @@ func (c *Controller) Start(ctx context.Context) error {
 	c.wg.Add(4)
 	go func() { defer c.wg.Done(); c.writer() }()
 	go func() { defer c.wg.Done(); c.mux.serve() }()
+	if c.repl == nil {
+		// The table is in force in memory either way; a change commits it whole.
+		if err := c.seedAccounting(ctx); err != nil {
+			c.log.Error("the accounting table could not be seeded; the next start tries again", "err", err)
+		}
+	}
 	go func() {
 		defer c.wg.Done()
 		if err := c.grpc.Serve(c.mux.grpc); err != nil && !errors.Is(err, grpc.ErrServerStopped) {

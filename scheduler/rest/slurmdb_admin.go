@@ -32,6 +32,9 @@ type dbUserIn struct {
 	Default      struct {
 		Account string `json:"account"`
 	} `json:"default"`
+	// AdminLevel is sacctmgr's AdminLevel= ("None", "Operator",
+	// "Administrator"; "Not Set" changes nothing).
+	AdminLevel []string `json:"administrator_level"`
 }
 
 type perUA struct {
@@ -79,6 +82,14 @@ type qosIn struct {
 			} `json:"wall_clock"`
 		} `json:"max"`
 	} `json:"limits"`
+}
+
+// within names the record a refusal is about, keeping the refusal's code
+// (its HTTP status) and Slurm's words ("users[0] alice: You must be a
+// super user to modify a users admin level").
+func within(err error, format string, args ...any) error {
+	st := status.Convert(err)
+	return status.Errorf(st.Code(), "%s: %s", fmt.Sprintf(format, args...), st.Message())
 }
 
 func decodeLenient(body []byte, what string, v any) error {
@@ -133,7 +144,7 @@ func serveDBAccountsPost(h *Handler, c *call) (any, error) {
 			set = append(set, "Organization="+a.Organization)
 		}
 		if err := h.upsert(c, "account", a.Name, set, set); err != nil {
-			return nil, fmt.Errorf("accounts[%d] %s: %w", i, a.Name, err)
+			return nil, within(err, "accounts[%d] %s", i, a.Name)
 		}
 	}
 	return &envelope{}, nil

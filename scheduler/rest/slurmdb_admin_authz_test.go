@@ -2,6 +2,8 @@ package rest_test
 
 import (
 	"context"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,4 +71,53 @@ func TestSlurmDBWritesAuthorisedAsGRPC(t *testing.T) {
 			})
 		}
 	}
+}
+
+// AdminLevel set at run time authorises as Slurm 22.05's does, the same
+// over REST and gRPC: an admin makes bob an operator (POST users/ with
+// administrator_level); bob then adds accounts over both, is refused QOS
+// and admin levels in Slurm's words over both; once his level is None
+// again, he is refused accounts too.
+func TestRunTimeOperatorAuthorisedAsGRPC(t *testing.T) {
+	c := startCluster(t)
+	ctx := context.Background()
+	root, bob := c.token(t, "root", auth.RoleUser), c.token(t, "bob", auth.RoleUser)
+	const db = "/slurmdb/v0.0.44/"
+	level := func(tok, user, l string) answer {
+		return c.do(t, "POST", db+"users/", tok, []byte(`{"users":[{"name":"`+user+`","administrator_level":["`+l+`"]}]}`))
+	}
+	if a := level(bob, "bob", "Operator"); a.code != http.StatusForbidden {
+		t.Fatalf("a user raising their own level: %d %s", a.code, a.body)
+	}
+	if a := level(root, "bob", "Operator"); a.code != http.StatusOK {
+		t.Fatalf("an admin's AdminLevel=Operator: %d %s", a.code, a.body)
+	}
+	cl, err := client.Dial(ctx, c.ctrl.Addr(), bob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	change := func(action, entity, name string, set ...string) error {
+		_, err := cl.ChangeAssoc(ctx, &pb.AssocChangeRequest{Action: action, Entity: entity, Names: []string{name}, Set: set})
+		return err
+	}
+	same := func(what string, a answer, err error, code codes.Code, msg string) {
+		t.Helper()
+		st := status.Convert(err)
+		// REST names the record refused ("qos[0] q: "), then Slurm's words.
+		if st.Code() != code || a.code != grpcHTTP[code] || (code != codes.OK && (st.Message() != msg || !strings.HasSuffix(a.errorText(), ": "+msg) && a.errorText() != msg)) {
+			t.Errorf("%s: REST %d %q, gRPC %v %q; want %v %q", what, a.code, a.errorText(), st.Code(), st.Message(), code, msg)
+		}
+	}
+	same("an operator adds accounts", c.do(t, "POST", db+"accounts/", bob, []byte(`{"accounts":[{"name":"x","description":"d","organization":"o"}]}`)),
+		change("add", "account", "y"), codes.OK, "")
+	same("an operator adds no QOS", c.do(t, "POST", db+"qos/", bob, []byte(`{"qos":[{"name":"q"}]}`)),
+		change("add", "qos", "q"), codes.PermissionDenied, "Access/permission denied")
+	same("an operator sets no admin level", level(bob, "alice", "Operator"),
+		change("modify", "user", "alice", "AdminLevel=Operator"), codes.PermissionDenied, "You must be a super user to modify a users admin level")
+	if a := level(root, "bob", "None"); a.code != http.StatusOK {
+		t.Fatalf("an admin's AdminLevel=None: %d %s", a.code, a.body)
+	}
+	same("a user again", c.do(t, "DELETE", db+"account/x", bob, nil), change("delete", "account", "y"),
+		codes.PermissionDenied, "Your user doesn't have privilege to perform this action")
 }

@@ -31,18 +31,26 @@ func serveDBUsersPost(h *Handler, c *call) (any, error) {
 				accts = append(accts, a.Account)
 			}
 		}
-		if u.Name == "" || len(accts) == 0 && u.Default.Account == "" {
+		if u.Name == "" || len(accts) == 0 && u.Default.Account == "" && len(u.AdminLevel) == 0 {
 			return nil, status.Errorf(codes.InvalidArgument, "users[%d]: a user needs a name and an account (associations[].account or default.account)", i)
 		}
 		if len(accts) > 0 {
 			set := []string{"Account=" + strings.Join(accts, ",")}
 			if err := h.change(c, "add", "user", []string{u.Name}, nil, set); err != nil && status.Code(err) != codes.AlreadyExists {
-				return nil, fmt.Errorf("users[%d] %s: %w", i, u.Name, err)
+				return nil, within(err, "users[%d] %s", i, u.Name)
 			}
 		}
 		if d := u.Default.Account; d != "" {
 			if err := h.upsert(c, "user", u.Name, []string{"Account=" + d, "DefaultAccount=" + d}, []string{"DefaultAccount=" + d}); err != nil {
-				return nil, fmt.Errorf("users[%d] %s: %w", i, u.Name, err)
+				return nil, within(err, "users[%d] %s", i, u.Name)
+			}
+		}
+		for _, l := range u.AdminLevel {
+			if l == "Not Set" {
+				continue
+			}
+			if err := h.change(c, "modify", "user", []string{u.Name}, nil, []string{"AdminLevel=" + l}); err != nil {
+				return nil, within(err, "users[%d] %s", i, u.Name)
 			}
 		}
 	}
@@ -113,10 +121,10 @@ func serveDBQOSPost(h *Handler, c *call) (any, error) {
 		}
 		set, err := q.settings()
 		if err != nil {
-			return nil, fmt.Errorf("qos[%d] %s: %w", i, q.Name, err)
+			return nil, within(err, "qos[%d] %s", i, q.Name)
 		}
 		if err := h.upsert(c, "qos", q.Name, set, set); err != nil {
-			return nil, fmt.Errorf("qos[%d] %s: %w", i, q.Name, err)
+			return nil, within(err, "qos[%d] %s", i, q.Name)
 		}
 	}
 	return &envelope{}, nil

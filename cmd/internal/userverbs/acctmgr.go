@@ -156,7 +156,8 @@ seeds it on the first start):
   show|list account|user|association|qos|cluster|tres|transaction [NAME] [where COND...] [format=F,...] [withassoc] [tree]
 LIMIT is GrpTRES, MaxTRES, MaxTRESPerNode, MaxTRESPU, MaxTRESPA, MaxJobs(PU), MaxJobsPA,
 MaxSubmitJobs(PU), MaxSubmitPA, GrpJobs, GrpSubmitJobs or MaxWall (-1 clears). Changes are
-for admins; everyone may show. Without -i sacctmgr asks before committing.`,
+for admins (operators: accounts and users; AdminLevel=None|Operator|Administrator
+sets one); everyone may show. Without -i sacctmgr asks before committing.`,
 		Hidden:             true,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, words []string) error {
@@ -188,6 +189,12 @@ func runAcctmgrChange(cmd *cobra.Command, env userEnv, s *session, a *acctmgrArg
 	req := &pb.AssocChangeRequest{Action: a.verb, Entity: a.entity, Names: a.names, Where: a.where, Set: a.set, DryRun: !a.immediate}
 	changed, err := s.c.ChangeAssoc(s.ctx, req)
 	if err != nil {
+		if status.Code(err) == codes.PermissionDenied && a.verb == "add" {
+			// Slurm shows what it would add before the refusal.
+			if tab, terr := s.c.AssocTable(s.ctx); terr == nil {
+				fmt.Fprint(out, acctmgrSummary(a, requestedAdds(a, tab), tab))
+			}
+		}
 		return acctmgrFail(cmd, a, err)
 	}
 	tab, err := s.c.AssocTable(s.ctx)
@@ -222,6 +229,11 @@ func acctmgrFail(cmd *cobra.Command, a *acctmgrArgs, err error) error {
 	switch status.Code(err) {
 	case codes.PermissionDenied:
 		w = cmd.ErrOrStderr()
+		if a.verb != "add" && !strings.HasPrefix(msg, "Access/permission denied") {
+			// Slurm's own refusal, then the request's.
+			fmt.Fprintf(w, "sacctmgr: error: %s\n Error with request: Access/permission denied\n", msg)
+			return &exitError{code: 1, err: fmt.Errorf("sacctmgr: %s", msg), printed: true}
+		}
 		what := map[string]string{"add": "adding", "modify": "modifying", "delete": "deleting"}[a.verb]
 		msg = fmt.Sprintf("Problem %s %s: %s", what, plural(a.entity), msg)
 	case codes.NotFound:
@@ -242,6 +254,33 @@ func acctmgrFail(cmd *cobra.Command, a *acctmgrArgs, err error) error {
 		fmt.Fprintln(w, " "+strings.TrimPrefix(msg, " "))
 	}
 	return &exitError{code: 1, err: fmt.Errorf("sacctmgr: %s", msg), printed: true}
+}
+
+// requestedAdds is what an add asks for that the table lacks (names, or
+// "user/account" for users), for the summary Slurm prints before refusing.
+func requestedAdds(a *acctmgrArgs, tab *pb.AssocTable) []string {
+	var out []string
+	if a.entity != "user" {
+		for _, n := range a.names {
+			exists := accountOf(tab, n) != nil
+			if a.entity == "qos" {
+				exists = slices.ContainsFunc(tab.GetQos(), func(q *pb.AssocQOS) bool { return q.GetName() == n })
+			}
+			if !exists {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	accts := settingOf(append(slices.Clone(a.set), a.where...), "account", "accounts")
+	for _, n := range a.names {
+		for _, acct := range strings.Split(accts, ",") {
+			if acct != "" && userOf(accountOf(tab, acct), n) == nil {
+				out = append(out, n+"/"+acct)
+			}
+		}
+	}
+	return out
 }
 
 func plural(entity string) string {

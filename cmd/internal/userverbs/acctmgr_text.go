@@ -63,6 +63,9 @@ func acctmgrSummary(a *acctmgrArgs, changed []string, tab *pb.AssocTable) string
 		b.WriteString(" Modified account associations...\n")
 		for _, n := range changed {
 			fmt.Fprintf(&b, "  C = %-10.10s A = %s of %s\n", cl, n, orText(accountOf(tab, n).GetParent(), "root"))
+			if !reachesUsers(a.set) {
+				continue
+			}
 			for _, u := range accountOf(tab, n).GetUsers() {
 				fmt.Fprintf(&b, "  C = %-10.10s A = %-20.20s U = %-9.9s\n", cl, n, u.GetName())
 			}
@@ -95,12 +98,29 @@ func acctmgrSummary(a *acctmgrArgs, changed []string, tab *pb.AssocTable) string
 			break
 		}
 		b.WriteString(" Deleting users...\n")
-		listNames(&b, userNames(changed))
+		names := userNames(changed)
+		slices.Sort(names)
+		listNames(&b, names)
 	case "qos delete":
 		b.WriteString(" Deleting QOS(s)...\n")
 		listNames(&b, changed)
 	}
 	return b.String()
+}
+
+// reachesUsers reports an account modify that changes its user
+// associations too, which Slurm then lists: a limit or a QOS list
+// (fairshare, description and the like are the account's own).
+func reachesUsers(set []string) bool {
+	for _, w := range set {
+		k, _, _ := strings.Cut(w, "=")
+		switch strings.TrimRight(strings.ToLower(k), "+-") {
+		case "fairshare", "shares", "description", "descr", "organization", "org", "parent":
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 func listNames(b *strings.Builder, names []string) {
