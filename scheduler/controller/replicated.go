@@ -201,10 +201,17 @@ func (c *Controller) startServing() error {
 		return err
 	}
 	c.repl.serving.Store(true)
-	if err := c.seedAccounting(context.Background()); err != nil {
-		c.log.Error("leading, but the accounting table could not be seeded; the next leader tries again", "err", err)
-	}
 	c.repl.servedOnce.Do(func() { close(c.repl.served) })
+	// Not waited for: the writer may not run yet (a controller alone
+	// elects itself before Start starts it), and the table is in force
+	// in memory meanwhile.
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		if err := c.seedAccounting(context.Background()); err != nil && !errors.Is(err, ErrClosed) {
+			c.log.Error("leading, but the accounting table could not be seeded; the next leader tries again", "err", err)
+		}
+	}()
 	c.metrics.leadership(true)
 	c.log.Info("controller leading", "self", c.repl.self, "jobs", jobs, "took", time.Since(start))
 	c.trigger()

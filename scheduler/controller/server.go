@@ -330,8 +330,9 @@ func (c *Controller) Start(ctx context.Context) error {
 	c.wg.Add(4)
 	go func() { defer c.wg.Done(); c.writer() }()
 	go func() { defer c.wg.Done(); c.mux.serve() }()
-	if c.repl == nil {
-		// The table is in force in memory either way; a change commits it whole.
+	if c.serving() {
+		// Alone, this controller leads already: its seed is durable when
+		// Start returns (startServing's may still wait for the writer).
 		if err := c.seedAccounting(ctx); err != nil {
 			c.log.Error("the accounting table could not be seeded; the next start tries again", "err", err)
 		}
