@@ -42,6 +42,7 @@ func (e *Env) ledgerLines(id uint64, want int) ([]accounting.JobRecord, bool) {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
+		path = e.Target.Ledger() // the leader may change meanwhile (several controllers)
 		recs, err := queryLedger(ctx, path, id)
 		if err != nil {
 			e.Errorf("read the ledger %s: %v", path, err)

@@ -235,7 +235,9 @@ func (t *LabTarget) WorkDir() (string, error) {
 }
 func (t *LabTarget) ProbeCommand() []string    { return slices.Clone(t.probe) }
 func (t *LabTarget) Isolation() (bool, string) { return t.c.Isolation, t.c.IsolationOf }
-func (t *LabTarget) Ledger() string            { return t.c.LedgerPath }
+func (t *LabTarget) Ledger() string {
+	return t.c.LeaderLedger(context.Background(), 10*time.Second) // the leader's, with several controllers
+}
 
 // Client dials the lab's controller; "" is the job user.
 func (t *LabTarget) Client(ctx context.Context, user string) (*client.Client, error) {

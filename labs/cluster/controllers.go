@@ -176,3 +176,26 @@ var errOneController = errors.New("cluster: the lab runs one controller; a failo
 
 // joinAddrs is the lab's controller list as clients take it (PARITY_CONTROLLER).
 func joinAddrs(addrs []string) string { return strings.Join(addrs, ",") }
+
+// LeaderLedger is the accounting ledger of the controller that leads now:
+// each controller keeps its own, written while it leads (a new leader
+// records every job that ran into its own when it takes over), so with
+// several controllers LedgerPath, the first's, may be behind. It is
+// LedgerPath with one controller, or when no leader answers within wait.
+func (c *Cluster) LeaderLedger(ctx context.Context, wait time.Duration) string {
+	addrs := c.Controllers()
+	if len(addrs) < 2 {
+		return c.LedgerPath
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	lead, err := c.Leader(ctx)
+	if err != nil {
+		return c.LedgerPath
+	}
+	i, err := controllerIndex(addrs, lead)
+	if err != nil {
+		return c.LedgerPath
+	}
+	return filepath.Join(ControllerStateDir(c.Dir, i), "accounting.db")
+}

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -70,6 +71,10 @@ func TestALabOfThreeControllersSurvivesItsLeader(t *testing.T) {
 	next, err := c.Leader(ctx)
 	if err != nil || next == leader {
 		t.Fatalf("leader after the stop: %q, %v; want another than %s", next, err, leader)
+	}
+	// The ledger read is the new leader's, which records what ran.
+	if i, _ := controllerIndex(addrs, next); c.LeaderLedger(ctx, time.Minute) != filepath.Join(ControllerStateDir(c.Dir, i), "accounting.db") {
+		t.Errorf("ledger after the failover %s, want controller %d's (%s leads)", c.LeaderLedger(ctx, time.Minute), i+1, next)
 	}
 	// The restarted controller outlives the call that restarted it.
 	rctx, rcancel := context.WithCancel(ctx)
