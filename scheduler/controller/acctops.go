@@ -166,15 +166,26 @@ func (ch *acctChange) addUsers() error {
 	if def != "" && !slices.Contains(list, def) {
 		return status.Errorf(codes.InvalidArgument, "DefaultAccount=%s is not among the accounts given (%s)", def, accts)
 	}
+	// Each account's users as a set: a batch of 10,000 names looks each
+	// up once instead of scanning the list per name.
+	have := make(map[string]map[string]bool, len(list))
+	for _, acct := range list {
+		set := map[string]bool{}
+		for _, u := range ch.rec.Accounts[ch.account(acct)].Users {
+			set[u.Name] = true
+		}
+		have[acct] = set
+	}
 	for _, name := range ch.names {
 		if err := badName("user", name); err != nil {
 			return err
 		}
 		for _, acct := range list {
 			a := &ch.rec.Accounts[ch.account(acct)]
-			if slices.ContainsFunc(a.Users, func(u config.User) bool { return u.Name == name }) {
+			if have[acct][name] {
 				continue
 			}
+			have[acct][name] = true
 			u := config.User{Name: name, Shares: sh, SharesParent: parent}
 			if err := ch.applyUserSettings(a, &u, own); err != nil {
 				return err
