@@ -226,7 +226,8 @@ exit $SLURM_PROCID`
 	if want := []string{"0:FAILED:3", "1:COMPLETED:0"}; !slices.Equal(states, want) {
 		t.Errorf("job steps %v, want %v", states, want)
 	}
-	l.waitLedgerSteps(id, []string{"0:FAILED:3", "1:COMPLETED:0"})
+	// The batch step's line is there too, while the job runs (sacct's JOBID.batch).
+	l.waitLedgerSteps(id, []string{"0:FAILED:3", "1:COMPLETED:0", "batch:RUNNING:0"})
 	if _, err := l.cl.EndAllocation(context.Background(), id, 0, 0); status.Code(err) != codes.FailedPrecondition {
 		t.Errorf("EndAllocation of a batch job: %v, want FailedPrecondition", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/parityhpc/parity/scheduler/accounting"
+	"github.com/parityhpc/parity/scheduler/core"
 	ledger "github.com/parityhpc/parity/scheduler/store"
 )
 
@@ -18,21 +19,67 @@ const accountingQueue = 65536
 // re-recording after a crash leaves one line). c.mu held.
 func (c *Controller) accountLocked(j *job) {
 	if c.ledgerCh != nil {
-		c.sendLedger(c.ledgerRecord(j))
+		c.sendLedger(batchOf(j).lines(c.ledgerRecord(j))...)
 	}
 }
 
-// sendLedger queues one line for the ledger goroutine.
-func (c *Controller) sendLedger(rec ledger.JobRecord) {
+// sendLedger queues lines for the ledger goroutine.
+func (c *Controller) sendLedger(recs ...ledger.JobRecord) {
 	if c.ledgerCh == nil {
 		return
 	}
-	select {
-	case c.ledgerCh <- rec:
-	default:
-		// Full: wait rather than drop; the writer keeps draining.
-		c.ledgerCh <- rec
+	for _, rec := range recs {
+		select {
+		case c.ledgerCh <- rec:
+		default:
+			// Full: wait rather than drop; the writer keeps draining.
+			c.ledgerCh <- rec
+		}
 	}
+}
+
+// batchPart is what a run's batch step line (sacct's JOBID.batch) takes
+// from the job: the script ran on the first node, with that node's CPUs,
+// memory and devices, and exited with the script's own status. Taken
+// with the allocation line (c.mu held), written with it after the commit.
+type batchPart struct {
+	ok           bool // a batch job that started
+	first        core.NodeAlloc
+	exit, signal int
+}
+
+// batchOf is j's batch part; not ok for an interactive job or one that
+// never started.
+func batchOf(j *job) batchPart {
+	if j.spec.GetInteractive() || len(j.Core.Alloc) == 0 {
+		return batchPart{}
+	}
+	return batchPart{ok: true, first: j.Core.Alloc[0], exit: int(j.ExitCode), signal: int(j.ExitSignal)}
+}
+
+// lines are the allocation line and, for a batch job, its batch step's,
+// as slurmdbd keeps them: the run's state, the script's exit status (the
+// anchor's sacct: a cancelled job's allocation 0:0, its batch step
+// CANCELLED 0:15, named by no one).
+func (bp batchPart) lines(alloc ledger.JobRecord) []ledger.JobRecord {
+	if !bp.ok || alloc.Step != "" {
+		return []ledger.JobRecord{alloc}
+	}
+	// The line keeps the job's name, so sacct --name selects it with its
+	// job (JobName prints "batch" for it).
+	b := alloc
+	b.Step, b.CancelledBy = accounting.StepBatch, ""
+	b.ExitCode, b.ExitSignal = bp.exit, bp.signal
+	b.DerivedExitCode, b.DerivedSignal = 0, 0
+	b.NodeList, b.NNodes = bp.first.Node, 1
+	b.AllocTRES = accounting.TRES{accounting.TRESNode: 1, accounting.TRESCPU: float64(bp.first.CPUs.Count())}
+	if bp.first.MemoryMB > 0 {
+		b.AllocTRES[accounting.TRESMem] = float64(bp.first.MemoryMB)
+	}
+	b.ReqTRES = b.AllocTRES
+	b.GPUUUIDs = append([]string(nil), bp.first.Devices...)
+	b.Usage, b.StartDecision, b.EndDecision = accounting.JobUsage{}, "", ""
+	return []ledger.JobRecord{alloc, b}
 }
 
 // ledgerRecord converts a job run to its accounting line. c.mu held.

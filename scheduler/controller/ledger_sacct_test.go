@@ -2,17 +2,23 @@ package controller
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strconv"
 	"testing"
 
-	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/accounting"
+	pb "github.com/parityhpc/parity/scheduler/api/parityv1"
 	"github.com/parityhpc/parity/scheduler/auth"
+	ledger "github.com/parityhpc/parity/scheduler/store"
 )
 
 // TestLedgerLinesAsSacctShowsThem: an array task's line names its array
 // and index (sacct prints 12_1, not the task's own id), and a job
 // cancelled while it ran ends CANCELLED by its canceller with 0:0 on its
-// allocation line, as the anchor's sacct shows them (TestSacctCorpus).
+// allocation line and CANCELLED 0:15 on its batch step's line, which keeps
+// the job's name (sacct --name selects it with its job), as the anchor's
+// sacct shows them (TestSacctCorpus).
 func TestLedgerLinesAsSacctShowsThem(t *testing.T) {
 	h, path := startWithLedger(t, billingCluster)
 	ctx := context.Background()
@@ -49,6 +55,7 @@ func TestLedgerLinesAsSacctShowsThem(t *testing.T) {
 	for _, id := range tasks {
 		end(id, 0)
 	}
+	longNode := h.job(long).GetAlloc()[0].GetNode()
 	if _, err := alice.CancelJob(ctx, long); err != nil {
 		t.Fatal(err)
 	}
@@ -61,6 +68,23 @@ func TestLedgerLinesAsSacctShowsThem(t *testing.T) {
 			t.Errorf("task %d's line is %s (array %d task %d), want %d_1 and %d_2", id, l.IDString(), l.ArrayJobID, l.ArrayTaskID, arrID, arrID)
 		}
 		seen[l.ArrayTaskID] = true
+	}
+	ro, err := ledger.OpenSQLite(ctx, path, ledger.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	steps, err := ro.Query(ctx, accounting.Filter{Names: []string{"long"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range steps {
+		got = append(got, r.IDString()+" "+string(r.State)+" by "+r.CancelledBy+" "+strconv.Itoa(r.ExitCode)+":"+strconv.Itoa(r.ExitSignal)+" on "+r.NodeList)
+	}
+	want := []string{fmt.Sprintf("%d CANCELLED by alice 0:0 on %s", long, longNode), fmt.Sprintf("%d.batch CANCELLED by  0:15 on %s", long, longNode)}
+	if !slices.Equal(got, want) {
+		t.Errorf("--name long selects %q, want %q", got, want)
 	}
 	c := lines[[2]uint64{long, 0}]
 	if c.State != accounting.StateCancelled || c.CancelledBy != "alice" || c.ExitCode != 0 || c.ExitSignal != 0 {

@@ -65,7 +65,7 @@ func startWithLedger(t *testing.T, cfgText string) (*harness, string) {
 
 // readLedger closes the controller (draining its ledger queue) and returns
 // every line by (job, run).
-func readLedger(t *testing.T, h *harness, path string) map[[2]uint64]ledger.JobRecord {
+func readLedger(t *testing.T, h *harness, path string) map[[2]uint64]ledger.JobRecord { // allocation lines by (job, run)
 	t.Helper()
 	if err := h.c.Close(); err != nil {
 		t.Fatal(err)
@@ -76,7 +76,7 @@ func readLedger(t *testing.T, h *harness, path string) map[[2]uint64]ledger.JobR
 		t.Fatal(err)
 	}
 	defer ro.Close()
-	recs, err := ro.Query(ctx, accounting.Filter{Duplicates: true})
+	recs, err := ro.Query(ctx, accounting.Filter{Duplicates: true, AllocationsOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

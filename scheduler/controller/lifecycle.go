@@ -29,9 +29,10 @@ func (c *Controller) endLocked(j *job, end cstate.End) ([]write, func()) {
 	now := c.now()
 	end.Job = j.Core.ID
 	var line ledger.JobRecord // this run's final accounting line
+	var bp batchPart          // and its batch step's
 	if j.RequeueOnEnd || end.Requeue {
 		// The run's line is taken before the requeue clears the run.
-		line = c.ledgerRecord(j)
+		line, bp = c.ledgerRecord(j), batchOf(j)
 		j.prevRun = &earlierRun{usage: j.usage}
 	}
 	c.releaseLocked(j)
@@ -71,7 +72,7 @@ func (c *Controller) endLocked(j *job, end cstate.End) ([]write, func()) {
 	} else {
 		// The event first, so the job's record keeps the seq that ended it.
 		j.endSeq = seq
-		line = c.ledgerRecord(j)
+		line, bp = c.ledgerRecord(j), batchOf(j)
 	}
 	line.EndDecision = strconv.FormatUint(seq, 10)
 	if acct.Requeued {
@@ -85,7 +86,7 @@ func (c *Controller) endLocked(j *job, end cstate.End) ([]write, func()) {
 	return ws, func() {
 		// After the commit: the ledger never hears of a change the
 		// state store does not hold.
-		c.sendLedger(line)
+		c.sendLedger(bp.lines(line)...)
 		if final != nil {
 			c.opts.OnJobEnd(final)
 		}

@@ -27,8 +27,9 @@ func (c *Controller) requeueJob(ctx context.Context, jid uint64, hold bool) (*pb
 				"job %d: the array's record is requeued task by task (scontrol requeue %d_<task>)", jid, jid)
 		}
 		var line ledger.JobRecord
+		var bp batchPart
 		if ended {
-			line = c.ledgerRecord(j) // the ended run's, before the requeue clears it
+			line, bp = c.ledgerRecord(j), batchOf(j) // the ended run's, before the requeue clears it
 		}
 		effects, err := c.applyLocked(cstate.Requeue{Job: j.Core.ID, By: id.User, Hold: hold,
 			Interactive: j.spec.GetInteractive(), NoRequeue: !j.spec.GetRequeue()})
@@ -49,6 +50,6 @@ func (c *Controller) requeueJob(ctx context.Context, jid uint64, hold bool) (*pb
 		}
 		j.launchSent, j.usage, j.startSeq, j.endSeq, j.adminComment = false, nil, 0, 0, ""
 		line.State, line.End = accounting.StateRequeued, c.now()
-		return ws, func() { c.sendLedger(line) }, nil
+		return ws, func() { c.sendLedger(bp.lines(line)...) }, nil
 	})
 }
