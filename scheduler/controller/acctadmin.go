@@ -143,6 +143,12 @@ func acctDiff(entity string, changed []string, accts []config.Account, qos []con
 		}
 		names[acct] = true
 	}
+	// An account removed along with a named parent is in the change too.
+	for _, a := range accts {
+		if !slices.ContainsFunc(after.Accounts, func(b config.Account) bool { return b.Name == a.Name }) {
+			names[a.Name] = true
+		}
+	}
 	pick := func(list []config.Account) []config.Account {
 		return slices.DeleteFunc(slices.Clone(list), func(a config.Account) bool { return !names[a.Name] })
 	}

@@ -135,3 +135,32 @@ func TestUserAssocLimits(t *testing.T) {
 		}
 	}
 }
+
+// Deleting a parent account removes the accounts below it with their
+// users (as Slurm removes their associations), and the audit trail's
+// before holds every account removed, not only the one named.
+func TestDeleteParentTakesItsSubtree(t *testing.T) {
+	h := startController(t, testCluster)
+	root := h.as("root", auth.RoleAdmin)
+	assocChange(t, root, "add", "account", []string{"chem"})
+	assocChange(t, root, "add", "account", []string{"org"}, "Parent=chem")
+	assocChange(t, root, "add", "user", []string{"zed"}, "Account=org")
+	if got := assocChange(t, root, "delete", "account", []string{"chem"}); strings.Join(got, ",") != "chem" {
+		t.Fatalf("deleted %v, want chem named", got)
+	}
+	tab, err := root.AssocTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hasAccount(tab, "chem", "") || hasAccount(tab, "org", "") {
+		t.Fatalf("after delete account chem: %v", tab.GetAccounts())
+	}
+	evs, err := root.Events(context.Background(), &pb.EventsRequest{Kinds: []string{EventAccounting}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := evs[len(evs)-1].GetFields()
+	if !strings.Contains(last["before"], `"Name":"org"`) || !strings.Contains(last["before"], `"Name":"zed"`) || last["after"] != "[]" {
+		t.Errorf("the audit trail of the delete: before %s after %s", last["before"], last["after"])
+	}
+}
