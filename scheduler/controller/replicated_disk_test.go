@@ -21,7 +21,7 @@ import (
 // (the disk replaced), it is sent the leader's snapshot and holds every
 // job.
 func TestAFollowerWhoseDiskFillsIsRefusedAndRebuiltFromASnapshot(t *testing.T) {
-	tr := startTrioOf(t, &trio{trailing: 4}, "")
+	tr := startTrioOf(t, &trio{trailing: 4, timing: steadyTiming}, "") // a change of leader would make f the leader
 	lead := tr.leader()
 	var f string
 	for _, a := range tr.addrs {
@@ -92,7 +92,7 @@ func TestAFollowerWhoseDiskFillsIsRefusedAndRebuiltFromASnapshot(t *testing.T) {
 // would not find; the other two keep acknowledging. Restored with the
 // cluster key and restarted, it is sent the leader's snapshot.
 func TestAFollowerWhoseStateDirectoryIsRemovedStopsAndIsRebuilt(t *testing.T) {
-	tr := startTrioOf(t, &trio{trailing: 4}, "")
+	tr := startTrioOf(t, &trio{trailing: 4, timing: steadyTiming}, "") // a change of leader would make f the leader
 	lead := tr.leader()
 	f := tr.addrs[0]
 	if f == lead {
