@@ -46,6 +46,9 @@ type partView struct {
 	core []core.Partition
 	// assocs, qos and limits are the accounting state's (accttable.go).
 	assocs []policy.Association
+	// tree is assocs' account tree, built once per accounting change for
+	// every pass (nil when assocs do not form one: the pass says why).
+	tree   *policy.AccountTree
 	qos    []core.QOS
 	limits []core.Limiter
 	// users is each user's default account, assoc the user associations
@@ -77,7 +80,8 @@ func userIndex(accounts []config.Account) (map[string]string, map[string]struct{
 func newPartTable(cfg *config.Cluster) *partTable {
 	t := &partTable{}
 	users, assoc := userIndex(cfg.Accounts)
-	t.cur.Store(&partView{cfg: cfg, core: cfg.CorePartitions(), assocs: cfg.Associations(), qos: cfg.CoreQOS(),
+	assocs := cfg.Associations()
+	t.cur.Store(&partView{cfg: cfg, core: cfg.CorePartitions(), assocs: assocs, tree: treeOf(assocs), qos: cfg.CoreQOS(),
 		limits: cfg.CoreConfig().Limits, users: users, assoc: assoc, grants: cfg.AssocQOS(cfg.RootQOS)})
 	return t
 }
@@ -90,7 +94,7 @@ func (t *partTable) set(base *config.Cluster, list []config.Partition) {
 	v.Accounts, v.QOS, v.Limits, v.RootQOS = cur.cfg.Accounts, cur.cfg.QOS, cur.cfg.Limits, cur.cfg.RootQOS
 	v.Admins, v.Operators = cur.cfg.Admins, cur.cfg.Operators
 	v.Partitions = slices.Clone(list)
-	t.cur.Store(&partView{cfg: &v, core: v.CorePartitions(), assocs: cur.assocs, qos: cur.qos, limits: cur.limits,
+	t.cur.Store(&partView{cfg: &v, core: v.CorePartitions(), assocs: cur.assocs, tree: cur.tree, qos: cur.qos, limits: cur.limits,
 		users: cur.users, assoc: cur.assoc, grants: cur.grants, levels: cur.levels})
 }
 
@@ -108,11 +112,25 @@ func (t *partTable) setAccounting(rec *acctRecord, limits *policy.Limits, admins
 		lim = []core.Limiter{core.PolicyLimiter(limits)}
 	}
 	users, assoc := userIndex(accounts)
-	t.cur.Store(&partView{cfg: &v, core: cur.core, assocs: v.Associations(), qos: v.CoreQOS(), limits: lim, users: users, assoc: assoc,
+	assocs := v.Associations()
+	t.cur.Store(&partView{cfg: &v, core: cur.core, assocs: assocs, tree: treeOf(assocs), qos: v.CoreQOS(), limits: lim, users: users, assoc: assoc,
 		grants: v.AssocQOS(rec.RootQOS), levels: rec.AdminLevels})
 }
 
 func (t *partTable) view() *partView { return t.cur.Load() }
+
+// treeOf is assocs' account tree, or nil when they do not form one (the
+// pass then builds it itself and warns why fair share is off).
+func treeOf(assocs []policy.Association) *policy.AccountTree {
+	if len(assocs) == 0 {
+		return nil
+	}
+	tree, err := policy.NewAccountTree(assocs)
+	if err != nil {
+		return nil
+	}
+	return tree
+}
 
 func (t *partTable) get() (*config.Cluster, []core.Partition) {
 	v := t.cur.Load()

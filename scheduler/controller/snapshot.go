@@ -16,7 +16,7 @@ func (c *Controller) snapshotLocked(now time.Time) core.Snapshot {
 	// Configuration-derived parts are built once (New) and shared: the core
 	// never modifies a snapshot.
 	view := c.partitions.view()
-	snap := core.Snapshot{Associations: view.assocs, Usage: maps.Clone(st.m.Usage().Values()), QOS: view.qos}
+	snap := core.Snapshot{Associations: view.assocs, AccountTree: view.tree, Usage: maps.Clone(st.m.Usage().Values()), QOS: view.qos}
 	usable := make(map[string]bool, len(st.nodes))
 	snap.Nodes = make([]core.Node, 0, len(st.nodes))
 	for _, name := range st.names {

@@ -239,10 +239,13 @@ func (p *pass) fairShares() map[string]float64 {
 	if len(p.c.snap.Associations) == 0 {
 		return nil
 	}
-	tree, err := policy.NewAccountTree(p.c.snap.Associations)
-	if err != nil {
-		p.c.warnf("fair-share disabled: %v", err)
-		return nil
+	tree := p.c.snap.AccountTree
+	if tree == nil {
+		var err error
+		if tree, err = policy.NewAccountTree(p.c.snap.Associations); err != nil {
+			p.c.warnf("fair-share disabled: %v", err)
+			return nil
+		}
 	}
 	p.plan.Shares = policy.FairShares(tree, p.c.snap.Usage, p.cfg.Priority.FairShare)
 	return policy.FactorMap(p.plan.Shares)

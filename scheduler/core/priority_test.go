@@ -65,6 +65,12 @@ func TestFairShareOrdering(t *testing.T) {
 			if len(p.Shares) != len(rows) {
 				t.Errorf("plan carries %d share rows, want %d", len(p.Shares), len(rows))
 			}
+			// A tree built ahead (the controller builds it once per
+			// accounting change) gives the same plan as one built here.
+			snap.AccountTree = tree
+			if again := Schedule(snap, cfg, t0); !reflect.DeepEqual(again, p) {
+				t.Errorf("with the tree built ahead the plan differs:\n%+v\nwant\n%+v", again, p)
+			}
 		})
 	}
 }

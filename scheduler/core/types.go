@@ -19,6 +19,10 @@ type Snapshot struct {
 	// Associations is the account tree for fair-share (policy keys:
 	// "physics" for an account, "physics/alice" for a user under it).
 	Associations []policy.Association
+	// AccountTree, when set, is Associations' tree already built (by a
+	// caller that schedules the same table pass after pass: building it is
+	// most of what 10,000 associations cost a pass); nil builds it here.
+	AccountTree *policy.AccountTree
 	// Usage is decayed usage per association key (what sshare's RawUsage sums).
 	Usage map[string]float64
 	// QOS lists the QOS a job may name; unknown names get factor 0 and no limits.
