@@ -2,12 +2,10 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,17 +30,8 @@ func TestAnHTTPReadNeverShowsAChangeThatWasRolledBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	committing, release := make(chan struct{}), make(chan struct{})
-	var releaseOnce sync.Once
-	defer releaseOnce.Do(func() { close(release) }) // a failed test must not leave the writer stuck
 	c := tr.cs[lead]
-	c.mu.Lock()
-	c.store.failCommit = func() error {
-		close(committing)
-		<-release
-		return errors.New("leadership lost while committing (injected)")
-	}
-	c.mu.Unlock()
+	committing, release := loseNextCommit(t, c)
 	cancelled := make(chan error, 1)
 	go func() { _, err := cl.CancelJob(ctx, id); cancelled <- err }()
 	<-committing // the cancel is in memory, its commit in flight
@@ -66,10 +55,7 @@ func TestAnHTTPReadNeverShowsAChangeThatWasRolledBack(t *testing.T) {
 		read <- answer{resp, body, err}
 	}()
 	eventually(t, c.fence.waited, "the HTTP read never waited on the commit fence")
-	c.mu.Lock()
-	c.store.failCommit = nil
-	c.mu.Unlock()
-	releaseOnce.Do(func() { close(release) })
+	release()
 	if err := <-cancelled; err == nil {
 		t.Fatal("the cancel was acknowledged though its commit failed")
 	}

@@ -205,17 +205,8 @@ func TestAReadNeverShowsAChangeThatWasRolledBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	committing, release := make(chan struct{}), make(chan struct{})
-	var releaseOnce sync.Once
-	defer releaseOnce.Do(func() { close(release) }) // a failed test must not leave the writer stuck
 	c := tr.cs[lead]
-	c.mu.Lock()
-	c.store.failCommit = func() error {
-		close(committing)
-		<-release
-		return errors.New("leadership lost while committing (injected)")
-	}
-	c.mu.Unlock()
+	committing, release := loseNextCommit(t, c)
 	cancelled := make(chan error, 1)
 	go func() { _, err := cl.CancelJob(ctx, id); cancelled <- err }()
 	<-committing // the cancel is in memory, its commit in flight
@@ -231,10 +222,7 @@ func TestAReadNeverShowsAChangeThatWasRolledBack(t *testing.T) {
 		t.Fatalf("a read answered (%v, state %s) before the change it saw was committed", err, got.GetState())
 	case <-time.After(100 * time.Millisecond): // the read waits on the commit: nothing to observe but its silence
 	}
-	c.mu.Lock()
-	c.store.failCommit = nil
-	c.mu.Unlock()
-	releaseOnce.Do(func() { close(release) })
+	release()
 	if err := <-cancelled; err == nil {
 		t.Fatal("the cancel was acknowledged though its commit failed")
 	}
@@ -245,6 +233,33 @@ func TestAReadNeverShowsAChangeThatWasRolledBack(t *testing.T) {
 	if err != nil || after.GetState() != jobhistory.Queued {
 		t.Fatalf("after the rolled-back cancel the job is %s (%v), want it still %s", after.GetState(), err, jobhistory.Queued)
 	}
+}
+
+// loseNextCommit makes c's next group commit wait, its change already in
+// memory, until release, and then fail as a commit a deposed leader loses;
+// committing is closed once it waits. Commits after it go through. A
+// failed test releases it at cleanup, so the writer is never left stuck.
+func loseNextCommit(t *testing.T, c *Controller) (committing <-chan struct{}, release func()) {
+	t.Helper()
+	entered, gate := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			c.mu.Lock()
+			c.store.failCommit = nil
+			c.mu.Unlock()
+			close(gate)
+		})
+	}
+	t.Cleanup(release)
+	c.mu.Lock()
+	c.store.failCommit = func() error {
+		close(entered)
+		<-gate
+		return errors.New("leadership lost while committing (injected)")
+	}
+	c.mu.Unlock()
+	return entered, release
 }
 
 // storedJob is job id as a controller's store holds it (a follower's too).
