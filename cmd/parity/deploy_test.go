@@ -7,6 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parityhpc/parity/cmd/internal/agentcmd"
 )
 
 // The shipped systemd units must start commands this binary accepts, and
@@ -20,20 +24,27 @@ func TestSystemdUnitsStartValidCommands(t *testing.T) {
 	for _, u := range units {
 		keys := unitKeys(t, u)
 		exec := strings.Fields(keys["ExecStart"])
-		if len(exec) < 2 || filepath.Base(exec[0]) != "parity" {
-			t.Errorf("%s: ExecStart %q does not run parity", u, keys["ExecStart"])
-			continue
-		}
-		root := newRootCmd(io.Discard, io.Discard)
-		cmd, rest, err := root.Find(exec[1:])
-		if err != nil || cmd == root {
-			t.Errorf("%s: %q is no parity command (%v)", u, exec[1:], err)
+		var cmd *cobra.Command
+		var rest []string
+		switch {
+		case len(exec) >= 1 && filepath.Base(exec[0]) == "parity-agent":
+			// The agent alone: the same command, flags and config.
+			cmd, rest = agentcmd.New(agentcmd.Options{}), exec[1:]
+		case len(exec) >= 2 && filepath.Base(exec[0]) == "parity":
+			root := newRootCmd(io.Discard, io.Discard)
+			var err error
+			if cmd, rest, err = root.Find(exec[1:]); err != nil || cmd == root {
+				t.Errorf("%s: %q is no parity command (%v)", u, exec[1:], err)
+				continue
+			}
+		default:
+			t.Errorf("%s: ExecStart %q runs neither parity nor parity-agent", u, keys["ExecStart"])
 			continue
 		}
 		if err := cmd.ParseFlags(rest); err != nil {
-			t.Errorf("%s: parity %s refuses %q: %v", u, cmd.Name(), rest, err)
+			t.Errorf("%s: %s refuses %q: %v", u, cmd.Name(), rest, err)
 		}
-		if cmd.Name() == "agent" {
+		if cmd.Name() == "agent" || filepath.Base(exec[0]) == "parity-agent" {
 			for k, want := range map[string]string{"KillMode": "process", "RuntimeDirectoryPreserve": "yes"} {
 				if keys[k] != want {
 					t.Errorf("%s: %s=%q, want %q", u, k, keys[k], want)
