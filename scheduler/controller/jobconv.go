@@ -2,7 +2,6 @@ package controller
 
 import (
 	"cmp"
-	"slices"
 	"strings"
 	"time"
 
@@ -36,7 +35,7 @@ func coreJob(id core.JobID, user string, s *pb.JobSpec, submit time.Time) (core.
 	if ps := s.GetPartitions(); len(ps) > 1 {
 		j.Partitions = ps
 	}
-	j.OneParent = slices.Contains(strings.Split(s.GetGresFlags(), ","), jobspec.GRESFlagOneParent)
+	j.OneParent = hasGRESFlag(s.GetGresFlags(), jobspec.GRESFlagOneParent)
 	if m := s.GetMemPerNodeMb(); m > 0 {
 		j.MemPerNodeMB = m
 	}
@@ -150,4 +149,15 @@ func jobFromRecord(p *pb.Job) (*job, error) {
 	}
 	j.SyncCore()
 	return j, nil
+}
+
+// hasGRESFlag reports whether the comma-separated flags hold flag, without
+// the slice a split would allocate on every submission.
+func hasGRESFlag(flags, flag string) bool {
+	for f := range strings.SplitSeq(flags, ",") {
+		if f == flag {
+			return true
+		}
+	}
+	return false
 }
