@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -88,6 +89,7 @@ func TestTheLeanSubmitClientSaysWhyWithoutALeader(t *testing.T) {
 			continue
 		}
 		tr.crash(a)
+		holdDead(t, a)
 	}
 	tok, err := auth.Sign(tr.key, auth.Claims{User: "alice", Role: auth.RoleUser, IssuedAt: time.Now()})
 	if err != nil {
@@ -104,4 +106,27 @@ func TestTheLeanSubmitClientSaysWhyWithoutALeader(t *testing.T) {
 	if !errors.As(err, &refused) || refused.Status != 503 || !strings.Contains(refused.Message, "no leader among") || ctx.Err() != nil {
 		t.Fatalf("submit with no quorum: %v (context %v), want a 503 refusal saying no leader, before the deadline", err, ctx.Err())
 	}
+}
+
+// holdDead keeps a crashed controller's port from being taken by another
+// test process's controller (CI runs packages side by side; one once
+// answered this test with its own cluster key): it accepts and drops
+// every connection, as a dead machine's port would fail them.
+func holdDead(t *testing.T, addr string) {
+	t.Helper()
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Logf("could not hold %s: %v", addr, err)
+		return
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conn.Close()
+		}
+	}()
 }
