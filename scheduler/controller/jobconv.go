@@ -31,7 +31,7 @@ func coreJob(id core.JobID, user string, s *pb.JobSpec, submit time.Time) (core.
 		Nice: int(s.GetNice()), Constraint: s.GetConstraint(), Exclusive: s.GetExclusive(), Contiguous: s.GetContiguous(),
 		Switches: int(s.GetSwitches()), SwitchWait: time.Duration(s.GetSwitchWaitSeconds()) * time.Second,
 		NodeList: s.GetNodelist(), Exclude: s.GetExclude(), Reservation: s.GetReservation(),
-		Submit: submit, Begin: api.Time(s.GetBegin())}
+		Submit: submit, Begin: api.Time(s.GetBegin()), NoRequeue: !s.GetRequeue()}
 	if ps := s.GetPartitions(); len(ps) > 1 {
 		j.Partitions = ps
 	}

@@ -34,17 +34,23 @@ func gpusInUse(jobs []*pb.Job) map[string][]uint64 {
 func TestPreemptionRequeuesLowAndStartsHigh(t *testing.T) {
 	tests := []struct {
 		name, mode, grace string
+		noRequeue         bool   // the victim was submitted with --no-requeue
+		wantMode          string // the mode the victim was preempted in
 		wantLow           string // the victim's state once it ended
 	}{
-		{"requeue without grace", "requeue", "0s", StatePending},
-		{"cancel with grace", "cancel", "30s", StatePreempted},
+		{"requeue without grace", "requeue", "0s", false, "requeue", StatePending},
+		{"cancel with grace", "cancel", "30s", false, "cancel", StatePreempted},
+		// Slurm cancels a job it cannot requeue in PreemptMode=REQUEUE.
+		{"requeue mode, victim not requeueable", "requeue", "0s", true, "cancel", StatePreempted},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := startController(t, preemptCluster(tt.mode, tt.grace))
 			h.register("n1", 4)
 			alice := h.as("alice", auth.RoleUser)
-			low := h.submit(alice, gpuJob("low", 4))
+			lowSpec := gpuJob("low", 4)
+			lowSpec.Requeue = !tt.noRequeue
+			low := h.submit(alice, lowSpec)
 			h.pass()
 			high := gpuJob("high", 4)
 			high.Qos = "high"
@@ -62,7 +68,7 @@ func TestPreemptionRequeuesLowAndStartsHigh(t *testing.T) {
 				t.Fatalf("the preemptor started in the pass that preempted: %v", j.GetState())
 			}
 			lj := h.job(low)
-			if lj.GetPreemptedBy() != hid || lj.GetPreemptMode() != tt.mode {
+			if lj.GetPreemptedBy() != hid || lj.GetPreemptMode() != tt.wantMode {
 				t.Fatalf("victim after the preempting pass: %v", lj)
 			}
 			if tt.grace != "0s" {

@@ -79,7 +79,9 @@ func TestPreemptionSurvivesARestart(t *testing.T) {
 	h := startController(t, preemptCluster("requeue", "30s"))
 	h.register("n1", 4)
 	alice := h.as("alice", auth.RoleUser)
-	low := h.submit(alice, gpuJob("low", 4))
+	lowSpec := gpuJob("low", 4)
+	lowSpec.Requeue = true // requeueable, as sbatch submits by default
+	low := h.submit(alice, lowSpec)
 	h.pass()
 	high := gpuJob("high", 4)
 	high.Qos = "high"
